@@ -1,0 +1,38 @@
+"""dy2st: convert NumPy functions with Python control flow into optimized static graphs.
+
+    import dy2st
+
+    @dy2st.to_static
+    def model(x, flag):
+        ...
+"""
+
+from dy2st import ops as _ops  # noqa: F401  (registers every op)
+from dy2st.api import StaticFunction, to_static
+from dy2st.errors import (
+    ConversionError,
+    Dy2stError,
+    Dy2stRuntimeError,
+    GraphAssertionError,
+    GraphBuildError,
+    SourceLocation,
+    TensorValueError,
+    UnsupportedOpError,
+    UnsupportedSyntaxError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConversionError",
+    "Dy2stError",
+    "Dy2stRuntimeError",
+    "GraphAssertionError",
+    "GraphBuildError",
+    "SourceLocation",
+    "StaticFunction",
+    "TensorValueError",
+    "UnsupportedOpError",
+    "UnsupportedSyntaxError",
+    "to_static",
+]

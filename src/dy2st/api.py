@@ -1,0 +1,166 @@
+"""``to_static`` and ``StaticFunction``: convert once, build a graph per input signature, run it.
+
+A call binds the arguments, flattens them into array leaves plus a structure (the cache key: the
+shape and dtype of each array, the value of each Python constant), finds or builds the graph for
+that key, reads the captured global arrays afresh, runs the compiled graph and rebuilds the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from dy2st.backend.numpy.executor import Executor
+from dy2st.errors import UnsupportedSyntaxError
+from dy2st.frontend.convert import convert_code, converted_function
+from dy2st.ir.core import Graph
+from dy2st.runtime.pytree import flatten, unflatten
+from dy2st.runtime.staging import Program, trace
+
+
+@dataclass
+class CompiledProgram:
+    """A staged, optimized and compiled graph for one input signature."""
+
+    program: Program
+    graph: Graph
+    executor: Executor
+
+
+class StaticFunction:
+    """A function converted by ``to_static``; call it like the original.
+
+    Attributes:
+        fn: the original Python function.
+        code: the transformed Python source (what ``dy2st dump`` prints).
+    """
+
+    def __init__(self, fn: Callable, *, fallback: bool = False, optimize: bool = True):
+        if isinstance(fn, (staticmethod, classmethod)):
+            raise TypeError("apply @to_static below @staticmethod/@classmethod")
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.fallback = fallback
+        self.optimize = optimize
+        self.signature = inspect.signature(fn)
+        self._cache: dict[tuple, list[CompiledProgram]] = {}
+        self._fell_back = False
+
+    # --- introspection -------------------------------------------------------------------
+    @property
+    def code(self) -> str:
+        """The transformed Python source of the function."""
+        return convert_code(self.fn).source
+
+    def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
+        """The graph for this input signature (after the optimizing passes unless ``optimize=False``)."""
+        key, arguments, _ = self._bind(args, kwargs)
+        if not optimize:
+            return self._stage(arguments).graph
+        return self._compiled(key, arguments).graph
+
+    def executor_source(self, *args: Any, **kwargs: Any) -> str:
+        """The Python source the backend generated for this input signature."""
+        key, arguments, _ = self._bind(args, kwargs)
+        return self._compiled(key, arguments).executor.source
+
+    @property
+    def num_graphs(self) -> int:
+        """How many graphs are cached (one per input signature seen)."""
+        return sum(len(v) for v in self._cache.values())
+
+    # --- calling -------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._fell_back:
+            return self.fn(*args, **kwargs)
+        key, arguments, leaves = self._bind(args, kwargs)
+        try:
+            compiled, captured = self._lookup(key, arguments)
+        except UnsupportedSyntaxError as e:
+            if not self.fallback:
+                raise
+            warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=2)
+            self._fell_back = True
+            return self.fn(*args, **kwargs)
+        program = compiled.program
+        outputs = compiled.executor(*leaves, *captured)
+        return unflatten(program.output_treedef, outputs[: program.num_results])
+
+    def __get__(self, instance: Any, owner: type | None = None):
+        if instance is None:
+            return self
+        return BoundStaticFunction(self, instance)
+
+    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict[str, Any], list]:
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        leaves: list = []
+        key = tuple(flatten(v, leaves) for v in bound.arguments.values())
+        return key, bound.arguments, leaves
+
+    def _lookup(self, key: tuple, arguments: dict[str, Any]) -> tuple[CompiledProgram, list]:
+        for compiled in self._cache.get(key, ()):
+            program = compiled.program
+            captured = [source.read() for source in program.capture_sources]
+            if program.captures_match(captured) and program.guards_hold():
+                return compiled, captured
+        compiled = self._compiled(key, arguments)
+        return compiled, [source.read() for source in compiled.program.capture_sources]
+
+    def _stage(self, arguments: dict[str, Any]) -> Program:
+        return trace(converted_function(self.fn), self.signature, arguments, self.fn.__name__)
+
+    def _compiled(self, key: tuple, arguments: dict[str, Any]) -> CompiledProgram:
+        for compiled in self._cache.get(key, ()):
+            captured = [source.read() for source in compiled.program.capture_sources]
+            if compiled.program.captures_match(captured) and compiled.program.guards_hold():
+                return compiled
+        program = self._stage(arguments)
+        graph = program.graph
+        if self.optimize:
+            from dy2st.passes import optimize
+
+            graph = optimize(graph)
+        compiled = CompiledProgram(program, graph, Executor(graph, program.writebacks))
+        self._cache.setdefault(key, []).append(compiled)
+        return compiled
+
+    def __repr__(self) -> str:
+        return f"<dy2st.StaticFunction {self.fn.__qualname__}>"
+
+
+class BoundStaticFunction:
+    """A ``StaticFunction`` bound to an instance (``obj.method``)."""
+
+    def __init__(self, static: StaticFunction, instance: Any):
+        self.static = static
+        self.instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.static(self.instance, *args, **kwargs)
+
+    def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
+        return self.static.graph(self.instance, *args, optimize=optimize, **kwargs)
+
+    @property
+    def code(self) -> str:
+        return self.static.code
+
+
+def to_static(fn: Callable | None = None, *, fallback: bool = False, optimize: bool = True):
+    """Convert ``fn`` into a static-graph function with the same results.
+
+    Usable as ``@to_static``, ``@to_static(fallback=True)`` or ``to_static(fn)``.
+
+    Args:
+        fn: a plain Python function (or method) over NumPy arrays.
+        fallback: if the function uses syntax dy2st cannot convert, run it eagerly with a
+            warning instead of raising ``UnsupportedSyntaxError``.
+        optimize: run the optimizing passes on each graph (on by default).
+    """
+    if fn is None:
+        return lambda f: StaticFunction(f, fallback=fallback, optimize=optimize)
+    return StaticFunction(fn, fallback=fallback, optimize=optimize)

@@ -1,0 +1,1 @@
+"""Backends that run optimized graphs."""

@@ -1,0 +1,158 @@
+"""Errors dy2st raises about the user's code, each pointing at the user's file and line.
+
+Every error has the same shape, whatever the phase that raised it::
+
+    model.py:9:9: error: 'y' is f32[512] in the true branch but f32[256] in the false branch
+            y = W2 @ x
+            ^
+    note: a variable assigned in both branches of a tensor 'if' needs one shape and dtype
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in the user's source: file, 1-based line, 0-based column (or None)."""
+
+    filename: str
+    lineno: int
+    col: int | None = None
+
+    @property
+    def short(self) -> str:
+        """``file.py:LINE`` with the file's base name, as printed in IR comments."""
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+    def display_name(self) -> str:
+        """The file name relative to the working directory when it lies under it."""
+        try:
+            rel = os.path.relpath(self.filename)
+        except ValueError:
+            return self.filename
+        return self.filename if rel.startswith("..") else rel
+
+    def source_line(self) -> str:
+        return linecache.getline(self.filename, self.lineno).rstrip("\n")
+
+    def __str__(self) -> str:
+        col = f":{self.col + 1}" if self.col is not None else ""
+        return f"{self.display_name()}:{self.lineno}{col}"
+
+
+def _package_dir(module_file: str) -> str:
+    return os.path.dirname(os.path.abspath(module_file))
+
+
+_DY2ST_DIR = _package_dir(__file__)
+_SKIPPED_DIRS: tuple[str, ...] = (_DY2ST_DIR + os.sep,)
+
+
+def _skip_dirs() -> tuple[str, ...]:
+    global _SKIPPED_DIRS
+    if len(_SKIPPED_DIRS) == 1:
+        import numpy
+
+        _SKIPPED_DIRS = (_DY2ST_DIR + os.sep, _package_dir(numpy.__file__) + os.sep)
+    return _SKIPPED_DIRS
+
+
+def user_location(depth: int = 1) -> SourceLocation | None:
+    """The innermost stack frame outside dy2st and NumPy: the user's line being run.
+
+    Converted code is compiled with the user's file name and line numbers, so this finds the
+    original line even while the transformed function runs.
+    """
+    skip = _skip_dirs()
+    frame = sys._getframe(depth)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(skip) and not filename.startswith("<frozen"):
+            return _frame_location(frame)
+        frame = frame.f_back
+    return None
+
+
+def _frame_location(frame) -> SourceLocation:
+    col = None
+    try:
+        positions = list(frame.f_code.co_positions())
+        lineno, _, col, _ = positions[frame.f_lasti // 2]
+    except (IndexError, ValueError, AttributeError):
+        lineno = None
+    if lineno is None:
+        lineno, col = frame.f_lineno, None
+    return SourceLocation(frame.f_code.co_filename, lineno, col)
+
+
+class Dy2stError(Exception):
+    """Base class of every error dy2st raises about the user's code.
+
+    Attributes:
+        message: what was expected and what was found.
+        loc: the user's source location, when known.
+        note: an optional hint on how to fix it.
+    """
+
+    kind = "error"
+
+    def __init__(self, message: str, loc: SourceLocation | None = None, note: str | None = None):
+        self.message = message
+        self.loc = loc
+        self.note = note
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        if self.loc is None:
+            text = f"{self.kind}: {self.message}"
+        else:
+            text = f"{self.loc}: {self.kind}: {self.message}"
+            line = self.loc.source_line()
+            if line:
+                text += "\n    " + line
+                if self.loc.col is not None:
+                    text += "\n    " + _caret_prefix(line, self.loc.col) + "^"
+        if self.note:
+            text += f"\nnote: {self.note}"
+        return text
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+def _caret_prefix(line: str, col: int) -> str:
+    # Keep tabs so the caret lines up under the same column in a terminal.
+    return "".join(ch if ch == "\t" else " " for ch in line[:col])
+
+
+class ConversionError(Dy2stError):
+    """The function's source could not be converted (for example, its source is unavailable)."""
+
+
+class UnsupportedSyntaxError(ConversionError):
+    """A Python construct that dy2st cannot convert where it appears."""
+
+
+class GraphBuildError(Dy2stError):
+    """Building the graph failed: shapes or dtypes disagree, or an op is used wrongly."""
+
+
+class TensorValueError(GraphBuildError):
+    """A symbolic tensor was used where Python needs a concrete value (``bool(t)``, ``int(t)``...)."""
+
+
+class UnsupportedOpError(GraphBuildError):
+    """A NumPy function, method or argument that dy2st does not stage into the graph."""
+
+
+class Dy2stRuntimeError(Dy2stError):
+    """An op failed while the graph ran; the message names the op and the user's line."""
+
+
+class GraphAssertionError(Dy2stRuntimeError, AssertionError):
+    """A tensor ``assert`` failed while the graph ran."""

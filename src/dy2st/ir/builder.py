@@ -1,0 +1,149 @@
+"""GraphBuilder: records ops into blocks while the converted function runs on symbolic tensors."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, SourceLocation, user_location
+from dy2st.ir.core import Block, Graph, Op, Region, Value
+from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.ops.registry import get_op
+
+_state = threading.local()
+
+
+def current_builder() -> GraphBuilder | None:
+    """The builder of the graph being staged on this thread, if any."""
+    stack = getattr(_state, "stack", None)
+    return stack[-1] if stack else None
+
+
+class GraphBuilder:
+    """Builds one ``Graph``. Use as a context manager to make it the current builder.
+
+    Attributes:
+        graph: the graph under construction.
+        captures: for each capture (body arg after the inputs), where it is read from.
+        mutation_logs: a stack of logs; each records (tensor, previous value) for every in-place
+            update, so control-flow staging can undo a branch's updates and carry them out.
+    """
+
+    def __init__(self, name: str):
+        self.graph = Graph(name, Block(), 0)
+        self.blocks: list[Block] = [self.graph.body]
+        self.captures: list[Any] = []
+        self.capture_tensors: dict[tuple, Any] = {}
+        self.guards: list[tuple[Any, Any]] = []
+        self.mutation_logs: list[list[tuple[Any, Value]]] = []
+
+    # --- context -------------------------------------------------------------------------
+    def __enter__(self) -> GraphBuilder:
+        if not hasattr(_state, "stack"):
+            _state.stack = []
+        _state.stack.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.stack.pop()
+
+    @property
+    def block(self) -> Block:
+        return self.blocks[-1]
+
+    @contextlib.contextmanager
+    def in_block(self, block: Block) -> Iterator[Block]:
+        """Emit into ``block`` (a region's block) for the duration of the ``with``."""
+        self.blocks.append(block)
+        try:
+            yield block
+        finally:
+            self.blocks.pop()
+
+    # --- graph signature -----------------------------------------------------------------
+    def add_input(self, type: TensorType, name: str) -> Value:
+        """A placeholder; inputs must all be added before the first capture."""
+        assert not self.captures, "inputs come before captures"
+        self.graph.num_inputs += 1
+        return self.graph.body.add_arg(type, name)
+
+    def add_capture(self, type: TensorType, name: str, source: Any) -> Value:
+        self.captures.append(source)
+        return self.graph.body.add_arg(type, name)
+
+    def capture_tensor(self, array: np.ndarray, source: Any):
+        """The symbolic tensor standing for a global/closure array (one per source)."""
+        from dy2st.ir.tensor import Tensor
+
+        key = source.key()
+        tensor = self.capture_tensors.get(key)
+        if tensor is None:
+            value = self.add_capture(type_of_array(array), source.name, source)
+            tensor = self.capture_tensors[key] = Tensor(value, self)
+        return tensor
+
+    # --- emitting ops ----------------------------------------------------------------------
+    def emit(
+        self,
+        name: str,
+        operands: list[Value],
+        attrs: dict[str, Any] | None = None,
+        regions: list[Region] | None = None,
+        loc: SourceLocation | None = None,
+        result_types: list[TensorType] | None = None,
+    ) -> Op:
+        """Append an op to the current block; infer its result types unless given."""
+        attrs = attrs or {}
+        if loc is None:
+            loc = user_location(2)
+        if result_types is None:
+            result_types = self.infer(name, [v.type for v in operands], attrs, loc)
+        op = Op(name, operands, result_types, attrs, regions, loc)
+        self.block.append(op)
+        return op
+
+    @staticmethod
+    def infer(name: str, types: list[TensorType], attrs: dict[str, Any], loc) -> list[TensorType]:
+        opdef = get_op(name)
+        try:
+            result = opdef.infer(types, **attrs)
+        except (ValueError, TypeError, IndexError) as e:
+            operand_text = ", ".join(str(t) for t in types)
+            raise GraphBuildError(f"{name}({operand_text}): {e}", loc) from None
+        return list(result) if isinstance(result, (list, tuple)) else [result]
+
+    def const(self, value: Any, loc: SourceLocation | None = None) -> Value:
+        """A literal constant: a weak Python scalar or a concrete NumPy array/scalar."""
+        if isinstance(value, (bool, int, float, complex)):
+            type = type_of_python_scalar(value)
+        elif isinstance(value, (np.ndarray, np.generic)):
+            value = np.asarray(value)
+            type = type_of_array(value)
+        else:
+            raise TypeError(f"not a constant: {type(value).__name__}")
+        return self.emit("const", [], {"value": value}, loc=loc or user_location(2), result_types=[type]).result
+
+    # --- in-place updates ------------------------------------------------------------------
+    def log_mutation(self, tensor: Any, previous: Value) -> None:
+        if self.mutation_logs:
+            self.mutation_logs[-1].append((tensor, previous))
+
+    @contextlib.contextmanager
+    def recording_mutations(self) -> Iterator[list[tuple[Any, Value]]]:
+        """Collect every in-place update made inside the ``with`` (nested logs see their own)."""
+        log: list[tuple[Any, Value]] = []
+        self.mutation_logs.append(log)
+        try:
+            yield log
+        finally:
+            self.mutation_logs.pop()
+            if self.mutation_logs:
+                self.mutation_logs[-1].extend(log)
+
+    def finish(self, outputs: list[Value], loc: SourceLocation | None = None) -> Graph:
+        self.graph.body.append(Op("return", outputs, [], loc=loc))
+        return self.graph

@@ -1,0 +1,313 @@
+"""The symbolic tensor: a placeholder that records ops while the converted function runs.
+
+A ``Tensor`` stands for one NumPy array object. Its current contents are an SSA value; an in-place
+update (``t[i] = v``, ``t += 1``) rebinds the tensor to a new value, so every Python name that
+refers to the same array object sees the update, exactly as with NumPy arrays. The builder logs each
+update so control-flow staging can carry updates made inside branches and loops.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
+from dy2st.ir.builder import GraphBuilder, current_builder
+from dy2st.ir.core import Value
+from dy2st.ir.types import TensorType
+from dy2st.ops import registry
+
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
+class Tensor:
+    """A symbolic NumPy array with a static shape and dtype.
+
+    Supports Python operators, NumPy ufuncs (``__array_ufunc__``), NumPy functions
+    (``__array_function__``), the usual ndarray methods and properties, indexing, and in-place
+    updates. Anything that needs a concrete value (``bool(t)``, ``int(t)``, ``np.asarray(t)``)
+    raises ``TensorValueError`` naming the user's line.
+    """
+
+    __slots__ = ("_value", "_builder", "_base", "_base_version", "_version", "_scalar", "__weakref__")
+    __array_priority__ = 1000  # make NumPy defer binary operators to us
+
+    def __init__(self, value: Value, builder: GraphBuilder, base: Tensor | None = None, scalar: bool = False):
+        self._value = value
+        # True where eager NumPy would hold an immutable NumPy scalar (a 0-d op result or an
+        # np.generic argument): in-place operators then rebind the name instead of updating.
+        self._scalar = scalar
+        self._builder = builder
+        self._base = base
+        self._base_version = base._version if base is not None else 0
+        self._version = 0
+
+    # --- properties known statically -----------------------------------------------------
+    @property
+    def type(self) -> TensorType:
+        return self._value.type
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._value.type.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._value.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return self._value.type.size
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._value.type.nbytes
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<dy2st.Tensor {self.type} (symbolic)>"
+
+    __hash__ = object.__hash__
+
+    # --- what a symbolic tensor cannot be ------------------------------------------------
+    def _concrete(self, what: str, note: str) -> TensorValueError:
+        return TensorValueError(
+            f"the tensor {self.type} is used as {what}, but its value is only known when the graph runs",
+            user_location(3),
+            note,
+        )
+
+    def __bool__(self) -> bool:
+        raise self._concrete(
+            "a Python bool",
+            "use it as the condition of an if/while/assert/and/or/not that dy2st converts, or np.where",
+        )
+
+    def __int__(self) -> int:
+        raise self._concrete("a Python int", "keep it a tensor, or pass a Python int argument instead")
+
+    def __float__(self) -> float:
+        raise self._concrete("a Python float", "keep it a tensor, or pass a Python float argument instead")
+
+    def __complex__(self) -> complex:
+        raise self._concrete("a Python complex", "keep it a tensor")
+
+    def __index__(self) -> int:
+        raise self._concrete("a Python index", "index with the tensor itself (t[i]) or use a Python int")
+
+    def __iter__(self):
+        raise self._concrete(
+            "a Python iterable",
+            "iterate over a tensor only as the iterable of a 'for' loop in a converted function",
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise self._concrete(
+            "a concrete NumPy array",
+            "this NumPy call has no symbolic form; see docs/numpy-support.md for the supported surface",
+        )
+
+    def item(self, *args):
+        raise self._concrete("a Python scalar (.item())", "keep it a tensor")
+
+    def tolist(self):
+        raise self._concrete("a Python list (.tolist())", "keep it a tensor")
+
+    # --- NumPy protocols -----------------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from dy2st.ops.dispatch import call_ufunc
+
+        return call_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        from dy2st.ops.dispatch import call_function
+
+        return call_function(func, args, kwargs)
+
+    def __getattr__(self, name: str):
+        handler = registry.METHOD_HANDLERS.get(name)
+        if handler is not None:
+            return lambda *args, **kwargs: handler(self, *args, **kwargs)
+        handler = registry.PROPERTY_HANDLERS.get(name)
+        if handler is not None:
+            return handler(self)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnsupportedOpError(
+            f"ndarray attribute '{name}' is not supported on symbolic tensors", user_location(2)
+        )
+
+    # --- indexing and in-place updates ---------------------------------------------------
+    def __getitem__(self, index):
+        from dy2st.ops.indexing import getitem
+
+        return getitem(self, index)
+
+    def __setitem__(self, index, value) -> None:
+        from dy2st.ops.indexing import setitem
+
+        if self._scalar:
+            raise GraphBuildError(
+                f"'numpy.{self.dtype.name}' object does not support item assignment (a 0-d result of "
+                "a NumPy operation is an immutable NumPy scalar)",
+                user_location(2),
+            )
+        self._assign(setitem(self, index, value), "subscript assignment")
+
+    def _assign(self, new: Tensor, what: str) -> None:
+        """Rebind this array object to new contents (an in-place update)."""
+        self._check_fresh()
+        if self._base is not None:
+            raise GraphBuildError(
+                f"{what} writes into a view of another array; dy2st does not track aliasing "
+                "between views and their base",
+                user_location(3),
+                "take a copy first (v = a[...].copy()) or update the base array directly",
+            )
+        if new.shape != self.shape:
+            raise GraphBuildError(
+                f"{what} would change the array from {self.type} to {new.type}", user_location(3)
+            )
+        self._builder.log_mutation(self, self._value)
+        self._value = new._value
+        self._version += 1
+
+    def _inplace(self, opname: str, other) -> Tensor:
+        result = apply(opname, self, other)
+        if self._scalar:
+            return result  # NumPy scalars are immutable: `s += 1` rebinds s
+        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+            raise GraphBuildError(
+                f"in-place {opname}: cannot cast the result {result.dtype} to the array's dtype "
+                f"{self.dtype} with casting rule 'same_kind' (NumPy raises here too)",
+                user_location(2),
+            )
+        if result.dtype != self.dtype:
+            result = apply("astype", result, dtype=self.dtype)
+        if result.shape != self.shape:
+            raise GraphBuildError(
+                f"in-place {opname}: the result {result.type} does not fit the array {self.type} "
+                "(NumPy cannot broadcast the output either)",
+                user_location(2),
+            )
+        self._assign(result, f"in-place {opname}")
+        return self
+
+    def _check_fresh(self) -> None:
+        base = self._base
+        if base is not None and base._version != self._base_version:
+            raise GraphBuildError(
+                "this array is a view of an array that was updated in place after the view was "
+                "taken; dy2st does not track aliasing between views and their base",
+                user_location(3),
+                "take a copy (v = a[...].copy()) before updating the base array",
+            )
+
+
+def as_value(builder: GraphBuilder, operand: Any) -> Value:
+    """The SSA value of an operand: a Tensor's current value, or a new constant."""
+    if isinstance(operand, Tensor):
+        if operand._builder is not builder:
+            raise GraphBuildError(
+                "a tensor from another graph (or from a finished trace) is used here; tensors "
+                "cannot escape the converted function",
+                user_location(3),
+            )
+        operand._check_fresh()
+        return operand._value
+    if isinstance(operand, (PYTHON_SCALARS, np.ndarray, np.generic)):
+        return builder.const(operand, user_location(3))
+    raise UnsupportedOpError(
+        f"an operand of type {type(operand).__name__} cannot be used in a tensor operation",
+        user_location(3),
+    )
+
+
+def find_builder(operands) -> GraphBuilder:
+    for o in operands:
+        if isinstance(o, Tensor):
+            return o._builder
+    builder = current_builder()
+    if builder is None:
+        raise RuntimeError("no graph is being built")
+    return builder
+
+
+def apply(name: str, *operands: Any, **attrs: Any) -> Any:
+    """Emit op ``name`` on the operands; return a Tensor (or a tuple for several results)."""
+    builder = find_builder(operands)
+    values = [as_value(builder, o) for o in operands]
+    op = builder.emit(name, values, attrs, loc=user_location(2))
+    opdef = registry.get_op(name)
+    base = None
+    if opdef.view and operands and isinstance(operands[0], Tensor):
+        base = operands[0]._base if operands[0]._base is not None else operands[0]
+    results = [Tensor(v, builder, base, scalar=not v.type.shape) for v in op.results]
+    return results[0] if len(results) == 1 else tuple(results)
+
+
+def _binary(opname: str):
+    def forward(self, other):
+        return apply(opname, self, other)
+
+    def reflected(self, other):
+        return apply(opname, other, self)
+
+    def inplace(self, other):
+        return self._inplace(opname, other)
+
+    return forward, reflected, inplace
+
+
+for _dunder, _opname in {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "power",
+    "matmul": "matmul",
+    "and": "bitwise_and",
+    "or": "bitwise_or",
+    "xor": "bitwise_xor",
+    "lshift": "left_shift",
+    "rshift": "right_shift",
+}.items():
+    _f, _r, _i = _binary(_opname)
+    setattr(Tensor, f"__{_dunder}__", _f)
+    setattr(Tensor, f"__r{_dunder}__", _r)
+    setattr(Tensor, f"__i{_dunder}__", _i)
+
+for _dunder, _opname in {
+    "lt": "less",
+    "le": "less_equal",
+    "gt": "greater",
+    "ge": "greater_equal",
+    "eq": "equal",
+    "ne": "not_equal",
+}.items():
+    setattr(Tensor, f"__{_dunder}__", _binary(_opname)[0])
+
+for _dunder, _opname in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
+    setattr(Tensor, f"__{_dunder}__", lambda self, _n=_opname: apply(_n, self))
+
+
+def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:
+    """Emit a side-effecting op without results (print, assert)."""
+    builder = find_builder(operands)
+    values = [as_value(builder, o) for o in operands]
+    builder.emit(name, values, attrs, loc=user_location(2))

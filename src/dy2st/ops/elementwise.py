@@ -1,0 +1,66 @@
+"""Elementwise ops: every NumPy ufunc that maps broadcast inputs element by element.
+
+One rule serves them all: the result shape is the broadcast of the operand shapes and the dtype is
+what ``ufunc.resolve_dtypes`` says, which implements NumPy 2 promotion exactly, including weak
+Python scalars (``float32_array * 2.0`` stays float32).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dy2st.ir.types import TensorType
+from dy2st.ops.registry import OpDef, register
+
+
+def promotion_operand(t: TensorType):
+    """What to hand ``resolve_dtypes`` for one operand: its dtype, or the Python type if weak."""
+    if not t.weak:
+        return t.dtype
+    if t.dtype == np.bool_:
+        return t.dtype  # Python bools are not weak in NumPy 2 promotion
+    return {"i": int, "f": float, "c": complex}.get(t.dtype.kind, t.dtype)
+
+
+def ufunc_rule(ufunc: np.ufunc):
+    """The shape/dtype rule of an elementwise ufunc."""
+
+    def infer(types: list[TensorType]) -> list[TensorType]:
+        if len(types) != ufunc.nin:
+            raise TypeError(f"{ufunc.__name__} takes {ufunc.nin} operands, got {len(types)}")
+        shape = tuple(np.broadcast_shapes(*(t.shape for t in types)))
+        if all(t.weak for t in types):
+            # Only constant folding builds these: both operands are Python scalars.
+            probe = ufunc(*(t.dtype.type(1) for t in types))
+            probe = probe if isinstance(probe, tuple) else (probe,)
+            return [TensorType(shape, np.asarray(p).dtype) for p in probe]
+        dtypes = tuple(promotion_operand(t) for t in types) + (None,) * ufunc.nout
+        resolved = ufunc.resolve_dtypes(dtypes)
+        return [TensorType(shape, resolved[ufunc.nin + i]) for i in range(ufunc.nout)]
+
+    return infer
+
+
+def _elementwise_ufuncs() -> list[np.ufunc]:
+    found = {}
+    for name in dir(np):
+        f = getattr(np, name)
+        if isinstance(f, np.ufunc) and f.signature is None and f.nin in (1, 2):
+            found[f.__name__] = f
+    return [found[n] for n in sorted(found)]
+
+
+ELEMENTWISE_UFUNCS = _elementwise_ufuncs()
+
+for _ufunc in ELEMENTWISE_UFUNCS:
+    register(
+        OpDef(
+            name=_ufunc.__name__,
+            infer=ufunc_rule(_ufunc),
+            kernel=_ufunc,
+            elementwise=True,
+            ufunc=_ufunc,
+            num_results=_ufunc.nout,
+            doc=f"np.{_ufunc.__name__}",
+        )
+    )

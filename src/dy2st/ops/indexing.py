@@ -1,0 +1,151 @@
+"""Indexing: ``t[index]`` and functional ``t[index] = v``.
+
+An index is split into a static *template* (ints, slices, None, Ellipsis, concrete arrays) and
+tensor operands (integer tensors, in the template as ``TENSOR_SLOT``). The result shape comes from
+NumPy itself: the template is applied to a zero-strided dummy of the operand's shape, with each
+tensor slot replaced by a dummy integer array of the tensor's shape. Basic indexing of a dummy
+is a view, so this costs nothing; advanced indexing allocates one byte per result element.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.ir.types import TensorType
+from dy2st.ops.registry import OpDef, register
+
+
+class _TensorSlot:
+    """Marks where a tensor operand goes in an index template."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "%"
+
+    def __reduce__(self):
+        return (_TensorSlot, ())
+
+
+TENSOR_SLOT = _TensorSlot()
+
+
+def split_index(index) -> tuple[tuple, list]:
+    """(template, tensor operands) for a user index."""
+    from dy2st.ir.tensor import Tensor
+
+    items = index if isinstance(index, tuple) else (index,)
+    template, tensors = [], []
+    for item in items:
+        if isinstance(item, Tensor):
+            if item.dtype == np.bool_:
+                raise UnsupportedOpError(
+                    "indexing with a boolean tensor gives a result whose shape depends on the data",
+                    user_location(4),
+                    "use np.where(mask, x, fill) to keep a static shape",
+                )
+            if item.dtype.kind not in "iu":
+                raise GraphBuildError(
+                    f"only integer tensors can be used as indices, not {item.dtype}", user_location(4)
+                )
+            template.append(TENSOR_SLOT)
+            tensors.append(item)
+        elif isinstance(item, slice):
+            for bound in (item.start, item.stop, item.step):
+                if isinstance(bound, Tensor):
+                    raise UnsupportedOpError(
+                        "a slice bound that is a tensor makes the result shape data-dependent",
+                        user_location(4),
+                        "slice with Python ints, or index single elements with t[i]",
+                    )
+            template.append(item)
+        elif isinstance(item, list):
+            template.append(np.asarray(item))
+        elif isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            template.extend(np.nonzero(item))  # a concrete mask has a known count
+        else:
+            template.append(item)
+    return tuple(template), tensors
+
+
+def _fill(template: tuple, tensors) -> tuple:
+    it = iter(tensors)
+    return tuple(next(it) if item is TENSOR_SLOT else item for item in template)
+
+
+def is_basic(template: tuple, tensor_types: list[TensorType]) -> bool:
+    """True when NumPy returns a view: no arrays in the index except 0-d integer ones."""
+    arrays = iter(tensor_types)
+    for item in template:
+        if item is TENSOR_SLOT:
+            if next(arrays).ndim:
+                return False
+        elif isinstance(item, np.ndarray) and item.ndim:
+            return False
+    return True
+
+
+def indexed_shape(shape: tuple[int, ...], template: tuple, tensor_types: list[TensorType]) -> tuple[int, ...]:
+    dummy = np.broadcast_to(np.empty((), np.uint8), shape)
+    index = _fill(template, [np.zeros(t.shape, np.intp) for t in tensor_types])
+    try:
+        return dummy[index].shape
+    except IndexError as e:
+        raise IndexError(str(e)) from None
+
+
+def _getitem_rule(types, template):
+    x, *index_types = types
+    return TensorType(indexed_shape(x.shape, template, index_types), x.dtype)
+
+
+def _getitem_kernel(x, *index_arrays, template):
+    return x[_fill(template, index_arrays)]
+
+
+def _setitem_rule(types, template):
+    x, value, *index_types = types
+    target = indexed_shape(x.shape, template, index_types)
+    try:
+        np.broadcast_shapes(value.shape, target)
+        if np.broadcast_shapes(value.shape, target) != target:
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"could not broadcast input array from shape {value.shape} into shape {target}"
+        ) from None
+    return x.strong()
+
+
+def _setitem_kernel(x, value, *index_arrays, template):
+    out = x.copy()
+    out[_fill(template, index_arrays)] = value
+    return out
+
+
+register(OpDef("getitem", _getitem_rule, _getitem_kernel, view=True, doc="basic indexing (a view)"))
+register(OpDef("gather", _getitem_rule, _getitem_kernel, doc="advanced indexing (a copy)"))
+register(OpDef("setitem", _setitem_rule, _setitem_kernel, doc="x with x[index] = value, functionally"))
+
+
+def getitem(tensor, index: Any):
+    from dy2st.ir.tensor import apply
+
+    template, tensors = split_index(index)
+    kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
+    return apply(kind, tensor, *tensors, template=template)
+
+
+def setitem(tensor, index: Any, value: Any):
+    from dy2st.ir.tensor import apply
+
+    template, tensors = split_index(index)
+    return apply("setitem", tensor, value, *tensors, template=template)

@@ -1,0 +1,59 @@
+"""Linear algebra: matmul (``@``) and dot."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dy2st.ir.tensor import apply
+from dy2st.ir.types import TensorType
+from dy2st.ops.elementwise import promotion_operand
+from dy2st.ops.registry import OpDef, handles, method, register
+
+
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's matmul shape rule, 1-d operands included."""
+    if not a or not b:
+        raise ValueError("matmul: input operand does not have enough dimensions (0-d operand)")
+    a2 = (1,) + a if len(a) == 1 else a
+    b2 = b + (1,) if len(b) == 1 else b
+    if a2[-1] != b2[-2]:
+        raise ValueError(
+            f"matmul: core dimension mismatch: {a2[-1]} (last of the left operand) is not {b2[-2]} "
+            f"(second to last of the right operand)"
+        )
+    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    out = batch + (a2[-2], b2[-1])
+    if len(a) == 1:
+        out = out[:-2] + out[-1:]
+    if len(b) == 1:
+        out = out[:-1]
+    return out
+
+
+def _matmul_rule(types):
+    a, b = types
+    dtype = np.matmul.resolve_dtypes((promotion_operand(a), promotion_operand(b), None))[2]
+    return TensorType(matmul_shape(a.shape, b.shape), dtype)
+
+
+def _dot_rule(types):
+    a, b = types
+    if a.ndim == 0 or b.ndim == 0:
+        return TensorType(np.broadcast_shapes(a.shape, b.shape), np.result_type(a.dtype, b.dtype))
+    if a.ndim <= 2 and b.ndim <= 2:
+        return _matmul_rule(types)
+    k = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if a.shape[-1] != k:
+        raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != {k}")
+    shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
+    return TensorType(shape, np.result_type(a.dtype, b.dtype))
+
+
+register(OpDef("matmul", _matmul_rule, np.matmul, doc="np.matmul / @"))
+register(OpDef("dot", _dot_rule, np.dot, doc="np.dot"))
+
+
+@handles(np.dot)
+@method("dot")
+def dot(a, b, out=None):
+    return apply("dot", a, b)

@@ -1,0 +1,72 @@
+"""Structural ops: constants, control flow, terminators, and side effects (print, assert).
+
+``cond`` and ``while_loop`` get their result types from the staging runtime, which checks that
+branch outputs and loop-carried values keep one type; their rule here only refuses re-inference.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from dy2st.errors import GraphAssertionError
+from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.ops.registry import OpDef, register
+
+
+def _const_type(types, value):
+    if isinstance(value, (bool, int, float, complex)):
+        return type_of_python_scalar(value)
+    return type_of_array(np.asarray(value))
+
+
+def _types_given_by_staging(types, **attrs):
+    raise TypeError("result types are set when the op is staged")
+
+
+def _no_results(types, **attrs):
+    return []
+
+
+def print_kernel(*arrays, template, sep=" ", end="\n"):
+    """Print ``template`` with each ``None`` slot replaced by the next runtime array."""
+    it = iter(arrays)
+    parts = [next(it) if slot is None else slot.value for slot in template]
+    print(*parts, sep=sep, end=end, file=sys.stdout, flush=True)
+
+
+class Literal:
+    """A Python value printed as-is by the print op (kept apart from tensor slots)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Literal) and type(other.value) is type(self.value) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash((type(self.value), repr(self.value)))
+
+
+def assert_kernel(pred, *, message, loc):
+    """Raise the user's assertion error when a tensor ``assert`` fails at run time."""
+    if not np.all(pred):
+        text = "assertion failed" + (f": {message}" if message else "")
+        raise GraphAssertionError(text, loc)
+
+
+register(OpDef("const", _const_type, doc="a literal constant; attribute value"))
+register(OpDef("cond", _types_given_by_staging, num_results=-1, doc="if/else on a 0-d bool; regions then, else"))
+register(
+    OpDef("while_loop", _types_given_by_staging, num_results=-1, doc="loop; regions cond, body over carried values")
+)
+register(OpDef("yield", _no_results, num_results=0, doc="ends a region, handing its values to the parent op"))
+register(OpDef("return", _no_results, num_results=0, doc="ends the graph body"))
+register(OpDef("print", _no_results, print_kernel, side_effect=True, num_results=0, doc="print at run time"))
+register(OpDef("assert", _no_results, assert_kernel, side_effect=True, num_results=0, doc="assert at run time"))

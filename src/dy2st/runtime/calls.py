@@ -1,0 +1,85 @@
+"""``convert_call`` and ``convert_print``: what calls in converted code go through."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import os
+import sysconfig
+import types
+from typing import Any
+
+from dy2st.errors import ConversionError
+from dy2st.ir.builder import current_builder
+
+
+@functools.lru_cache(maxsize=None)
+def _library_dirs() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    dy2st_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return tuple(os.path.abspath(d) + os.sep for d in dirs) + (dy2st_dir + os.sep,)
+
+
+def is_user_function(fn: Any) -> bool:
+    """True for a plain Python function from the user's code (not NumPy, stdlib or dy2st)."""
+    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
+        return False
+    module = getattr(fn, "__module__", "") or ""
+    if module.split(".")[0] in ("numpy", "dy2st"):
+        return False
+    filename = os.path.abspath(fn.__code__.co_filename)
+    if fn.__code__.co_filename.startswith("<"):
+        return False
+    return not filename.startswith(_library_dirs())
+
+
+def convert_call(f: Any) -> Any:
+    """What a call to ``f`` inside a converted function actually calls."""
+    from dy2st.api import BoundStaticFunction, StaticFunction
+    from dy2st.frontend.convert import converted_function
+    from dy2st.ops import registry
+
+    if current_builder() is None:
+        return f
+    if isinstance(f, StaticFunction):
+        return converted_function(f.fn)
+    if isinstance(f, BoundStaticFunction):
+        return types.MethodType(converted_function(f.static.fn), f.instance)
+    if f is builtins.print:
+        return convert_print
+    try:
+        staged = registry.CREATION_HANDLERS.get(f)
+    except TypeError:  # unhashable callables
+        staged = None
+    if staged is not None:
+        return staged
+    if inspect.ismethod(f) and is_user_function(f.__func__):
+        return types.MethodType(_convert_or_keep(f.__func__), f.__self__)
+    if is_user_function(f):
+        return _convert_or_keep(f)
+    return f
+
+
+def _convert_or_keep(fn):
+    from dy2st.frontend.convert import converted_function
+
+    try:
+        return converted_function(fn)
+    except ConversionError as e:
+        if type(e) is ConversionError:  # source unavailable: Python-only code still works
+            return fn
+        raise
+
+
+def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
+    """``print``: a runtime print op when an argument is a tensor, Python's print otherwise."""
+    from dy2st.ir.tensor import Tensor, apply_effect
+    from dy2st.ops.structural import Literal
+
+    if file is not None or not any(isinstance(a, Tensor) for a in args):
+        return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+    template = tuple(None if isinstance(a, Tensor) else Literal(a) for a in args)
+    apply_effect("print", *(a for a in args if isinstance(a, Tensor)), template=template, sep=sep, end=end)
+    return None

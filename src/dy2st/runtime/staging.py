@@ -1,0 +1,96 @@
+"""Staging: run a converted function on symbolic tensors and record the graph it builds."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError
+from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.core import Graph
+from dy2st.ir.tensor import Tensor, as_value
+from dy2st.ir.types import type_of_array
+from dy2st.runtime.pytree import flatten, is_array, leaf_paths, unflatten
+
+
+@dataclass
+class Program:
+    """A staged graph plus what it takes to call it.
+
+    Attributes:
+        graph: the graph; inputs are the array leaves of the arguments, then the captures.
+        output_treedef: the structure of the function's result (array leaves are graph outputs).
+        capture_sources: where each capture is read from at every call.
+        guards: (source, value) of Python values read from globals; a change rebuilds the graph.
+        writebacks: output index -> argument index, for arrays the function updates in place.
+        num_results: how many leading graph outputs belong to the function's result.
+    """
+
+    graph: Graph
+    output_treedef: tuple
+    capture_sources: list[Any]
+    guards: list[tuple[Any, Any]]
+    writebacks: dict[int, int] = field(default_factory=dict)
+    num_results: int = 0
+
+    def captures_match(self, captured: list[Any]) -> bool:
+        """Do the arrays read from globals now still have the types the graph was built for?"""
+        for array, value in zip(captured, self.graph.captures):
+            if not isinstance(array, np.ndarray) or array.shape != value.type.shape or array.dtype != value.type.dtype:
+                return False
+        return True
+
+    def guards_hold(self) -> bool:
+        for source, value in self.guards:
+            try:
+                now = source.read()
+            except (KeyError, ValueError, NameError):
+                return False
+            if type(now) is not type(value) or now != value:
+                return False
+        return True
+
+
+def is_output_leaf(x: Any) -> bool:
+    return isinstance(x, Tensor) or is_array(x)
+
+
+def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str) -> Program:
+    """Stage ``fn`` (a converted function) on the bound ``arguments``."""
+    builder = GraphBuilder(name)
+    with builder:
+        inputs: list[Tensor] = []
+        symbolic_arguments = {}
+        for param, value in arguments.items():
+            leaves: list = []
+            treedef = flatten(value, leaves)
+            tensors = []
+            for leaf, path in zip(leaves, leaf_paths(param, treedef)):
+                placeholder = builder.add_input(type_of_array(leaf), path)
+                tensors.append(Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic)))
+            inputs.extend(tensors)
+            symbolic_arguments[param] = unflatten(treedef, tensors)
+        bound = inspect.BoundArguments(signature, symbolic_arguments)
+        result = fn(*bound.args, **bound.kwargs)
+
+        out_leaves: list = []
+        output_treedef = flatten(result, out_leaves, is_output_leaf)
+        outputs = [_output_value(builder, leaf) for leaf in out_leaves]
+        num_results = len(outputs)
+        writebacks = {}
+        captures = list(builder.capture_tensors.values())
+        for arg_index, tensor in enumerate(inputs + captures):
+            if tensor._value is not builder.graph.body.args[arg_index]:
+                writebacks[len(outputs)] = arg_index
+                outputs.append(tensor._value)
+        graph = builder.finish(outputs)
+    return Program(graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results)
+
+
+def _output_value(builder: GraphBuilder, leaf: Any):
+    if isinstance(leaf, Tensor) and leaf._builder is not builder:
+        raise GraphBuildError("the function returns a tensor that belongs to another graph")
+    return as_value(builder, leaf)
