@@ -17,6 +17,8 @@ from dy2st.backend.numpy.executor import Executor
 from dy2st.errors import UnsupportedSyntaxError
 from dy2st.frontend.convert import convert_code, converted_function
 from dy2st.ir.core import Graph
+from dy2st.ir.verifier import verify
+from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
 
@@ -120,6 +122,8 @@ class StaticFunction:
                 return compiled
         program = self._stage(arguments)
         graph = program.graph
+        if VERIFY_EVERY_PASS:
+            verify(graph)
         if self.optimize:
             from dy2st.passes import optimize
 

@@ -38,6 +38,8 @@ class OpDef:
         side_effect: never removed by dead code elimination, never merged by CSE (print, assert).
         view: the NumPy kernel may return a view of its first operand (reshape, transpose, indexing).
         num_results: how many results the op has (``-1``: decided by ``infer``).
+        extra: optional hooks; ``kernel_factory(op) -> callable`` builds the kernel of an op
+            instance whose behaviour depends on its region (fused ops).
     """
 
     name: str

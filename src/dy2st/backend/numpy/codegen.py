@@ -80,7 +80,12 @@ class CodeGenerator:
         return self.kernel_names[key]
 
     def kernel_for(self, op: Op) -> str:
-        kernel = get_op(op.name).kernel
+        opdef = get_op(op.name)
+        factory = opdef.extra.get("kernel_factory")
+        if factory is not None:
+            # Ops with a body (fused groups) build one kernel per op instance from the op itself.
+            return self.bind(factory(op), self.fresh(f"k_{op.name}_"))
+        kernel = opdef.kernel
         if kernel is None:
             raise NotImplementedError(f"no NumPy kernel for op {op.name!r}")
         if op.attrs:
