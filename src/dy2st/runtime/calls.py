@@ -15,7 +15,7 @@ from dy2st.ir.builder import current_builder
 
 
 @functools.lru_cache(maxsize=None)
-def _library_dirs() -> tuple[str, ...]:
+def library_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
     dy2st_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,7 +32,7 @@ def is_user_function(fn: Any) -> bool:
     filename = os.path.abspath(fn.__code__.co_filename)
     if fn.__code__.co_filename.startswith("<"):
         return False
-    return not filename.startswith(_library_dirs())
+    return not filename.startswith(library_dirs())
 
 
 def convert_call(f: Any) -> Any:

@@ -1,23 +1,60 @@
-"""Globals of converted functions: closure variables, and global arrays as graph captures.
+"""Arrays a converted function reads from outside its arguments: captures, read by reference.
 
 A converted function is compiled at module level, so its free variables become global lookups.
 ``FunctionGlobals`` answers them: first the original closure cells, then the module's globals (read
-live, so rebinding is seen), then builtins. While a graph is being built, an ndarray found this way
-becomes a *capture* of the graph: a graph argument read by reference from the same global or cell
-at every call. Python scalars read this way are recorded as guards: the graph is rebuilt if the
-global changes.
+live, so rebinding is seen), then builtins.
+
+While a graph is being built, every value reached this way goes through ``capture_value``:
+
+* an ndarray becomes a *capture* of the graph: a graph argument read afresh at every call through
+  the same access path (``W``, ``self.W``, ``PARAMS['w'][0]``, ``mylib.W``), so in-place updates
+  and rebinding are both seen;
+* a Python scalar (or NumPy scalar, str, None) is baked into the graph and recorded as a *guard*:
+  the graph is rebuilt if the value found through the same path changes;
+* a list/tuple/dict holding arrays is handed over as a read-only copy whose arrays are captures
+  (writing into it raises), with a guard on its length/keys;
+* an instance of a user class, or a user module, is wrapped in ``ObjectProxy`` so that its
+  attributes get the same treatment (this is how ``self.W`` works in converted methods).
 """
 
 from __future__ import annotations
 
 import builtins
+import os
+import sys
+import types
 from typing import Any
 
 import numpy as np
 
+from dy2st.errors import GraphBuildError, user_location
 
-class GlobalSource:
-    """Reads one module global (by name) at every call."""
+
+class _Missing:
+    """What a source reads when its path no longer resolves: never matches a graph."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+
+
+class Source:
+    """Where a captured value is read from at every call. Subclasses define ``_read`` and ``key``."""
+
+    __slots__ = ()
+    name = "capture"
+
+    def read(self) -> Any:
+        try:
+            return self._read()
+        except (KeyError, IndexError, AttributeError, ValueError, TypeError, NameError):
+            return MISSING
+
+
+class GlobalSource(Source):
+    """A module global, by name."""
 
     __slots__ = ("namespace", "name")
 
@@ -25,15 +62,15 @@ class GlobalSource:
         self.namespace = namespace
         self.name = name
 
-    def read(self) -> Any:
+    def _read(self) -> Any:
         return self.namespace[self.name]
 
     def key(self) -> tuple:
-        return (id(self.namespace), self.name)
+        return ("global", id(self.namespace), self.name)
 
 
-class CellSource:
-    """Reads one closure cell at every call."""
+class CellSource(Source):
+    """A closure cell of the original function."""
 
     __slots__ = ("cell", "name")
 
@@ -41,11 +78,213 @@ class CellSource:
         self.cell = cell
         self.name = name
 
-    def read(self) -> Any:
+    def _read(self) -> Any:
         return self.cell.cell_contents
 
     def key(self) -> tuple:
-        return (id(self.cell),)
+        return ("cell", id(self.cell))
+
+
+class ObjectSource(Source):
+    """A fixed object (a non-array argument: it is part of the graph's cache key by identity)."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj: Any, name: str):
+        self.obj = obj
+        self.name = name
+
+    def _read(self) -> Any:
+        return self.obj
+
+    def key(self) -> tuple:
+        return ("object", id(self.obj))
+
+
+class AttrSource(Source):
+    """``parent.attr``."""
+
+    __slots__ = ("parent", "attr", "name")
+
+    def __init__(self, parent: Source, attr: str):
+        self.parent = parent
+        self.attr = attr
+        self.name = f"{parent.name}.{attr}"
+
+    def _read(self) -> Any:
+        return getattr(self.parent._read(), self.attr)
+
+    def key(self) -> tuple:
+        return (self.parent.key(), "attr", self.attr)
+
+
+class ItemSource(Source):
+    """``parent[key]``."""
+
+    __slots__ = ("parent", "item", "name")
+
+    def __init__(self, parent: Source, item: Any):
+        self.parent = parent
+        self.item = item
+        self.name = f"{parent.name}_{item}"
+
+    def _read(self) -> Any:
+        return self.parent._read()[self.item]
+
+    def key(self) -> tuple:
+        return (self.parent.key(), "item", self.item)
+
+
+class StructureSource(Source):
+    """The length (list/tuple) or keys (dict) of a container: guards unrolled iteration."""
+
+    __slots__ = ("parent", "name")
+
+    def __init__(self, parent: Source):
+        self.parent = parent
+        self.name = parent.name
+
+    def _read(self) -> Any:
+        return structure_of(self.parent._read())
+
+    def key(self) -> tuple:
+        return (self.parent.key(), "structure")
+
+
+def structure_of(container: Any) -> tuple:
+    if isinstance(container, dict):
+        return (type(container).__name__, tuple(container))
+    return (type(container).__name__, len(container))
+
+
+# --- read-only containers ----------------------------------------------------------------------
+def _refuse(kind: str):
+    def mutator(self, *args, **kwargs):
+        raise GraphBuildError(
+            f"this {kind} holds arrays read from outside the converted function and cannot be "
+            "changed inside it",
+            user_location(2),
+            "build a new list/dict inside the function instead",
+        )
+
+    return mutator
+
+
+class FrozenList(list):
+    """A list of captured values that refuses in-place changes."""
+
+    __slots__ = ()
+    for _m in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
+               "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+        locals()[_m] = _refuse("list")
+
+
+class FrozenDict(dict):
+    """A dict of captured values that refuses in-place changes."""
+
+    __slots__ = ()
+    for _m in ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"):
+        locals()[_m] = _refuse("dict")
+
+
+# --- objects -------------------------------------------------------------------------------------
+class ObjectProxy:
+    """Stands for a user object (or module) while a graph is built; see the module docstring."""
+
+    __slots__ = ("_dy2st_obj", "_dy2st_source")
+
+    def __init__(self, obj: Any, source: Source):
+        object.__setattr__(self, "_dy2st_obj", obj)
+        object.__setattr__(self, "_dy2st_source", source)
+
+    @property
+    def __class__(self):  # isinstance(proxy, UserClass) keeps working
+        return type(self._dy2st_obj)
+
+    def __getattr__(self, name: str) -> Any:
+        obj = self._dy2st_obj
+        value = getattr(obj, name)
+        if isinstance(value, types.MethodType) and value.__self__ is obj:
+            return types.MethodType(value.__func__, self)
+        return capture_value(value, AttrSource(self._dy2st_source, name))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise GraphBuildError(
+            f"assigning the attribute '{name}' inside a converted function is not supported: the "
+            "assignment would run once, when the graph is built, not at every call",
+            user_location(2),
+            "return the new value from the function and assign it outside",
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from dy2st.runtime.calls import convert_call
+
+        call = getattr(type(self._dy2st_obj), "__call__")
+        return convert_call(types.MethodType(call, self))(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return repr(self._dy2st_obj)
+
+
+# --- the capture rule ----------------------------------------------------------------------------
+_GUARDED = (bool, int, float, complex, str, bytes, type(None), np.generic)
+
+
+def _is_user_module(value: Any) -> bool:
+    if not isinstance(value, types.ModuleType):
+        return False
+    filename = getattr(value, "__file__", None)
+    return bool(filename) and not _in_library(filename)
+
+
+def _is_user_instance(value: Any) -> bool:
+    cls = type(value)
+    if cls.__module__ in ("builtins", "__builtin__") or isinstance(value, (type, types.FunctionType,
+                                                                          types.BuiltinFunctionType,
+                                                                          types.MethodType)):
+        return False
+    module = sys.modules.get(cls.__module__)
+    filename = getattr(module, "__file__", None)
+    return bool(filename) and not _in_library(filename)
+
+
+def _in_library(filename: str) -> bool:
+    from dy2st.runtime.calls import library_dirs
+
+    return os.path.abspath(filename).startswith(library_dirs())
+
+
+def _holds_arrays(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if depth < 4 and type(value) in (list, tuple):
+        return any(_holds_arrays(v, depth + 1) for v in value)
+    if depth < 4 and type(value) is dict:
+        return any(_holds_arrays(v, depth + 1) for v in value.values())
+    return False
+
+
+def capture_value(value: Any, source: Source) -> Any:
+    """What converted code sees for ``value`` read through ``source`` (see the module docstring)."""
+    from dy2st.ir.builder import current_builder
+
+    builder = current_builder()
+    if builder is None:
+        return value
+    if isinstance(value, np.ndarray):
+        return builder.capture_tensor(value, source)
+    if isinstance(value, _GUARDED):
+        builder.guards.append((source, value))
+        return value
+    if type(value) in (list, tuple, dict) and _holds_arrays(value):
+        builder.guards.append((StructureSource(source), structure_of(value)))
+        if type(value) is dict:
+            return FrozenDict({k: capture_value(v, ItemSource(source, k)) for k, v in value.items()})
+        items = [capture_value(v, ItemSource(source, i)) for i, v in enumerate(value)]
+        return tuple(items) if type(value) is tuple else FrozenList(items)
+    if _is_user_module(value) or _is_user_instance(value):
+        return ObjectProxy(value, source)
+    return value
 
 
 class FunctionGlobals(dict):
@@ -68,11 +307,11 @@ class FunctionGlobals(dict):
                 value = cell.cell_contents
             except ValueError:
                 raise NameError(f"free variable '{name}' referenced before assignment") from None
-            return _capture(value, CellSource(cell, name))
+            return capture_value(value, CellSource(cell, name))
         if dict.__contains__(self, name):
             return dict.__getitem__(self, name)
         value = self.module_globals[name]  # KeyError -> Python falls back to builtins
-        return _capture(value, GlobalSource(self.module_globals, name))
+        return capture_value(value, GlobalSource(self.module_globals, name))
 
     def __contains__(self, name) -> bool:
         return name in self.cells or dict.__contains__(self, name) or name in self.module_globals
@@ -82,19 +321,3 @@ class FunctionGlobals(dict):
             return self[name]
         except KeyError:
             return default
-
-
-_GUARDED = (bool, int, float, complex, str, type(None), np.generic)
-
-
-def _capture(value: Any, source) -> Any:
-    from dy2st.ir.builder import current_builder
-
-    builder = current_builder()
-    if builder is None:
-        return value
-    if isinstance(value, np.ndarray):
-        return builder.capture_tensor(value, source)
-    if isinstance(value, _GUARDED):
-        builder.guards.append((source, value))
-    return value

@@ -56,27 +56,31 @@ def flatten(obj: Any, leaves: list, is_leaf: Callable[[Any], bool] = is_array) -
     return ("O", Identity(obj))
 
 
-def unflatten(treedef: tuple, leaves) -> Any:
-    """Rebuild a structure from ``flatten``'s treedef and an iterator of leaves."""
+def unflatten(treedef: tuple, leaves, object_hook: Callable[[Any], Any] | None = None) -> Any:
+    """Rebuild a structure from ``flatten``'s treedef and an iterator of leaves.
+
+    ``object_hook``, when given, replaces each opaque (non-constant) object on the way.
+    """
     it = iter(leaves)
-    return _build(treedef, it)
+    return _build(treedef, it, object_hook)
 
 
-def _build(treedef: tuple, it) -> Any:
+def _build(treedef: tuple, it, hook=None) -> Any:
     kind = treedef[0]
     if kind == "A":
         return next(it)
     if kind == "T":
-        return tuple(_build(t, it) for t in treedef[1])
+        return tuple(_build(t, it, hook) for t in treedef[1])
     if kind == "N":
-        return treedef[1](*(_build(t, it) for t in treedef[2]))
+        return treedef[1](*(_build(t, it, hook) for t in treedef[2]))
     if kind == "L":
-        return [_build(t, it) for t in treedef[1]]
+        return [_build(t, it, hook) for t in treedef[1]]
     if kind == "D":
-        return {k: _build(t, it) for k, t in zip(treedef[1], treedef[2])}
+        return {k: _build(t, it, hook) for k, t in zip(treedef[1], treedef[2])}
     if kind == "C":
         return treedef[2]
-    return treedef[1].obj
+    obj = treedef[1].obj
+    return hook(obj) if hook is not None else obj
 
 
 def leaf_paths(name: str, treedef: tuple) -> list[str]:

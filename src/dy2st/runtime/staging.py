@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from dy2st.ir.builder import GraphBuilder
 from dy2st.ir.core import Graph
 from dy2st.ir.tensor import Tensor, as_value
 from dy2st.ir.types import type_of_array
+from dy2st.runtime.captures import ObjectSource, capture_value
 from dy2st.runtime.pytree import flatten, is_array, leaf_paths, unflatten
 
 
@@ -72,7 +74,10 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
                 placeholder = builder.add_input(type_of_array(leaf), path)
                 tensors.append(Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic)))
             inputs.extend(tensors)
-            symbolic_arguments[param] = unflatten(treedef, tensors)
+            # Objects (``self`` of a method...) are read through proxies so that arrays in their
+            # attributes become captures read by reference, like global arrays.
+            hook = functools.partial(_object_argument, param)
+            symbolic_arguments[param] = unflatten(treedef, tensors, hook)
         bound = inspect.BoundArguments(signature, symbolic_arguments)
         result = fn(*bound.args, **bound.kwargs)
 
@@ -94,3 +99,7 @@ def _output_value(builder: GraphBuilder, leaf: Any):
     if isinstance(leaf, Tensor) and leaf._builder is not builder:
         raise GraphBuildError("the function returns a tensor that belongs to another graph")
     return as_value(builder, leaf)
+
+
+def _object_argument(param: str, obj: Any) -> Any:
+    return capture_value(obj, ObjectSource(obj, param))
