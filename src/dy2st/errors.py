@@ -62,20 +62,26 @@ def _skip_dirs() -> tuple[str, ...]:
     return _SKIPPED_DIRS
 
 
-def user_location(depth: int = 1) -> SourceLocation | None:
-    """The innermost stack frame outside dy2st and NumPy: the user's line being run.
+def user_frame(depth: int = 1):
+    """The innermost stack frame outside dy2st and NumPy: the user's code being run.
 
     Converted code is compiled with the user's file name and line numbers, so this finds the
     original line even while the transformed function runs.
     """
     skip = _skip_dirs()
-    frame = sys._getframe(depth)
+    frame = sys._getframe(depth + 1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(skip) and not filename.startswith("<frozen"):
-            return _frame_location(frame)
+            return frame
         frame = frame.f_back
     return None
+
+
+def user_location(depth: int = 1) -> SourceLocation | None:
+    """The user's file, line and column being run (see ``user_frame``)."""
+    frame = user_frame(depth + 1)
+    return _frame_location(frame) if frame is not None else None
 
 
 def _frame_location(frame) -> SourceLocation:

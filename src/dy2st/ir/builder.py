@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, SourceLocation, user_location
+from dy2st.errors import GraphBuildError, SourceLocation, user_frame, user_location
 from dy2st.ir.core import Block, Graph, Op, Region, Value
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.registry import get_op
@@ -98,6 +98,7 @@ class GraphBuilder:
     ) -> Op:
         """Append an op to the current block; infer its result types unless given."""
         attrs = attrs or {}
+        self.name_values_from(user_frame(1))
         if loc is None:
             loc = user_location(2)
         if result_types is None:
@@ -105,6 +106,22 @@ class GraphBuilder:
         op = Op(name, operands, result_types, attrs, regions, loc)
         self.block.append(op)
         return op
+
+    def name_values_from(self, frame) -> None:
+        """Name unnamed op results after the user's local variables now bound to them.
+
+        Called before each op is emitted, so ``y = W @ x`` names the matmul ``%y`` once the
+        assignment has happened; the printer adds SSA suffixes when a name is rebound.
+        """
+        if frame is None:
+            return
+        from dy2st.ir.tensor import Tensor
+
+        for name, value in frame.f_locals.items():
+            if isinstance(value, Tensor) and value._builder is self:
+                v = value._value
+                if v.name_hint is None and isinstance(v.owner, Op):
+                    v.name_hint = name
 
     @staticmethod
     def infer(name: str, types: list[TensorType], attrs: dict[str, Any], loc) -> list[TensorType]:
