@@ -1,0 +1,111 @@
+"""Common subexpression elimination: compute each distinct expression once.
+
+Before::
+
+    %0 = add %x, %W : f32[3]
+    %1 = multiply %0, 2.0 : f32[3]
+    %2 = add %x, %W : f32[3]
+    %3 = multiply %2, 2.0 : f32[3]
+    %4 = add %1, %3 : f32[3]
+
+After: ``%2`` and ``%3`` are gone and ``%4 = add %1, %1``.
+
+Two ops are the same expression when they have the same opcode, the same operands, equal attributes
+and equal result types. Attributes compare strictly: arrays by dtype, shape and bytes, floats by
+their bits (so ``0.0`` and ``-0.0`` differ and a NaN equals itself), ``1`` and ``True`` differ.
+Ops with side effects or regions are never merged. Scoping follows dominance: a value computed in
+an enclosing block can stand in for one inside a region, never the other way round, and the two
+branches of a ``cond`` do not share their expressions.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import ChainMap
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+
+from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value
+from dy2st.ops.registry import get_op
+from dy2st.passes.base import Pass
+
+
+class CommonSubexpressionElimination(Pass):
+    """Merge ops that compute the same expression, and equal constants."""
+
+    name = "cse"
+
+    def run(self, graph: Graph) -> bool:
+        return eliminate_common_subexpressions(graph)
+
+
+class _Unhashable(Exception):
+    """An attribute we cannot compare safely: the op is left alone."""
+
+
+def eliminate_common_subexpressions(graph: Graph) -> bool:
+    """Merge repeated expressions in ``graph``; return whether anything was merged."""
+    replacements: dict[Value, Value] = {}
+    _cse_block(graph.body, ChainMap(), replacements)
+    return bool(replacements)
+
+
+def _cse_block(block: Block, available: ChainMap, replacements: dict[Value, Value]) -> None:
+    """Walk ``block`` in program order; ``available`` maps expression keys to earlier results."""
+    kept: list[Op] = []
+    for op in block.ops:
+        op.operands = [replacements.get(v, v) for v in op.operands]
+        for region in op.regions:
+            # A fresh child scope per region: its expressions must not leak to siblings or out.
+            _cse_block(region.block, available.new_child(), replacements)
+        key = expression_key(op)
+        if key is not None:
+            earlier = available.get(key)
+            if earlier is not None:
+                replacements.update(zip(op.results, earlier.results))
+                continue
+            available[key] = op
+        kept.append(op)
+    if len(kept) != len(block.ops):
+        block.set_ops(kept)
+
+
+def expression_key(op: Op) -> Hashable | None:
+    """A hashable key equal for ops computing the same thing, or None if ``op`` must stay."""
+    if op.name in TERMINATORS or op.regions or not op.results:
+        return None
+    if get_op(op.name).side_effect:
+        return None
+    try:
+        attrs = tuple(sorted((name, attr_key(value)) for name, value in op.attrs.items()))
+    except _Unhashable:
+        return None
+    return (op.name, tuple(op.operands), attrs, tuple(r.type for r in op.results))
+
+
+def attr_key(value: Any) -> Hashable:
+    """A strict, hashable stand-in for an attribute value (see the module docstring)."""
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.str, value.shape, np.ascontiguousarray(value).tobytes())
+    if isinstance(value, np.generic):
+        return ("scalar", value.dtype.str, value.tobytes())
+    if isinstance(value, float):
+        return ("float", struct.pack("<d", value))
+    if isinstance(value, complex):
+        return ("complex", struct.pack("<dd", value.real, value.imag))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(attr_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, attr_key(v)) for k, v in value.items())))
+    if isinstance(value, slice):
+        return ("slice", attr_key(value.start), attr_key(value.stop), attr_key(value.step))
+    if isinstance(value, np.dtype):
+        return ("dtype", value.str)
+    try:
+        hash(value)
+    except TypeError:
+        raise _Unhashable(type(value).__name__) from None
+    # The type keeps 1, 1.0 and True apart, which Python's == would merge.
+    return (type(value).__qualname__, value)

@@ -1,0 +1,92 @@
+"""Loop-invariant code motion: compute once, before a ``while_loop``, what every iteration repeats.
+
+Before::
+
+    %h = while_loop (%h0, %i0) : (f32[32], i64[])
+        cond (%h_1: f32[32], %i_1: i64[]) { ... }
+    } body (%h_2: f32[32], %i_2: i64[]) {
+      %0 = transpose %W {axes=(1, 0)} : f32[32,32]     # reads only %W, defined outside
+      %1 = matmul %0, %h_2 : f32[32]
+      ...
+
+After: ``%0`` sits just before the ``while_loop``, and so does anything computed only from it.
+
+An op moves when every operand is defined outside the loop (or by an op that moved), it has no side
+effects and no regions, and it cannot raise at run time. Only the body region is hoisted from: the
+condition region is small (it usually compares a counter), and ``cond`` branches are never hoisted
+from, since that would run the work of the branch not taken. Nested loops are processed innermost
+first, so an op can climb out of several loops.
+
+A hoisted op runs even when the loop runs zero times. Ops that can raise at run time (indexing with
+tensor indices) therefore stay in the loop. Arithmetic that merely warns in NumPy (division by
+zero) may then warn for a loop that never ran: we accept that, as XLA and LLVM hoist such ops too.
+"""
+
+from __future__ import annotations
+
+from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value
+from dy2st.ops.registry import get_op
+from dy2st.passes.base import Pass
+
+# Ops that can raise at run time with a valid static type: indexing with tensor indices (their
+# values may be out of range). Their index-free forms are checked statically and may move.
+_RAISING_WITH_TENSOR_INDICES = frozenset({"getitem", "gather", "setitem"})
+
+
+class LoopInvariantCodeMotion(Pass):
+    """Hoist loop-invariant ops out of ``while_loop`` bodies."""
+
+    name = "licm"
+
+    def run(self, graph: Graph) -> bool:
+        return hoist_loop_invariants(graph)
+
+
+def hoist_loop_invariants(graph: Graph) -> bool:
+    """Move invariant ops before their loops, innermost loops first; return whether any moved."""
+    return _hoist_in_block(graph.body)
+
+
+def _hoist_in_block(block: Block) -> bool:
+    changed = False
+    new_ops: list[Op] = []
+    for op in block.ops:
+        for region in op.regions:
+            changed |= _hoist_in_block(region.block)
+        if op.name == "while_loop":
+            hoisted = _take_invariants(op.regions[1].block)
+            new_ops.extend(hoisted)
+            changed |= bool(hoisted)
+        new_ops.append(op)
+    if changed:
+        block.set_ops(new_ops)
+    return changed
+
+
+def can_hoist(op: Op) -> bool:
+    """True for ops that may run before the loop: no effects, no regions, cannot raise."""
+    if op.name in TERMINATORS or op.regions:
+        return False
+    if get_op(op.name).side_effect:
+        return False
+    if op.name in _RAISING_WITH_TENSOR_INDICES:
+        index_operands = op.operands[2:] if op.name == "setitem" else op.operands[1:]
+        return not index_operands
+    return True
+
+
+def _take_invariants(body: Block) -> list[Op]:
+    """Remove and return, in order, the body ops whose operands do not change across iterations."""
+    variant: set[Value] = set(body.args)
+    hoisted: list[Op] = []
+    kept: list[Op] = []
+    for op in body.ops:
+        reads = {v for inner in op.walk() for v in inner.operands}
+        if can_hoist(op) and not reads & variant:
+            hoisted.append(op)
+            continue
+        kept.append(op)
+        variant.update(op.results)
+    if hoisted:
+        body.set_ops(kept)
+    return hoisted

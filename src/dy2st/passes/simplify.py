@@ -1,0 +1,189 @@
+"""Algebraic simplification: identities that make an op disappear or get cheaper.
+
+Before::
+
+    %0 = multiply %x, 1 : f32[4]
+    %1 = transpose %0 {axes=(1, 0)} : f32[4]
+    %2 = power %x, 3 : f32[4]
+
+After::
+
+    %3 = multiply %x, %x : f32[4]
+    %4 = multiply %3, %x : f32[4]
+
+Rewrites: ``x*1``, ``1*x``, ``x+0``, ``0+x``, ``x-0``, ``x/1``, ``-(-x)``, ``astype`` to the same
+dtype, ``transpose(transpose(x))`` (axes composed; the identity permutation gives ``x``),
+``reshape(reshape(x))`` and reshapes to the same shape, and small integer powers of floats:
+``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4 -> (x*x)*(x*x)``.
+
+Every rewrite keeps exactly the type (shape, dtype, weakness) the original result had, or is not
+made: ``x_i32 * 1.0`` is float64, so it is not ``x``; ``x * ones((3, 4))`` broadcasts, so it stays.
+Two rewrites change bits, within what the design licenses: repeated multiplication rounds
+differently from ``pow`` (within 2 ulp, as XLA does), and ``x + 0`` gives ``+0.0`` where ``x`` is
+``-0.0`` (equal as numbers; only the sign of a zero differs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ops.registry import get_op
+from dy2st.passes.base import Pass
+from dy2st.passes.fold import constant_value
+
+# A rule looks at one op and returns the value that replaces its result, or None. It may append
+# new ops to ``emitted``; they are placed just before the op being replaced.
+Rule = Callable[[Op, list[Op]], "Value | None"]
+
+POWERS_AS_PRODUCTS = (2, 3, 4)
+"""Exponents rewritten into multiplications; larger ones lose accuracy faster than they save time."""
+
+
+class AlgebraicSimplification(Pass):
+    """Apply identities such as ``x*1 -> x`` and ``x**2 -> x*x`` (see the module docstring)."""
+
+    name = "simplify"
+
+    def run(self, graph: Graph) -> bool:
+        return simplify(graph)
+
+
+def simplify(graph: Graph) -> bool:
+    """Rewrite ``graph`` in place; return whether anything changed."""
+    replacements: dict[Value, Value] = {}
+    _simplify_block(graph.body, replacements)
+    return bool(replacements)
+
+
+def _simplify_block(block: Block, replacements: dict[Value, Value]) -> None:
+    new_ops: list[Op] = []
+    for op in block.ops:
+        op.operands = [replacements.get(v, v) for v in op.operands]
+        for region in op.regions:
+            _simplify_block(region.block, replacements)
+        emitted: list[Op] = []
+        replacement = _apply_rules(op, emitted)
+        if replacement is None:
+            new_ops.append(op)
+            continue
+        new_ops.extend(emitted)
+        replacements[op.result] = replacement
+    if len(new_ops) != len(block.ops) or any(a is not b for a, b in zip(new_ops, block.ops)):
+        block.set_ops(new_ops)
+
+
+def _apply_rules(op: Op, emitted: list[Op]) -> Value | None:
+    for rule in RULES.get(op.name, ()):
+        attempt: list[Op] = []
+        replacement = rule(op, attempt)
+        if replacement is not None and replacement.type == op.result.type:
+            emitted.extend(attempt)
+            return replacement
+    return None
+
+
+# --- helpers ------------------------------------------------------------------------------------
+def is_constant_equal_to(value: Value, number: float) -> bool:
+    """True if ``value`` is a literal constant whose every element equals ``number``."""
+    literal = constant_value(value)
+    if literal is None:
+        return False
+    array = np.asarray(literal)
+    return array.size > 0 and bool(np.all(array == number))
+
+
+def _emit(name: str, operands: list[Value], like: Op, emitted: list[Op], **attrs) -> Value:
+    """A new op computing ``name(operands)``, typed by its rule, at ``like``'s location."""
+    inferred = get_op(name).infer([v.type for v in operands], **attrs)
+    types = list(inferred) if isinstance(inferred, (list, tuple)) else [inferred]
+    op = Op(name, operands, types, attrs, loc=like.loc)
+    emitted.append(op)
+    return op.result
+
+
+def _defining(value: Value, name: str) -> Op | None:
+    op = value.op
+    return op if op is not None and op.name == name else None
+
+
+# --- rules --------------------------------------------------------------------------------------
+def _right_identity(number: float) -> Rule:
+    """``x op number -> x``."""
+    return lambda op, emitted: op.operands[0] if is_constant_equal_to(op.operands[1], number) else None
+
+
+def _left_identity(number: float) -> Rule:
+    """``number op x -> x``."""
+    return lambda op, emitted: op.operands[1] if is_constant_equal_to(op.operands[0], number) else None
+
+
+def _double_negation(op: Op, emitted: list[Op]) -> Value | None:
+    inner = _defining(op.operands[0], "negative")
+    return inner.operands[0] if inner is not None else None
+
+
+def _same_dtype_cast(op: Op, emitted: list[Op]) -> Value | None:
+    return op.operands[0] if np.dtype(op.attrs["dtype"]) == op.operands[0].type.dtype else None
+
+
+def _compose_transposes(op: Op, emitted: list[Op]) -> Value | None:
+    axes = tuple(op.attrs["axes"])
+    source = op.operands[0]
+    inner = _defining(source, "transpose")
+    if inner is not None:
+        # transpose(transpose(x, a), b)[i] reads axis a[b[i]] of x.
+        inner_axes = tuple(inner.attrs["axes"])
+        axes = tuple(inner_axes[b] for b in axes)
+        source = inner.operands[0]
+    if axes == tuple(range(len(axes))):
+        return source
+    if inner is None:
+        return None
+    return _emit("transpose", [source], op, emitted, axes=axes)
+
+
+def _collapse_reshapes(op: Op, emitted: list[Op]) -> Value | None:
+    source = op.operands[0]
+    inner = _defining(source, "reshape")
+    if inner is not None:
+        source = inner.operands[0]
+    if source.type.shape == op.result.type.shape:
+        return source
+    if inner is None:
+        return None
+    return _emit("reshape", [source], op, emitted, shape=op.result.type.shape)
+
+
+def _power_as_products(op: Op, emitted: list[Op]) -> Value | None:
+    base, exponent = op.operands
+    literal = constant_value(exponent)
+    if literal is None or base.type.dtype.kind != "f" or np.ndim(literal) != 0:
+        return None
+    if np.asarray(literal).dtype.kind not in "iuf":  # bool and complex exponents stay powers
+        return None
+    literal = np.asarray(literal).item()
+    if literal not in POWERS_AS_PRODUCTS:
+        return None
+    square = _emit("multiply", [base, base], op, emitted)
+    if literal == 2:
+        return square
+    if literal == 3:
+        return _emit("multiply", [square, base], op, emitted)
+    return _emit("multiply", [square, square], op, emitted)
+
+
+RULES: dict[str, tuple[Rule, ...]] = {
+    "multiply": (_right_identity(1), _left_identity(1)),
+    "add": (_right_identity(0), _left_identity(0)),
+    "subtract": (_right_identity(0),),
+    "divide": (_right_identity(1),),
+    "negative": (_double_negation,),
+    "astype": (_same_dtype_cast,),
+    "transpose": (_compose_transposes,),
+    "reshape": (_collapse_reshapes,),
+    "power": (_power_as_products,),
+}
+"""Rewrites by opcode, tried in order; the first whose replacement has the right type wins."""
