@@ -1,0 +1,409 @@
+"""The ``dy2st`` command line: show what dy2st makes of a function in a file.
+
+    dy2st dump model.py::model                                   # the transformed Python source
+    dy2st dump model.py::model --ir --arg x=f32[512] --arg flag=int64[]
+    dy2st dump model.py::model --passes --arg x=f32[512] --arg flag=int64[]
+    dy2st passes                                                 # the default pass pipeline
+
+An input signature is given one ``--arg NAME=VALUE`` per parameter. VALUE is an array type,
+``DTYPE[DIMS]`` (``float32[512,512]``, ``f32[512]``, ``int64[]`` for a 0-d array), or a Python
+literal (``3``, ``True``, ``'relu'``), or a tuple/list/dict literal nesting both
+(``(f32[3], f32[3])``). Arrays are filled with deterministic pseudo-random values; only their shape
+and dtype matter to the graph.
+
+Exit codes: 0 on success, 1 when dy2st rejects the function (the error names the user's line),
+2 for a usage error (bad option, missing file or function, malformed signature, unknown pass).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+import numpy as np
+
+from dy2st.errors import Dy2stError
+
+_DUMP_EXAMPLES = """\
+examples:
+  dy2st dump examples/two_branch_model.py::model
+      print the transformed Python source of model
+  dy2st dump examples/two_branch_model.py::model --ir --arg X1=f32[64,128] --arg X2=f32[64,128]
+      print the optimized IR for that input signature
+  dy2st dump model.py::model --before --locs --arg x=float32[512] --arg flag=int64[]
+      print the IR before any pass, each op followed by its source line (# model.py:LINE)
+  dy2st dump model.py::model --after dce --arg x=f32[512] --arg flag=int64[]
+      print the IR right after the 'dce' pass
+  dy2st dump model.py::model --passes --executor --arg x=f32[512] --arg n=3
+      print the IR after every pass, then the generated NumPy executor
+
+argument values (--arg NAME=VALUE):
+  f32[512,512]  float32[512,512]  int64[]  bool[4]   an array of that dtype and shape
+                                                    (IR names f32/i64/bool or NumPy names)
+  3  2.5  True  'relu'  None                         a Python constant (the graph is
+                                                    specialised on its value)
+  (f32[3], f32[3])  [i64[2], 4]  {'w': f32[3]}      containers nesting both
+"""
+
+_PASSES_EXAMPLES = """\
+example:
+  dy2st passes
+      list the passes of the default pipeline, in the order they run
+"""
+
+_MAIN_EXAMPLES = """\
+examples:
+  dy2st dump model.py::model
+  dy2st dump model.py::model --ir --arg x=f32[512] --arg flag=int64[]
+  dy2st passes
+
+Run 'dy2st dump --help' for every option of dump.
+"""
+
+
+class UsageError(Exception):
+    """A mistake on the command line (exit code 2)."""
+
+
+class ImportFailed(Exception):
+    """The user's file raised while being imported (exit code 1, with its traceback)."""
+
+
+# --- the argument parser ---------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    """The ``dy2st`` argument parser, with one sub-parser per subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="dy2st",
+        description="dy2st converts NumPy functions with Python control flow into static SSA\n"
+        "graphs. This tool shows each stage: the transformed source, the IR before and after\n"
+        "the optimizing passes, and the generated NumPy executor.",
+        epilog=_MAIN_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from dy2st import __version__
+
+    parser.add_argument("--version", action="version", version=f"dy2st {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    _add_dump_parser(commands)
+    commands.add_parser(
+        "passes",
+        help="list the default pass pipeline",
+        description="List the passes of the default pipeline in the order they run; these are\n"
+        "the names 'dump --after' accepts.",
+        epilog=_PASSES_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def _add_dump_parser(commands) -> None:
+    dump = commands.add_parser(
+        "dump",
+        help="print the transformed source, IR or executor of a function",
+        description="Print what dy2st makes of FILE::FUNC. Without options: the transformed\n"
+        "Python source. The IR options need the input signature: one --arg per parameter\n"
+        "without a default. With several outputs, each is preceded by a '// ----' header.",
+        epilog=_DUMP_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dump.add_argument("target", metavar="FILE::FUNC",
+                      help="a Python file and a function (or Class.method) defined in it")
+    dump.add_argument("--arg", dest="args", action="append", default=[], metavar="NAME=VALUE",
+                      help="one input of the signature: an array type DTYPE[DIMS] or a Python literal")
+    dump.add_argument("--ir", action="store_true", help="print the optimized IR (after every pass)")
+    dump.add_argument("--before", action="store_true", help="print the IR before any pass")
+    dump.add_argument("--after", metavar="PASS", action="append", default=[],
+                      help="print the IR right after the named pass (repeatable; see 'dy2st passes')")
+    dump.add_argument("--passes", action="store_true", help="print the IR after each pass")
+    dump.add_argument("--executor", action="store_true",
+                      help="print the Python the NumPy backend generated for the graph")
+    dump.add_argument("--source", action="store_true",
+                      help="also print the transformed source (the default when nothing else is asked)")
+    dump.add_argument("--locs", action="store_true",
+                      help="end every IR op with the user's source line (# file.py:LINE)")
+
+
+# --- FILE::FUNC ------------------------------------------------------------------------------
+def split_target(target: str) -> tuple[str, str]:
+    """``'model.py::model'`` -> ``('model.py', 'model')``."""
+    path, sep, qualname = target.rpartition("::")
+    if not sep or not path or not qualname:
+        raise UsageError(f"expected FILE::FUNC (for example model.py::model), got {target!r}")
+    return path, qualname
+
+
+def load_module(path: str):
+    """Import the file at ``path`` as a module, so ``inspect.getsource`` finds its functions."""
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}")
+    name = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]) or "module"
+    spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
+    if spec is None or spec.loader is None:
+        raise UsageError(f"cannot import {path} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before it runs, as a normal import would, so dataclasses and pickling work;
+    # the file's directory goes on sys.path so it can import its sibling modules.
+    sys.modules[name] = module
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        spec.loader.exec_module(module)
+    except Dy2stError:
+        raise
+    except Exception as e:
+        raise ImportFailed(f"importing {path} failed: {type(e).__name__}: {e}") from e
+    return module
+
+
+def find_function(module, qualname: str, path: str):
+    """The ``StaticFunction`` for ``qualname`` in ``module`` (plain functions are wrapped)."""
+    from dy2st.api import StaticFunction, to_static
+
+    obj: Any = module
+    for part in qualname.split("."):
+        if not hasattr(obj, part):
+            available = sorted(n for n, v in vars(module).items()
+                               if inspect.isfunction(v) or isinstance(v, StaticFunction))
+            hint = f"; functions defined there: {', '.join(available)}" if available else ""
+            raise UsageError(f"{path} has no function {qualname!r}{hint}")
+        obj = inspect.getattr_static(obj, part) if inspect.isclass(obj) else getattr(obj, part)
+    if isinstance(obj, (staticmethod, classmethod)):
+        obj = obj.__func__
+    if isinstance(obj, StaticFunction):
+        return obj
+    if inspect.isfunction(obj):
+        return to_static(obj)
+    raise UsageError(f"{path}::{qualname} is a {type(obj).__name__}, not a function")
+
+
+# --- --arg NAME=VALUE ------------------------------------------------------------------------
+_EMPTY_DIMS = re.compile(r"\b([A-Za-z_]\w*)\[\s*\]")
+
+
+class ArgumentMaker:
+    """Turns ``--arg`` values into example inputs, filled deterministically (seed 0)."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def parse(self, text: str) -> tuple[str, Any]:
+        """``'x=f32[2,3]'`` -> ``('x', <float32 array of shape (2, 3)>)``."""
+        name, sep, value = text.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise UsageError(f"malformed --arg {text!r}: expected NAME=VALUE, for example x=f32[512]")
+        # 'int64[]' is not Python syntax; 'int64[()]' is, and means the same: no dimensions.
+        source = _EMPTY_DIMS.sub(r"\1[()]", value.strip())
+        try:
+            tree = ast.parse(source, mode="eval")
+            return name, self.build(tree.body)
+        except (SyntaxError, ValueError, TypeError) as e:
+            raise UsageError(
+                f"malformed --arg {text!r}: {e}; expected an array type such as f32[512,512] or "
+                "int64[], or a Python literal such as 3 or 'relu'"
+            ) from None
+
+    def build(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Subscript):
+            return self.array(node)
+        if isinstance(node, ast.Tuple):
+            return tuple(self.build(e) for e in node.elts)
+        if isinstance(node, ast.List):
+            return [self.build(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise ValueError("'**' is not allowed in a dict argument")
+            return {ast.literal_eval(k): self.build(v) for k, v in zip(node.keys, node.values)}
+        return ast.literal_eval(node)
+
+    def array(self, node: ast.Subscript) -> np.ndarray:
+        from dy2st.ir.types import parse_dtype
+
+        if not isinstance(node.value, ast.Name):
+            raise ValueError("an array type is DTYPE[DIMS], for example f32[3,4]")
+        dims_node = node.slice
+        dims = ast.literal_eval(dims_node)
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+            raise ValueError(f"dimensions must be non-negative ints, got {dims}")
+        try:
+            dtype = parse_dtype(node.value.id)
+        except TypeError:
+            raise ValueError(f"unknown dtype {node.value.id!r}") from None
+        return self.fill(tuple(dims), dtype)
+
+    def fill(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        if dtype == np.bool_:
+            return self.rng.random(shape) < 0.5
+        if np.issubdtype(dtype, np.integer):
+            return self.rng.integers(1, 10, size=shape).astype(dtype)
+        if np.issubdtype(dtype, np.complexfloating):
+            return (self.rng.standard_normal(shape) + 1j * self.rng.standard_normal(shape)).astype(dtype)
+        if np.issubdtype(dtype, np.floating):
+            return self.rng.standard_normal(shape).astype(dtype)
+        return np.ones(shape, dtype)
+
+
+def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]:
+    """Positional and keyword arguments for ``static`` built from the ``--arg`` specs."""
+    maker = ArgumentMaker()
+    values: dict[str, Any] = {}
+    for spec in specs:
+        name, value = maker.parse(spec)
+        if name in values:
+            raise UsageError(f"--arg {name} is given twice")
+        values[name] = value
+    signature = static.signature
+    params = list(signature.parameters.values())
+    unknown = [n for n in values if n not in signature.parameters]
+    if unknown and not any(p.kind is p.VAR_KEYWORD for p in params):
+        raise UsageError(f"{static.fn.__name__}{signature} has no parameter {unknown[0]!r}")
+    missing = [p.name for p in params
+               if p.name not in values and p.default is p.empty
+               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
+    if missing:
+        raise UsageError(f"missing --arg for parameter {missing[0]!r} of {static.fn.__name__}{signature}")
+    args, kwargs = [], {}
+    for p in params:
+        if p.name in values and p.kind is p.POSITIONAL_ONLY:
+            args.append(values.pop(p.name))
+    kwargs.update(values)
+    return tuple(args), kwargs
+
+
+# --- passes ----------------------------------------------------------------------------------
+def pipeline_pass_names() -> list[str]:
+    """The names of the default pipeline's passes, in order."""
+    from dy2st.passes.pipeline import default_passes
+
+    return [p.name for p in default_passes()]
+
+
+def known_pass_names() -> set[str]:
+    """Every pass name dy2st knows (``PASSES_BY_NAME`` when the pipeline module exports it)."""
+    from dy2st.passes import pipeline
+
+    return set(getattr(pipeline, "PASSES_BY_NAME", {})) | set(pipeline_pass_names())
+
+
+def check_pass_names(names: Sequence[str]) -> None:
+    in_pipeline = pipeline_pass_names()
+    listing = ", ".join(in_pipeline) if in_pipeline else "(none: the pipeline is empty)"
+    for name in names:
+        if name in in_pipeline:
+            continue
+        if name in known_pass_names():
+            raise UsageError(f"pass {name!r} is not in the default pipeline: {listing}")
+        raise UsageError(f"unknown pass {name!r}; the default pipeline runs: {listing}")
+
+
+# --- dump ------------------------------------------------------------------------------------
+class Output:
+    """Collects the sections dump prints; headers appear only when there is more than one."""
+
+    def __init__(self):
+        self.sections: list[tuple[str, str]] = []
+
+    def add(self, title: str, text: str) -> None:
+        self.sections.append((title, text.rstrip("\n")))
+
+    def render(self) -> str:
+        if len(self.sections) == 1:
+            return self.sections[0][1] + "\n"
+        return "".join(f"// ---- {title}\n{text}\n" for title, text in self.sections)
+
+
+def wants_graph(options: argparse.Namespace) -> bool:
+    return bool(options.ir or options.before or options.after or options.passes or options.executor)
+
+
+def run_dump(options: argparse.Namespace) -> str:
+    """Everything ``dy2st dump`` prints, as one string."""
+    if not wants_graph(options):
+        for flag, given in (("--arg", options.args), ("--locs", options.locs)):
+            if given:
+                raise UsageError(f"{flag} needs an IR option: --ir, --before, --after, --passes or --executor")
+    check_pass_names(options.after)
+    path, qualname = split_target(options.target)
+    module = load_module(path)
+    static = find_function(module, qualname, path)
+    out = Output()
+    if options.source or not wants_graph(options):
+        out.add(f"transformed source of {qualname}", static.code)
+    if wants_graph(options):
+        args, kwargs = bind_arguments(static, options.args)
+        dump_graphs(static, args, kwargs, options, out)
+    return out.render()
+
+
+def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, out: Output) -> None:
+    from dy2st.ir.printer import print_graph
+    from dy2st.passes.pipeline import optimize
+
+    def show(graph) -> str:
+        return print_graph(graph, locs=options.locs)
+
+    if options.before or options.after or options.passes:
+        graph = static.graph(*args, optimize=False, **kwargs)
+        if options.before:
+            out.add("IR before passes", show(graph))
+        after_each = _after_each_printer(options, out, show)
+        optimize(graph, after_each=after_each)
+    if options.ir:
+        out.add("IR after all passes", show(static.graph(*args, **kwargs)))
+    if options.executor:
+        out.add("generated executor", static.executor_source(*args, **kwargs))
+
+
+def _after_each_printer(options: argparse.Namespace, out: Output, show: Callable) -> Callable:
+    def after_each(pass_name: str, graph, changed: bool) -> None:
+        if options.passes or pass_name in options.after:
+            status = "changed" if changed else "unchanged"
+            out.add(f"IR after {pass_name} ({status})", show(graph))
+
+    return after_each
+
+
+def run_passes_command() -> str:
+    names = pipeline_pass_names()
+    if not names:
+        return "the default pipeline has no passes\n"
+    return "".join(f"{i}. {name}\n" for i, name in enumerate(names, 1))
+
+
+# --- entry point -----------------------------------------------------------------------------
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 dy2st error, 2 usage error)."""
+    parser = build_parser()
+    options = parser.parse_args(argv)  # exits with 2 on a malformed command line
+    try:
+        text = run_dump(options) if options.command == "dump" else run_passes_command()
+    except UsageError as e:
+        _usage_error(parser, options, str(e))
+    except Dy2stError as e:
+        print(e, file=sys.stderr)
+        return 1
+    except ImportFailed as e:
+        traceback.print_exception(e.__cause__, file=sys.stderr)
+        print(f"dy2st: error: {e}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0
+
+
+def _usage_error(parser: argparse.ArgumentParser, options: argparse.Namespace, message: str) -> NoReturn:
+    prog = f"{parser.prog} {options.command}"
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

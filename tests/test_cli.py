@@ -1,0 +1,251 @@
+"""The ``dy2st`` command line, run as users run it: ``python -m dy2st`` in a subprocess."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from dy2st.cli import ArgumentMaker, UsageError, pipeline_pass_names
+
+MODEL_SOURCE = '''\
+import numpy as np
+import dy2st
+
+W = np.ones((4, 4), np.float32)
+
+
+def scale(v, k):
+    return v * k
+
+
+@dy2st.to_static
+def model(x, k=2):
+    y = x @ W
+    return np.maximum(scale(y, k), 0)
+
+
+def plain(pair, n):
+    a, b = pair
+    return a + b * n
+
+
+def generator(x):
+    yield x
+
+
+def mismatch(x, y):
+    return x + y
+'''
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL_SOURCE)
+    return tmp_path
+
+
+def run_cli(cwd, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dy2st", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_dump_prints_transformed_source(workdir):
+    result = run_cli(workdir, "dump", "model.py::model")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def model(x, k=2):\n")
+    assert "_dy2st.convert_call(scale)(y, k)" in result.stdout
+    assert "//" not in result.stdout  # a single section has no header
+
+
+def test_dump_plain_function_without_decorator(workdir):
+    result = run_cli(workdir, "dump", "model.py::plain")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def plain(pair, n):")
+
+
+def test_ir_before_passes_for_a_signature_with_locations(workdir):
+    result = run_cli(workdir, "dump", "model.py::model", "--before", "--locs", "--arg", "x=float32[4]")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "func @model(%x: f32[4])"
+    assert lines[1] == "    captures(%W: f32[4,4]) -> f32[4] {"
+    assert lines[2].endswith(" = matmul %x, %W : f32[4]  # model.py:13")
+    assert lines[3].endswith(", 2 : f32[4]  # model.py:8")  # the helper's own line
+    assert lines[4].endswith(", 0 : f32[4]  # model.py:14")
+    assert lines[-1] == "}"
+
+
+def test_ir_of_nested_arguments_and_python_constant(workdir):
+    result = run_cli(workdir, "dump", "model.py::plain", "--ir", "--arg", "pair=(f32[3], f64[3])",
+                     "--arg", "n=3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("func @plain(%pair_0: f32[3], %pair_1: f64[3]) -> f64[3] {")
+    assert "multiply %pair_1, 3 : f64[3]" in result.stdout
+
+
+def test_zero_d_argument_and_python_constant_change_the_signature(workdir):
+    result = run_cli(workdir, "dump", "model.py::plain", "--before", "--arg", "pair=[i64[], bool[2]]",
+                     "--arg", "n=True")
+    assert result.returncode == 0, result.stderr
+    assert "func @plain(%pair_0: i64[], %pair_1: bool[2]) -> i64[2]" in result.stdout
+    assert "True" in result.stdout
+
+
+def test_executor_and_source_sections_have_headers(workdir):
+    result = run_cli(workdir, "dump", "model.py::model", "--source", "--ir", "--executor",
+                     "--arg", "x=f32[4]", "--arg", "k=3")
+    assert result.returncode == 0, result.stderr
+    headers = [line for line in result.stdout.splitlines() if line.startswith("// ----")]
+    assert headers == ["// ---- transformed source of model", "// ---- IR after all passes",
+                       "// ---- generated executor"]
+    assert "def run(" in result.stdout
+
+
+def test_passes_prints_the_ir_after_every_pass(workdir):
+    names = pipeline_pass_names()
+    result = run_cli(workdir, "dump", "model.py::model", "--passes", "--before", "--arg", "x=f32[4]")
+    assert result.returncode == 0, result.stderr
+    headers = [line for line in result.stdout.splitlines() if line.startswith("// ----")]
+    if names:
+        expected = ["// ---- IR before passes"] + [f"// ---- IR after {n} " for n in names]
+        assert [h if h == expected[0] else h[: h.index("(")] for h in headers] == expected
+    else:  # only the IR before passes: a single section, printed without a header
+        assert headers == []
+        assert result.stdout.startswith("func @model(")
+
+
+def test_after_a_named_pass(workdir):
+    names = pipeline_pass_names()
+    if not names:
+        pytest.skip("the default pipeline has no passes yet")
+    result = run_cli(workdir, "dump", "model.py::model", "--after", names[-1], "--arg", "x=f32[4]")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("func @model(%x: f32[4])")
+
+
+def test_passes_subcommand_lists_the_pipeline(workdir):
+    result = run_cli(workdir, "passes")
+    assert result.returncode == 0
+    names = pipeline_pass_names()
+    expected = "".join(f"{i}. {n}\n" for i, n in enumerate(names, 1)) or "the default pipeline has no passes\n"
+    assert result.stdout == expected
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["dump", "missing.py::model"], "dy2st dump: error: no such file: missing.py\n"),
+        (["dump", "model.py::nothing"],
+         "dy2st dump: error: model.py has no function 'nothing'; functions defined there: "
+         "generator, mismatch, model, plain, scale\n"),
+        (["dump", "model.py"], "dy2st dump: error: expected FILE::FUNC (for example model.py::model), "
+         "got 'model.py'\n"),
+        (["dump", "model.py::model", "--ir"],
+         "dy2st dump: error: missing --arg for parameter 'x' of model(x, k=2)\n"),
+        (["dump", "model.py::model", "--ir", "--arg", "x=f32[4]", "--arg", "z=1"],
+         "dy2st dump: error: model(x, k=2) has no parameter 'z'\n"),
+        (["dump", "model.py::model", "--ir", "--arg", "x"],
+         "dy2st dump: error: malformed --arg 'x': expected NAME=VALUE, for example x=f32[512]\n"),
+        (["dump", "model.py::model", "--arg", "x=f32[4]"],
+         "dy2st dump: error: --arg needs an IR option: --ir, --before, --after, --passes or --executor\n"),
+        (["dump", "model.py::model", "--after", "no-such-pass", "--arg", "x=f32[4]"], None),
+    ],
+)
+def test_usage_errors_exit_2_with_a_message(workdir, args, message):
+    result = run_cli(workdir, *args)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    if message is None:
+        assert result.stderr.startswith("dy2st dump: error: unknown pass 'no-such-pass'; the default pipeline runs: ")
+    else:
+        assert result.stderr == message
+
+
+def test_malformed_array_type_is_a_usage_error(workdir):
+    result = run_cli(workdir, "dump", "model.py::model", "--ir", "--arg", "x=f33[4]")
+    assert result.returncode == 2
+    assert result.stderr.startswith("dy2st dump: error: malformed --arg 'x=f33[4]': unknown dtype 'f33'")
+
+
+def test_argparse_errors_exit_2(workdir):
+    assert run_cli(workdir).returncode == 2
+    assert run_cli(workdir, "dump", "model.py::model", "--no-such-option").returncode == 2
+
+
+def test_conversion_error_exits_1_naming_the_users_line(workdir):
+    result = run_cli(workdir, "dump", "model.py::generator")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[:2] == [
+        "model.py:23:5: error: 'yield' (generator functions) cannot be converted",
+        "        yield x",
+    ]
+
+
+def test_graph_build_error_exits_1_naming_the_users_line(workdir):
+    result = run_cli(workdir, "dump", "model.py::mismatch", "--ir", "--arg", "x=f32[3]", "--arg", "y=f32[4]")
+    assert result.returncode == 1
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("model.py:27:")
+    assert "add(f32[3], f32[4])" in first
+
+
+def test_import_error_in_the_users_file_exits_1(tmp_path):
+    (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n")
+    result = run_cli(tmp_path, "dump", "broken.py::f")
+    assert result.returncode == 1
+    assert "dy2st: error: importing broken.py failed: RuntimeError: boom" in result.stderr
+
+
+def test_help_is_complete_with_examples(workdir):
+    top = run_cli(workdir, "--help")
+    assert top.returncode == 0
+    for word in ("dump", "passes", "examples:"):
+        assert word in top.stdout
+    dump = run_cli(workdir, "dump", "--help").stdout
+    for option in ("--arg", "--ir", "--before", "--after", "--passes", "--executor", "--locs", "examples:"):
+        assert option in dump
+    assert "dy2st passes" in run_cli(workdir, "passes", "--help").stdout
+
+
+def test_sibling_modules_of_the_file_are_importable(tmp_path):
+    (tmp_path / "helpers.py").write_text("def double(v):\n    return v * 2\n")
+    (tmp_path / "main.py").write_text(textwrap.dedent("""\
+        from helpers import double
+
+        def f(x):
+            return double(x) + 1
+    """))
+    result = run_cli(tmp_path, "dump", "main.py::f", "--ir", "--arg", "x=i64[2]")
+    assert result.returncode == 0, result.stderr
+    assert "multiply %x, 2 : i64[2]" in result.stdout
+
+
+# --- the signature parser, in process -------------------------------------------------------
+def test_argument_maker_builds_arrays_and_literals():
+    maker = ArgumentMaker()
+    name, x = maker.parse("x=float32[2,3]")
+    assert name == "x" and x.shape == (2, 3) and x.dtype.name == "float32"
+    _, flag = maker.parse("flag=int64[]")
+    assert flag.shape == () and flag.dtype.name == "int64" and type(flag).__name__ == "ndarray"
+    _, mask = maker.parse("m=bool[5]")
+    assert mask.dtype.name == "bool"
+    assert maker.parse("n=-3") == ("n", -3)
+    assert maker.parse("act='relu'") == ("act", "relu")
+    _, tree = maker.parse("t={'w': f32[2], 'b': (i64[1], None)}")
+    assert tree["w"].dtype.name == "float32" and tree["b"][0].dtype.name == "int64" and tree["b"][1] is None
+
+
+def test_argument_maker_is_deterministic():
+    a = ArgumentMaker().parse("x=f64[8]")[1]
+    b = ArgumentMaker().parse("x=f64[8]")[1]
+    assert (a == b).all()
+
+
+@pytest.mark.parametrize("spec", ["x=f32[-1]", "x=f32[2.5]", "x=np.float32[3]", "x=f32[", "x=foo(1)", "=3"])
+def test_argument_maker_rejects_malformed_specs(spec):
+    with pytest.raises(UsageError, match="malformed --arg"):
+        ArgumentMaker().parse(spec)
