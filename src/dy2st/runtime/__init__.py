@@ -5,5 +5,22 @@ the code), symbolic tensors are staged into graph ops.
 """
 
 from dy2st.runtime.calls import convert_call, convert_print
+from dy2st.runtime.logical import (
+    convert_compare_chain,
+    convert_ifexp,
+    convert_logical_and,
+    convert_logical_not,
+    convert_logical_or,
+)
+from dy2st.runtime.asserts import convert_assert
 
-__all__ = ["convert_call", "convert_print"]
+__all__ = [
+    "convert_assert",
+    "convert_call",
+    "convert_compare_chain",
+    "convert_ifexp",
+    "convert_logical_and",
+    "convert_logical_not",
+    "convert_logical_or",
+    "convert_print",
+]

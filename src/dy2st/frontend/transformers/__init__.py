@@ -11,8 +11,10 @@ Ordering constraints:
     are recognised and left alone while every user call is routed through ``convert_call``.
 """
 
-from dy2st.frontend.transformers import calls
+from dy2st.frontend.transformers import asserts, calls, logical
 
 PIPELINE = (
+    logical,
+    asserts,
     calls,
 )
