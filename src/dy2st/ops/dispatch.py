@@ -17,18 +17,18 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
     if kwargs.get("out") is not None:
         raise UnsupportedOpError(
             f"np.{ufunc.__name__}(..., out=...) writes into an existing array, which a converted "
-            "function does not do", user_location(3), "assign the result instead: y = np.f(x)",
+            "function does not do", user_location(), "assign the result instead: y = np.f(x)",
         )
     if method == "__call__":
         opname = registry.UFUNC_OPS.get(ufunc)
         if ufunc.__name__ == "matmul":
             opname = "matmul"
         if opname is None:
-            raise UnsupportedOpError(f"the ufunc np.{ufunc.__name__} is not supported", user_location(3))
+            raise UnsupportedOpError(f"the ufunc np.{ufunc.__name__} is not supported", user_location())
         unsupported = sorted(k for k in kwargs if k != "out")
         if unsupported:
             raise UnsupportedOpError(
-                f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location(3)
+                f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location()
             )
         return apply(opname, *inputs)
     if method == "reduce" and ufunc.__name__ in _REDUCE_AS:
@@ -38,7 +38,7 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         kwargs.setdefault("axis", 0)
         kwargs.pop("out", None)
         return handler(*inputs, **kwargs)
-    raise UnsupportedOpError(f"np.{ufunc.__name__}.{method} is not supported", user_location(3))
+    raise UnsupportedOpError(f"np.{ufunc.__name__}.{method} is not supported", user_location())
 
 
 def call_function(func, args, kwargs):
@@ -50,7 +50,7 @@ def call_function(func, args, kwargs):
         prefix = "np." if module.startswith("numpy") else f"{module}."
         raise UnsupportedOpError(
             f"the NumPy function {prefix}{name} is not supported on symbolic tensors",
-            user_location(3),
+            user_location(),
             "see docs/numpy-support.md for the supported surface",
         )
     return handler(*args, **kwargs)

@@ -49,12 +49,12 @@ def split_index(index) -> tuple[tuple, list]:
             if item.dtype == np.bool_:
                 raise UnsupportedOpError(
                     "indexing with a boolean tensor gives a result whose shape depends on the data",
-                    user_location(4),
+                    user_location(),
                     "use np.where(mask, x, fill) to keep a static shape",
                 )
             if item.dtype.kind not in "iu":
                 raise GraphBuildError(
-                    f"only integer tensors can be used as indices, not {item.dtype}", user_location(4)
+                    f"only integer tensors can be used as indices, not {item.dtype}", user_location()
                 )
             template.append(TENSOR_SLOT)
             tensors.append(item)
@@ -63,7 +63,7 @@ def split_index(index) -> tuple[tuple, list]:
                 if isinstance(bound, Tensor):
                     raise UnsupportedOpError(
                         "a slice bound that is a tensor makes the result shape data-dependent",
-                        user_location(4),
+                        user_location(),
                         "slice with Python ints, or index single elements with t[i]",
                     )
             template.append(item)

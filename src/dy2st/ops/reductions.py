@@ -99,7 +99,7 @@ def _make_handler(name: str):
 
         if out is not None or dtype is not None or unsupported:
             bad = [k for k, v in (("out", out), ("dtype", dtype)) if v is not None] + sorted(unsupported)
-            raise UnsupportedOpError(f"np.{name}: arguments {bad} are not supported", user_location(3))
+            raise UnsupportedOpError(f"np.{name}: arguments {bad} are not supported", user_location())
         ndim = a.ndim if hasattr(a, "ndim") else np.ndim(a)
         return apply(name, a, axis=normalize_axis(axis, ndim, name in _SINGLE_AXIS), keepdims=bool(keepdims))
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.tensor import apply
 from dy2st.ir.types import TensorType
+from dy2st.ops.arguments import build_error, normalize_axes, static_shape
 from dy2st.ops.registry import OpDef, handles, method, prop, register
 
 
@@ -79,8 +81,12 @@ def reshape_method(a, *shape, order="C", copy=None):
 
 @handles(np.transpose, np.permute_dims)
 def transpose(a, axes=None):
-    axes = tuple(range(a.ndim))[::-1] if axes is None else tuple(int(x) % max(a.ndim, 1) for x in axes)
-    return apply("transpose", a, axes=axes)
+    if axes is None:
+        return apply("transpose", a, axes=tuple(range(a.ndim))[::-1])
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    if len(axes) != a.ndim:
+        raise build_error("np.transpose", ValueError("axes don't match array"))
+    return apply("transpose", a, axes=normalize_axes(axes, a.ndim, "np.transpose"))
 
 
 @method("transpose")
@@ -97,6 +103,8 @@ def transpose_property(a):
 
 @prop("mT")
 def matrix_transpose_property(a):
+    if a.ndim < 2:
+        raise build_error("ndarray.mT", ValueError("matrix transpose with ndim < 2 is undefined"))
     axes = list(range(a.ndim))
     axes[-2:] = axes[-1], axes[-2]
     return transpose(a, tuple(axes))
@@ -105,6 +113,11 @@ def matrix_transpose_property(a):
 @method("astype")
 def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     dtype = np.dtype(dtype)
+    if not np.can_cast(a.dtype, dtype, casting=casting):
+        raise build_error(
+            "ndarray.astype",
+            TypeError(f"Cannot cast array data from {a.dtype!r} to {dtype!r} according to the rule {casting!r}"),
+        )
     if dtype == a.dtype and not copy:
         return a
     return apply("astype", a, dtype=dtype)
@@ -117,7 +130,112 @@ def copy(a, order="K", subok=False):
 
 
 def _only_c_order(name, order):
-    if order not in ("C", "A", "K", None):
-        from dy2st.errors import UnsupportedOpError, user_location
+    # dy2st does not track memory layout, so only the C order (which ignores layout) is exact.
+    if order not in ("C", None):
+        raise UnsupportedOpError(
+            f"np.{name}(order={order!r}) is not supported on symbolic tensors", user_location(),
+            "only order='C' is supported: dy2st does not track memory layout",
+        )
 
-        raise UnsupportedOpError(f"np.{name}(order={order!r}) is not supported", user_location(4))
+
+# --- broadcasting and adding/removing unit axes ---------------------------------------------
+def _broadcast_to_rule(types, shape):
+    (t,) = types
+    try:
+        fits = len(t.shape) <= len(shape) and np.broadcast_shapes(t.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"cannot broadcast an array of shape {t.shape} to the requested shape {tuple(shape)}")
+    return TensorType(tuple(shape), t.dtype)
+
+
+register(OpDef("broadcast_to", _broadcast_to_rule, lambda x, shape: np.broadcast_to(x, shape), view=True,
+               doc="np.broadcast_to (a read-only view)"))
+
+
+@handles(np.broadcast_to)
+def broadcast_to(array, shape, subok=False):
+    """Staged ``np.broadcast_to``; ``array`` may also be a concrete array."""
+    return apply("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to"))
+
+
+@handles(np.expand_dims)
+def expand_dims(a, axis):
+    """Staged ``np.expand_dims``: a reshape that inserts unit axes."""
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out_ndim = a.ndim + len(axes)
+    positions = normalize_axes(axes, out_ndim, "np.expand_dims")
+    dims = iter(a.shape)
+    shape = tuple(1 if i in positions else next(dims) for i in range(out_ndim))
+    return apply("reshape", a, shape=shape)
+
+
+@handles(np.squeeze)
+@method("squeeze")
+def squeeze(a, axis=None):
+    """Staged ``np.squeeze``: a reshape that drops unit axes (all of them, or the given ones)."""
+    if axis is None:
+        dropped = {i for i, d in enumerate(a.shape) if d == 1}
+    else:
+        dropped = set(normalize_axes(axis, a.ndim, "np.squeeze"))
+        if any(a.shape[i] != 1 for i in dropped):
+            raise build_error("np.squeeze", ValueError("cannot select an axis to squeeze out which has size not equal to one"))
+    return apply("reshape", a, shape=tuple(d for i, d in enumerate(a.shape) if i not in dropped))
+
+
+@handles(np.ravel)
+@method("ravel")
+def ravel(a, order="C"):
+    """Staged ``np.ravel``: a 1-d reshape (a view where NumPy returns one)."""
+    _only_c_order("ravel", order)
+    return apply("reshape", a, shape=(a.size,))
+
+
+@method("flatten")
+def flatten(a, order="C"):
+    """Staged ``ndarray.flatten``: always a copy, unlike ``ravel``."""
+    _only_c_order("flatten", order)
+    return apply("copy", apply("reshape", a, shape=(a.size,)))
+
+
+@handles(np.swapaxes)
+@method("swapaxes")
+def swapaxes(a, axis1, axis2):
+    """Staged ``np.swapaxes``: a transpose exchanging two axes."""
+    first, second = normalize_axes((axis1,), a.ndim, "np.swapaxes")[0], normalize_axes((axis2,), a.ndim, "np.swapaxes")[0]
+    axes = list(range(a.ndim))
+    axes[first], axes[second] = axes[second], axes[first]
+    return apply("transpose", a, axes=tuple(axes))
+
+
+@handles(np.moveaxis)
+def moveaxis(a, source, destination):
+    """Staged ``np.moveaxis``: a transpose moving axes to new positions."""
+    sources = normalize_axes(source, a.ndim, "np.moveaxis")
+    destinations = normalize_axes(destination, a.ndim, "np.moveaxis")
+    if len(sources) != len(destinations):
+        raise build_error("np.moveaxis", ValueError("`source` and `destination` arguments must have the same number of elements"))
+    order = [i for i in range(a.ndim) if i not in sources]
+    for dest, src in sorted(zip(destinations, sources)):
+        order.insert(dest, src)
+    return apply("transpose", a, axes=tuple(order))
+
+
+# --- static facts: answered at build time, no op emitted ----------------------------------------
+@handles(np.ndim)
+def ndim(a):
+    """``np.ndim`` of a tensor: a Python int (shapes are static)."""
+    return a.ndim
+
+
+@handles(np.shape)
+def shape_of(a):
+    """``np.shape`` of a tensor: a tuple of Python ints."""
+    return a.shape
+
+
+@handles(np.size)
+def size_of(a, axis=None):
+    """``np.size`` of a tensor: a Python int."""
+    return a.size if axis is None else a.shape[normalize_axes(axis, a.ndim, "np.size")[0]]

@@ -1,0 +1,219 @@
+"""Joining arrays: concatenate, stack, hstack, vstack, and ``np.array`` of lists holding tensors.
+
+Operands of a join are arrays, never weak Python scalars: NumPy turns each element into an array
+first, so ``np.stack([f32_scalar_tensor, 1.0])`` is float64 like it is eagerly.
+
+Before (user code)::
+
+    h = np.array([[x, y], [y, x]])      # x, y: f32[3] tensors
+
+After (IR)::
+
+    %0 = stack %x, %y {axis=0} : f32[2,3]
+    %1 = stack %y, %x {axis=0} : f32[2,3]
+    %h = stack %0, %1 {axis=0} : f32[2,2,3]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.tensor import Tensor, apply
+from dy2st.ir.types import TensorType
+from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
+from dy2st.ops.registry import CREATION_HANDLERS, OpDef, handles, register
+
+
+def _joined_dtype(types: list[TensorType], dtype, casting: str) -> np.dtype:
+    if dtype is None:
+        return np.result_type(*(t.dtype for t in types))
+    for t in types:
+        if not np.can_cast(t.dtype, dtype, casting=casting):
+            raise TypeError(f"Cannot cast array data from {t.dtype!r} to {dtype!r} according to the rule {casting!r}")
+    return dtype
+
+
+def _concatenate_rule(types, axis, dtype=None, casting="same_kind"):
+    first = types[0]
+    if first.ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    for i, t in enumerate(types[1:], start=1):
+        if t.ndim != first.ndim:
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match exactly, but "
+                f"the array at index 0 has {first.ndim} dimension(s) and the array at index {i} has {t.ndim}"
+            )
+        for d in range(first.ndim):
+            if d != axis and t.shape[d] != first.shape[d]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must match exactly, but "
+                    f"along dimension {d}, the array at index 0 has size {first.shape[d]} and the array at "
+                    f"index {i} has size {t.shape[d]}"
+                )
+    shape = list(first.shape)
+    shape[axis] = sum(t.shape[axis] for t in types)
+    return TensorType(tuple(shape), _joined_dtype(types, dtype, casting))
+
+
+def _stack_rule(types, axis, dtype=None, casting="same_kind"):
+    shape = types[0].shape
+    if any(t.shape != shape for t in types):
+        raise ValueError("all input arrays must have the same shape")
+    return TensorType(shape[:axis] + (len(types),) + shape[axis:], _joined_dtype(types, dtype, casting))
+
+
+def _concatenate_kernel(*arrays, axis, dtype=None, casting="same_kind"):
+    return np.concatenate(arrays, axis=axis, dtype=dtype, casting=casting)
+
+
+def _stack_kernel(*arrays, axis, dtype=None, casting="same_kind"):
+    return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
+
+
+register(OpDef("concatenate", _concatenate_rule, _concatenate_kernel, doc="np.concatenate along a static axis"))
+register(OpDef("stack", _stack_rule, _stack_kernel, doc="np.stack along a new static axis"))
+
+
+def _as_operands(func_name: str, arrays) -> list[Any]:
+    if isinstance(arrays, Tensor):
+        raise UnsupportedOpError(
+            f"{func_name} of a single tensor iterates over its rows, which is not supported",
+            user_location(),
+            f"pass a list of arrays: {func_name}([a, b, ...])",
+        )
+    operands = [a if isinstance(a, Tensor) else np.asarray(a) for a in arrays]
+    if not operands:
+        raise build_error(func_name, ValueError("need at least one array to concatenate"))
+    return operands
+
+
+def _join_options(func_name, out, dtype, casting):
+    reject_unsupported(func_name, out=(out, None))
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise build_error(func_name, ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'"))
+    # Only non-default options become attributes, so the IR of a plain join stays short.
+    options = {}
+    if dtype is not None:
+        options["dtype"] = np.dtype(dtype)
+    if casting != "same_kind":
+        options["casting"] = casting
+    return options
+
+
+@handles(np.concatenate, np.concat)
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Staged ``np.concatenate``; ``axis=None`` joins the flattened arrays."""
+    options = _join_options("np.concatenate", out, dtype, casting)
+    operands = _as_operands("np.concatenate", arrays)
+    if axis is None:
+        operands = [apply("reshape", a, shape=(int(np.prod(a.shape)),)) for a in operands]
+        axis = 0
+    ndim = np.ndim(operands[0]) if not isinstance(operands[0], Tensor) else operands[0].ndim
+    if ndim == 0:
+        raise build_error("np.concatenate", ValueError("zero-dimensional arrays cannot be concatenated"))
+    return apply("concatenate", *operands, axis=normalize_axes(axis, ndim, "np.concatenate")[0], **options)
+
+
+@handles(np.stack)
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """Staged ``np.stack``."""
+    options = _join_options("np.stack", out, dtype, casting)
+    operands = _as_operands("np.stack", arrays)
+    ndim = operands[0].ndim
+    result = apply("stack", *operands, axis=normalize_axes(static_int(axis, "np.stack: axis"), ndim + 1, "np.stack")[0], **options)
+    result._scalar = False
+    return result
+
+
+def _at_least(a, ndim: int):
+    """``np.atleast_2d``-style: prepend unit axes (for 1-d in vstack: (n,) -> (1, n))."""
+    shape = a.shape if isinstance(a, Tensor) else np.shape(a)
+    if len(shape) >= ndim:
+        return a
+    return apply("reshape", a, shape=(1,) * (ndim - len(shape)) + tuple(shape))
+
+
+@handles(np.vstack)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """Staged ``np.vstack``: 1-d arrays become rows."""
+    operands = [_at_least(a, 2) for a in _as_operands("np.vstack", tup)]
+    return concatenate(operands, axis=0, dtype=dtype, casting=casting)
+
+
+@handles(np.hstack)
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """Staged ``np.hstack``: 1-d arrays are joined end to end, others along axis 1."""
+    operands = [_at_least(a, 1) for a in _as_operands("np.hstack", tup)]
+    axis = 0 if np.ndim(operands[0]) == 1 else 1
+    return concatenate(operands, axis=axis, dtype=dtype, casting=casting)
+
+
+# --- np.array / np.asarray of nested lists -------------------------------------------------------
+def contains_tensor(obj: Any) -> bool:
+    """True if ``obj`` is a tensor or a (nested) list/tuple holding one."""
+    if isinstance(obj, Tensor):
+        return True
+    return isinstance(obj, (list, tuple)) and any(contains_tensor(x) for x in obj)
+
+
+def _probe(obj: Any) -> Any:
+    """``obj`` with every tensor replaced by a zero-strided array of its type (no data copied)."""
+    if isinstance(obj, Tensor):
+        return np.broadcast_to(np.zeros((), obj.dtype), obj.shape)
+    if isinstance(obj, (list, tuple)):
+        return [_probe(x) for x in obj]
+    return obj
+
+
+def _pack(obj: Any, dtype: np.dtype):
+    """Emit the stack ops that build ``obj`` (already known to fit NumPy's rules) as ``dtype``."""
+    if isinstance(obj, Tensor):
+        return obj if obj.dtype == dtype else apply("astype", obj, dtype=dtype)
+    if not contains_tensor(obj):
+        return np.asarray(obj, dtype=dtype)
+    return apply("stack", *(_pack(x, dtype) for x in obj), axis=0)
+
+
+def _array_from_nested(func_name: str, obj: Any, dtype) -> Tensor:
+    try:
+        # NumPy itself decides the result's shape and dtype, ragged-list errors included.
+        expected = np.array(_probe(obj), dtype=dtype)
+    except (ValueError, TypeError) as e:
+        raise build_error(func_name, e) from None
+    result = _pack(obj, expected.dtype)
+    if not isinstance(result, Tensor) or result.shape != expected.shape:  # pragma: no cover - a bug guard
+        raise build_error(func_name, ValueError(f"could not pack the list into shape {expected.shape}"))
+    result._scalar = False
+    return result
+
+
+def _make_array_handler(func, func_name: str):
+    def handler(obj, *args, **kwargs):
+        if isinstance(obj, Tensor) or not contains_tensor(obj):
+            # A bare tensor reaches Tensor.__array__, which raises TensorValueError at the user's line.
+            return func(obj, *args, **kwargs)
+        bound = _bind_array_arguments(func_name, args, kwargs)
+        return _array_from_nested(func_name, obj, bound)
+
+    handler.__name__ = func.__name__
+    handler.__doc__ = f"Staged ``{func_name}``: nested lists holding tensors become stack ops."
+    return handler
+
+
+def _bind_array_arguments(func_name: str, args: tuple, kwargs: dict):
+    dtype = args[0] if args else kwargs.pop("dtype", None)
+    kwargs.pop("dtype", None)
+    kwargs.pop("order", None)  # layout never changes values of a fresh array
+    kwargs.pop("copy", None)  # the stacked result is always a fresh array
+    kwargs.pop("subok", None)  # symbolic tensors have no subclasses
+    ndmin = kwargs.pop("ndmin", 0)
+    reject_unsupported(func_name, ndmin=(ndmin, 0), **{k: (v, None) for k, v in kwargs.items()},
+                       extra_positional=(args[1:] or None, None))
+    return None if dtype is None else np.dtype(dtype)
+
+
+for _func, _name in ((np.array, "np.array"), (np.asarray, "np.asarray"), (np.asanyarray, "np.asanyarray")):
+    CREATION_HANDLERS[_func] = _make_array_handler(_func, _name)
