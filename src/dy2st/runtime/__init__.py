@@ -11,6 +11,7 @@ from dy2st.runtime.logical import (
     convert_logical_and,
     convert_logical_not,
     convert_logical_or,
+    iterate_until,
 )
 from dy2st.runtime.asserts import convert_assert
 
@@ -23,4 +24,5 @@ __all__ = [
     "convert_logical_not",
     "convert_logical_or",
     "convert_print",
+    "iterate_until",
 ]

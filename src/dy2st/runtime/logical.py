@@ -129,3 +129,35 @@ def convert_ifexp(test: Any, true_fn: Callable[[], Any], false_fn: Callable[[], 
     from dy2st.runtime.control_flow import cond  # the control-flow runtime imports this module
 
     return cond(truth_value(test), true_fn, false_fn)
+
+
+class StoppableIterable:
+    """An iterable whose ``for`` loop ends once ``stop_fn()`` is true (the lowered ``break``).
+
+    The flag is checked before each next element, so the loop target is not rebound after the
+    ``break``. A tensor flag cannot be tested by Python: iteration then goes on and the loop body's
+    own guard makes the remaining iterations change nothing. The control-flow runtime unwraps
+    this object for tensor loops and ands ``not stop_fn()`` into the loop condition.
+
+    Attributes:
+        iterable: what the user's ``for`` iterates over.
+        stop_fn: returns the break flag (a Python bool or a 0-d bool tensor).
+    """
+
+    __slots__ = ("iterable", "stop_fn")
+
+    def __init__(self, iterable: Any, stop_fn: Callable[[], Any]):
+        self.iterable = iterable
+        self.stop_fn = stop_fn
+
+    def __iter__(self):
+        for item in self.iterable:
+            stop = self.stop_fn()
+            if not isinstance(stop, Tensor) and stop:
+                return
+            yield item
+
+
+def iterate_until(iterable: Any, stop_fn: Callable[[], Any]) -> StoppableIterable:
+    """``for x in iterate_until(items, lambda: break_)``: a ``for`` that stops at the break flag."""
+    return StoppableIterable(iterable, stop_fn)

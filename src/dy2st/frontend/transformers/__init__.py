@@ -11,9 +11,11 @@ Ordering constraints:
     are recognised and left alone while every user call is routed through ``convert_call``.
 """
 
-from dy2st.frontend.transformers import asserts, calls, logical
+from dy2st.frontend.transformers import asserts, break_continue, calls, logical, returns
 
 PIPELINE = (
+    returns,  # before break_continue: a return inside a loop becomes a flag and a `break`
+    break_continue,
     logical,
     asserts,
     calls,
