@@ -46,7 +46,7 @@ def run_pass(pass_cls: type[Pass], graph: Graph) -> bool:
 
 def assert_ir(graph: Graph, expected: str) -> None:
     """The graph prints exactly as ``expected`` (indentation of the literal is ignored)."""
-    assert print_graph(graph) == textwrap.dedent(expected).strip("\n")
+    assert print_graph(graph) == textwrap.dedent(expected).strip()
 
 
 def assert_unchanged_by(pass_cls: type[Pass], graph: Graph) -> None:
