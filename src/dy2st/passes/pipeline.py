@@ -9,6 +9,7 @@ from dy2st.passes.base import Pass, PassManager
 from dy2st.passes.cse import CommonSubexpressionElimination
 from dy2st.passes.dce import DeadCodeElimination
 from dy2st.passes.fold import ConstantFolding
+from dy2st.passes.fuse import FuseElementwise
 from dy2st.passes.licm import LoopInvariantCodeMotion
 from dy2st.passes.simplify import AlgebraicSimplification
 
@@ -28,6 +29,9 @@ DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
     # collapsed transpose pair, replaced ops' operands, dead loop-carried values).
     DeadCodeElimination,
     # Lowering passes (fusion, memory planning) go below: they want the cleaned-up graph.
+    # Fusion sees the final elementwise ops (simplify already turned x**k into multiplications);
+    # memory planning then plans the fused ops' outputs like any other out= op.
+    FuseElementwise,
 )
 """Pass classes of the default pipeline, in the order they run. A second round of the cleanups
 was measured to find nothing more on our examples, so each runs once."""
