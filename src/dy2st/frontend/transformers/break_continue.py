@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import gast
 
-from dy2st.frontend.transformer import Context, Transformer, runtime_attr
+from dy2st.frontend.transformer import Context, Transformer, copy_location_deep, runtime_attr
 from dy2st.frontend.transformers.logical import make_lambda
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
@@ -70,6 +70,12 @@ def _name(id_: str, ctx: type = gast.Load) -> gast.Name:
 
 def _set(flag: str, value: bool) -> gast.Assign:
     return gast.Assign(targets=[_name(flag, gast.Store)], value=gast.Constant(value=value, kind=None), type_comment=None)
+
+
+def _located(new: gast.stmt, origin: gast.AST) -> gast.stmt:
+    """``new`` with ``origin``'s location, so errors in generated code name the user's line."""
+    copy_location_deep(new, origin)
+    return new
 
 
 def _exits_in(stmts: list[gast.stmt]) -> set[type]:
@@ -128,7 +134,7 @@ def _lower_block(stmts: list[gast.stmt], flags: _LoopFlags) -> list[gast.stmt]:
     for index, stmt in enumerate(stmts):
         rest = stmts[index + 1 :]
         if isinstance(stmt, (gast.Break, gast.Continue)):
-            out.append(gast.copy_location(_set(flags.flag_of(type(stmt)), True), stmt))
+            out.append(_located(_set(flags.flag_of(type(stmt)), True), stmt))
             return out  # the rest of the block is unreachable
         exits = _exits_in([stmt])
         if not exits:
@@ -142,7 +148,7 @@ def _lower_block(stmts: list[gast.stmt], flags: _LoopFlags) -> list[gast.stmt]:
         if always_exits:
             return out
         if rest:
-            out.append(gast.If(test=flags.guard(exits), body=_lower_block(rest, flags), orelse=[]))
+            out.append(_located(gast.If(test=flags.guard(exits), body=_lower_block(rest, flags), orelse=[]), rest[0]))
             return out
     return out
 
@@ -191,9 +197,9 @@ def _drop_assignments(stmts: list[gast.stmt], flag: str) -> list[gast.stmt]:
             for field in ("body", "orelse", "finalbody"):
                 block = getattr(stmt, field, None)
                 if isinstance(block, list) and block:
-                    setattr(stmt, field, _drop_assignments(block, flag) or [gast.Pass()])
+                    setattr(stmt, field, _drop_assignments(block, flag) or [_located(gast.Pass(), stmt)])
             for handler in getattr(stmt, "handlers", ()):
-                handler.body = _drop_assignments(handler.body, flag) or [gast.Pass()]
+                handler.body = _drop_assignments(handler.body, flag) or [_located(gast.Pass(), handler)]
         kept.append(stmt)
     return kept
 
@@ -212,18 +218,19 @@ class BreakContinueTransformer(Transformer):
         body = _lower_block(node.body, flags)
         if flags.continue_flag is not None:
             if _reads(body, flags.continue_flag):
-                body.insert(0, _set(flags.continue_flag, False))
+                body.insert(0, _located(_set(flags.continue_flag, False), node))
             else:
-                body = _drop_assignments(body, flags.continue_flag) or [gast.Pass()]
+                body = _drop_assignments(body, flags.continue_flag) or [_located(gast.Pass(), node)]
         return body
 
     def _with_else(self, node: gast.While | gast.For, flags: _LoopFlags) -> list[gast.stmt]:
         """The loop, preceded by its break flag and followed by its ``else`` clause."""
-        before = [] if flags.break_flag is None else [_set(flags.break_flag, False)]
+        before = [] if flags.break_flag is None else [_located(_set(flags.break_flag, False), node)]
         after = node.orelse
         node.orelse = []
         if after and flags.break_flag is not None:
-            after = [gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(flags.break_flag)), body=after, orelse=[])]
+            guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(flags.break_flag)), body=after, orelse=[])
+            after = [_located(guard, after[0])]
         return before + [node] + after
 
     def visit_While(self, node: gast.While):
@@ -235,6 +242,7 @@ class BreakContinueTransformer(Transformer):
         if flags.break_flag is not None:
             not_broken = gast.UnaryOp(op=gast.Not(), operand=_name(flags.break_flag))
             node.test = gast.BoolOp(op=gast.And(), values=[not_broken, node.test])
+        copy_location_deep(node.test, node)
         return self._with_else(node, flags)
 
     def visit_For(self, node: gast.For):
@@ -251,12 +259,15 @@ class BreakContinueTransformer(Transformer):
         stem = node.target.id if isinstance(node.target, gast.Name) else "item"
         item = self.ctx.namer.new(f"{stem}_item")
         bind_target = gast.Assign(targets=[node.target], value=_name(item), type_comment=None)
-        node.body = [gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)),
-                             body=[bind_target, *node.body], orelse=[])]
+        _located(bind_target, node)
+        guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)),
+                        body=[bind_target, *node.body], orelse=[])
+        node.body = [_located(guard, node)]
         node.target = _name(item, gast.Store)
         node.iter = gast.Call(
             func=runtime_attr("iterate_until"), args=[node.iter, make_lambda(_name(break_flag))], keywords=[]
         )
+        copy_location_deep(node.iter, node)
 
 
 def transform(tree: gast.AST, ctx: Context) -> gast.AST:

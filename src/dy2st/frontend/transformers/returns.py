@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import gast
 
-from dy2st.frontend.transformer import Context, Transformer
+from dy2st.frontend.transformer import Context, Transformer, copy_location_deep
 
 RETURN_VALUE_STEM = "retval"
 """The stem of the variable holding the return value; errors present it as "the return value"."""
@@ -98,6 +98,12 @@ def _not(name: str) -> gast.UnaryOp:
     return gast.UnaryOp(op=gast.Not(), operand=_name(name))
 
 
+def _located(new: gast.stmt, origin: gast.AST) -> gast.stmt:
+    """``new`` with ``origin``'s location, so errors in generated code name the user's line."""
+    copy_location_deep(new, origin)
+    return new
+
+
 def _is_docstring(stmt: gast.stmt) -> bool:
     return isinstance(stmt, gast.Expr) and isinstance(stmt.value, gast.Constant) and isinstance(stmt.value.value, str)
 
@@ -129,12 +135,12 @@ class _FunctionReturns:
             out.append(stmt)
             if isinstance(stmt, _LOOPS) and in_loop:
                 # The inner loop's `break` left only the inner loop; leave this one too.
-                out.append(gast.If(test=_name(self.do_return), body=[gast.Break()], orelse=[]))
+                out.append(_located(gast.If(test=_name(self.do_return), body=[gast.Break()], orelse=[]), stmt))
             if definitely:
                 return out, True
             if rest and not in_loop:
                 guarded, rest_definitely = self.lower(rest, in_loop)
-                out.append(gast.If(test=_not(self.do_return), body=guarded, orelse=[]))
+                out.append(_located(gast.If(test=_not(self.do_return), body=guarded, orelse=[]), rest[0]))
                 return out, rest_definitely
             # In a loop, the `break` that goes with each return makes the break converter guard
             # the rest of the body, so it is lowered as it stands.
@@ -148,9 +154,7 @@ class _FunctionReturns:
         ]
         if in_loop:
             exit_stmts.append(gast.Break())
-        for new in exit_stmts:
-            gast.copy_location(new, node)
-        return exit_stmts
+        return [_located(new, node) for new in exit_stmts]
 
     def _collapse_if(self, node: gast.If, rest: list[gast.stmt], in_loop: bool) -> bool | None:
         """Lower ``node``, moving ``rest`` into the branch that does not always return.
@@ -201,7 +205,7 @@ def _drop_unread_flag(body: list[gast.stmt], flag: str) -> None:
             block = getattr(node, field, None)
             if isinstance(block, list) and not isinstance(node, _SCOPES):
                 kept = [s for s in block if not _assigns(s, flag)]
-                setattr(node, field, kept or ([gast.Pass()] if field == "body" else []))
+                setattr(node, field, kept or ([_located(gast.Pass(), node)] if field == "body" else []))
     body[:] = [s for s in body if not _assigns(s, flag)]
 
 
@@ -225,13 +229,13 @@ class ReturnTransformer(Transformer):
         retval = self.ctx.namer.new(RETURN_VALUE_STEM)
         docstring = node.body[:1] if _is_docstring(node.body[0]) else []
         body, always_returns = _FunctionReturns(do_return, retval).lower(node.body[len(docstring) :], False)
-        prologue: list[gast.stmt] = [_assign(do_return, gast.Constant(value=False, kind=None))]
+        first = node.body[len(docstring)]
+        prologue: list[gast.stmt] = [_located(_assign(do_return, gast.Constant(value=False, kind=None)), first)]
         if not always_returns:
-            prologue.append(_assign(retval, gast.Constant(value=None, kind=None)))
+            prologue.append(_located(_assign(retval, gast.Constant(value=None, kind=None)), first))
         new_body = prologue + body
         _drop_unread_flag(new_body, do_return)
-        epilogue = gast.Return(value=_name(retval))
-        gast.copy_location(epilogue, node.body[-1])
+        epilogue = _located(gast.Return(value=_name(retval)), node.body[-1])
         node.body = docstring + new_body + [epilogue]
         return node
 
