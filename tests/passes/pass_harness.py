@@ -6,6 +6,7 @@ API, so the pass tests do not depend on the control-flow converters.
 
 from __future__ import annotations
 
+import difflib
 import textwrap
 from collections.abc import Callable, Sequence
 
@@ -46,7 +47,10 @@ def run_pass(pass_cls: type[Pass], graph: Graph) -> bool:
 
 def assert_ir(graph: Graph, expected: str) -> None:
     """The graph prints exactly as ``expected`` (indentation of the literal is ignored)."""
-    assert print_graph(graph) == textwrap.dedent(expected).strip()
+    actual, wanted = print_graph(graph), textwrap.dedent(expected).strip()
+    if actual != wanted:
+        diff = difflib.unified_diff(wanted.splitlines(), actual.splitlines(), "expected", "actual", lineterm="")
+        raise AssertionError("IR differs from the golden text:\n" + "\n".join(diff))
 
 
 def assert_unchanged_by(pass_cls: type[Pass], graph: Graph) -> None:

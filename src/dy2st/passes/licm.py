@@ -2,12 +2,13 @@
 
 Before::
 
-    %h = while_loop (%h0, %i0) : (f32[32], i64[])
+    %h, %i = while_loop (%h0, %i0) : (f32[32], i64[])
         cond (%h_1: f32[32], %i_1: i64[]) { ... }
     } body (%h_2: f32[32], %i_2: i64[]) {
       %0 = transpose %W {axes=(1, 0)} : f32[32,32]     # reads only %W, defined outside
       %1 = matmul %0, %h_2 : f32[32]
       ...
+    }
 
 After: ``%0`` sits just before the ``while_loop``, and so does anything computed only from it.
 
