@@ -135,7 +135,8 @@ class GraphBuilder:
 
     def const(self, value: Any, loc: SourceLocation | None = None) -> Value:
         """A literal constant: a weak Python scalar or a concrete NumPy array/scalar."""
-        if isinstance(value, (bool, int, float, complex)):
+        # np.float64 and np.complex128 subclass float/complex but are strong NumPy scalars.
+        if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
             type = type_of_python_scalar(value)
         elif isinstance(value, (np.ndarray, np.generic)):
             value = np.asarray(value)

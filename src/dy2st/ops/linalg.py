@@ -1,4 +1,4 @@
-"""Linear algebra: matmul (``@``) and dot."""
+"""Linear algebra: matmul (``@``), dot and outer."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import numpy as np
 
 from dy2st.ir.tensor import apply
 from dy2st.ir.types import TensorType
+from dy2st.ops.arguments import reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
 from dy2st.ops.registry import OpDef, handles, method, register
 
@@ -45,7 +46,8 @@ def _dot_rule(types):
     k = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if a.shape[-1] != k:
         raise ValueError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != {k}")
-    shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:]
+    # dot sums over the last axis of a and the second-to-last of b (the only one of a 1-d b).
+    shape = a.shape[:-1] + (b.shape[:-2] + b.shape[-1:] if b.ndim > 1 else ())
     return TensorType(shape, np.result_type(a.dtype, b.dtype))
 
 
@@ -56,4 +58,15 @@ register(OpDef("dot", _dot_rule, np.dot, doc="np.dot"))
 @handles(np.dot)
 @method("dot")
 def dot(a, b, out=None):
+    """Staged ``np.dot`` / ``ndarray.dot``."""
+    reject_unsupported("np.dot", out=(out, None))
     return apply("dot", a, b)
+
+
+@handles(np.outer)
+def outer(a, b, out=None):
+    """Staged ``np.outer``: NumPy's own definition, ``ravel(a)[:, None] * ravel(b)[None, :]``."""
+    reject_unsupported("np.outer", out=(out, None))
+    column = apply("reshape", a, shape=(int(np.prod(np.shape(a))), 1))
+    row = apply("reshape", b, shape=(1, int(np.prod(np.shape(b)))))
+    return apply("multiply", column, row)

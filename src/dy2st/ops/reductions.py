@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, prod, max, min, any, all, argmax, argmin (``axis``, ``keepdims``).
+"""Reductions: sum, mean, prod, max, min, any, all, argmax, argmin, std, var (``axis``, ``keepdims``).
 
 The shape rule is written out; the dtype rule asks NumPy itself on a one-element array of the same
 dtype and rank (cached), so accumulator promotions (``int32.sum() -> int64``, ``int.mean() ->
@@ -8,6 +8,7 @@ float64``) match eager NumPy exactly.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -25,6 +26,8 @@ REDUCTIONS = {
     "all": np.all,
     "argmax": np.argmax,
     "argmin": np.argmin,
+    "std": np.std,
+    "var": np.var,
 }
 _SINGLE_AXIS = {"argmax", "argmin"}
 
@@ -36,29 +39,43 @@ def normalize_axis(axis, ndim: int, single: bool = False):
     axes = axis if isinstance(axis, tuple) else (axis,)
     if single and len(axes) != 1:
         raise TypeError("axis must be None or an int")
+    # NumPy lets a 0-d array take an int axis 0 or -1, but not a tuple of axes.
+    limit = ndim if isinstance(axis, tuple) else max(ndim, 1)
     out = []
     for a in axes:
         if not isinstance(a, (int, np.integer)):
             raise TypeError(f"axis must be an int or a tuple of ints, got {type(a).__name__}")
-        if not -max(ndim, 1) <= a < max(ndim, 1):
+        if not -limit <= a < limit:
             raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-        out.append(int(a) % max(ndim, 1))
+        out.append(int(a) % limit)
     if len(set(out)) != len(out):
         raise ValueError("duplicate value in 'axis'")
     return out[0] if single else tuple(sorted(out))
 
 
 @functools.lru_cache(maxsize=None)
-def _reduced_dtype(name: str, dtype: np.dtype, ndim: int, axis, keepdims: bool) -> np.dtype:
+def _reduced_dtype(name: str, dtype: np.dtype, ndim: int, axis, keepdims: bool, options: tuple) -> np.dtype:
     probe = np.ones((1,) * ndim, dtype=dtype)
-    kwargs = {"axis": axis}
+    kwargs = {"axis": axis, **dict(options)}
     if name not in _SINGLE_AXIS or keepdims:
         kwargs["keepdims"] = keepdims
-    return np.asarray(REDUCTIONS[name](probe, **kwargs)).dtype
+    # The probe's values are meaningless (ddof may exceed its size): silence NumPy's warnings.
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(REDUCTIONS[name](probe, **kwargs)).dtype
+
+
+def _check_identity(name: str, t: TensorType, axis) -> None:
+    """max/min/argmax/argmin of an empty reduction have no identity: NumPy raises."""
+    if name not in ("max", "min", "argmax", "argmin"):
+        return
+    reduced = range(t.ndim) if axis is None else ((axis,) if isinstance(axis, int) else axis)
+    if (t.ndim == 0 and t.size == 0) or any(t.shape[a] == 0 for a in reduced if t.ndim):
+        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
 
 
 def reduction_rule(name: str):
-    def infer(types: list[TensorType], axis=None, keepdims: bool = False) -> TensorType:
+    def infer(types: list[TensorType], axis=None, keepdims: bool = False, **options) -> TensorType:
         (t,) = types
         if axis is None:
             shape = (1,) * t.ndim if keepdims else ()
@@ -70,12 +87,8 @@ def reduction_rule(name: str):
                 shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
             else:
                 shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
-            for a in axes:
-                if t.ndim and t.shape[a] == 0 and name in ("max", "min", "argmax", "argmin"):
-                    raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        if axis is None and t.size == 0 and name in ("max", "min", "argmax", "argmin"):
-            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        return TensorType(shape, _reduced_dtype(name, t.dtype, t.ndim, axis, keepdims))
+        _check_identity(name, t, axis)
+        return TensorType(shape, _reduced_dtype(name, t.dtype, t.ndim, axis, keepdims, tuple(sorted(options.items()))))
 
     return infer
 
@@ -87,21 +100,90 @@ def reduction_kernel(name: str):
             return func(x, axis=axis, keepdims=keepdims) if keepdims else func(x, axis=axis)
         return kernel
 
-    def kernel(x, axis=None, keepdims=False):
-        return func(x, axis=axis, keepdims=keepdims)
+    def kernel(x, axis=None, keepdims=False, **options):
+        return func(x, axis=axis, keepdims=keepdims, **options)
 
     return kernel
 
 
-def _make_handler(name: str):
-    def handler(a, axis=None, dtype=None, out=None, keepdims=False, **unsupported):
-        from dy2st.errors import UnsupportedOpError, user_location
+# Each reduction's positional parameters after the array, in NumPy's order (functions and methods
+# agree), so `np.max(x, 0, None, True)` binds keepdims exactly like NumPy does.
+_PARAMETERS = {
+    "sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+    "prod": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+    "mean": ("axis", "dtype", "out", "keepdims"),
+    "max": ("axis", "out", "keepdims", "initial", "where"),
+    "min": ("axis", "out", "keepdims", "initial", "where"),
+    "any": ("axis", "out", "keepdims"),
+    "all": ("axis", "out", "keepdims"),
+    "argmax": ("axis", "out"),
+    "argmin": ("axis", "out"),
+    "std": ("axis", "dtype", "out", "ddof", "keepdims"),
+    "var": ("axis", "dtype", "out", "ddof", "keepdims"),
+}
+_KEYWORD_ONLY = {"mean": ("where",), "any": ("where",), "all": ("where",), "argmax": ("keepdims",),
+                 "argmin": ("keepdims",), "std": ("where", "mean", "correction"),
+                 "var": ("where", "mean", "correction")}
 
-        if out is not None or dtype is not None or unsupported:
-            bad = [k for k, v in (("out", out), ("dtype", dtype)) if v is not None] + sorted(unsupported)
-            raise UnsupportedOpError(f"np.{name}: arguments {bad} are not supported", user_location())
+
+def _bind(name: str, args: tuple, kwargs: dict) -> dict:
+    positional = _PARAMETERS[name]
+    if len(args) > len(positional):
+        raise TypeError(f"{name}() takes at most {len(positional) + 1} positional arguments")
+    bound = dict(zip(positional, args))
+    allowed = set(positional) | set(_KEYWORD_ONLY.get(name, ()))
+    for key, value in kwargs.items():
+        if key not in allowed or key in bound:
+            problem = "an unexpected" if key not in allowed else "multiple values for"
+            raise TypeError(f"{name}() got {problem} keyword argument '{key}'")
+        bound[key] = value
+    return bound
+
+
+def _op_options(name: str, bound: dict) -> dict:
+    """The attributes beyond axis/keepdims: an accumulator dtype, and ddof for std/var."""
+    options = {}
+    if bound.get("dtype") is not None:
+        options["dtype"] = np.dtype(bound["dtype"])
+    if name in ("std", "var"):
+        ddof, correction = bound.get("ddof", 0), bound.get("correction", np._NoValue)
+        if correction is not np._NoValue:
+            if ddof != 0:
+                raise ValueError("ddof and correction can't be provided simultaneously.")
+            ddof = correction
+        if ddof != 0:
+            options["ddof"] = ddof if isinstance(ddof, (int, float)) else float(ddof)
+    return options
+
+
+def _zero_dimensional_axis(name: str, dtype: np.dtype, axis) -> None:
+    """None if NumPy accepts ``axis`` on a 0-d array of this reduction (where it means "all")."""
+    # NumPy is not uniform here (np.sum takes axis=-1 on a 0-d array, np.mean does not): ask it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        REDUCTIONS[name](np.ones((), dtype), axis=axis)
+    return None
+
+
+def _make_handler(name: str):
+    def handler(a, *args, **kwargs):
+        from dy2st.errors import GraphBuildError, user_location
+        from dy2st.ops.arguments import reject_unsupported
+
         ndim = a.ndim if hasattr(a, "ndim") else np.ndim(a)
-        return apply(name, a, axis=normalize_axis(axis, ndim, name in _SINGLE_AXIS), keepdims=bool(keepdims))
+        try:
+            bound = _bind(name, args, kwargs)
+            options = _op_options(name, bound)
+            axis = normalize_axis(bound.get("axis"), ndim, name in _SINGLE_AXIS)
+            if ndim == 0 and axis is not None:
+                axis = _zero_dimensional_axis(name, a.dtype, bound["axis"])
+        except (TypeError, ValueError) as e:
+            raise GraphBuildError(f"np.{name}: {e}", user_location()) from None
+        reject_unsupported(
+            f"np.{name}", out=(bound.get("out"), None), initial=(bound.get("initial", np._NoValue), np._NoValue),
+            where=(bound.get("where", True), True), mean=(bound.get("mean", np._NoValue), np._NoValue),
+        )
+        return apply(name, a, axis=axis, keepdims=bool(bound.get("keepdims", False)), **options)
 
     return handler
 

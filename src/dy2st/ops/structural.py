@@ -16,7 +16,7 @@ from dy2st.ops.registry import OpDef, register
 
 
 def _const_type(types, value):
-    if isinstance(value, (bool, int, float, complex)):
+    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
         return type_of_python_scalar(value)
     return type_of_array(np.asarray(value))
 

@@ -1,0 +1,120 @@
+"""Elementwise NumPy functions that are not plain ufunc calls: where, clip, round.
+
+They broadcast their operands like ufuncs do and are flagged ``elementwise`` for fusion. ``clip``
+is staged exactly as NumPy's own ``_clip`` does it: a bound that is a Python int outside an integer
+array's range is dropped, and a missing bound turns the call into ``minimum``/``maximum``.
+
+Before (user code)::
+
+    y = np.where(x > 0, x, 0.01 * x)
+    z = np.clip(y, 0, 6)
+
+After (IR)::
+
+    %0 = greater %x, 0 : bool[8]
+    %1 = multiply 0.01, %x : f32[8]
+    %y = where %0, %x, %1 : f32[8]
+    %z = clip %y, 0, 6 : f32[8]
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.tensor import Tensor, apply
+from dy2st.ir.types import TensorType
+from dy2st.ops.arguments import reject_unsupported, static_int
+from dy2st.ops.elementwise import ufunc_rule
+from dy2st.ops.registry import OpDef, handles, method, register
+
+CLIP_UFUNC: np.ufunc = np._core.umath.clip
+
+
+def _probe_operand(t: TensorType):
+    """A one-element stand-in for an operand that NumPy promotes the way it promotes the operand."""
+    if t.weak and t.dtype != np.bool_:
+        return {"i": 0, "f": 0.0, "c": 0j}[t.dtype.kind]  # a weak Python scalar
+    return np.zeros(1, t.dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _probed_dtype(func_name: str, operands: tuple[TensorType, ...], attrs: tuple) -> np.dtype:
+    func = {"where": np.where, "round": np.round}[func_name]
+    probes = [_probe_operand(TensorType((), t.dtype, t.weak)) for t in operands]
+    return np.asarray(func(*probes, **dict(attrs))).dtype
+
+
+def _where_rule(types):
+    shape = tuple(np.broadcast_shapes(*(t.shape for t in types)))
+    operand_types = tuple(TensorType((), t.dtype, t.weak) for t in types)
+    return TensorType(shape, _probed_dtype("where", operand_types, ()))
+
+
+def _round_rule(types, decimals):
+    (t,) = types
+    return TensorType(t.shape, _probed_dtype("round", (TensorType((), t.dtype, t.weak),), (("decimals", decimals),)))
+
+
+def _round_kernel(x, decimals):
+    return np.round(x, decimals)
+
+
+register(OpDef("where", _where_rule, np.where, elementwise=True, doc="np.where(cond, x, y)"))
+register(OpDef("clip", ufunc_rule(CLIP_UFUNC), CLIP_UFUNC, elementwise=True, ufunc=CLIP_UFUNC, doc="np.clip"))
+register(OpDef("round", _round_rule, _round_kernel, elementwise=True, doc="np.round(x, decimals)"))
+
+
+@handles(np.where)
+def where(condition, x=None, y=None):
+    """Staged ``np.where(condition, x, y)``; the one-argument form is refused (data-dependent shape)."""
+    if x is None or y is None:
+        raise UnsupportedOpError(
+            "np.where(condition) returns the indices of true elements, whose number depends on the data",
+            user_location(),
+            "use the three-argument form np.where(condition, x, y) to keep a static shape",
+        )
+    return apply("where", condition, x, y)
+
+
+_NO_VALUE = np._NoValue
+
+
+@handles(np.clip)
+@method("clip")
+def clip(a, a_min=_NO_VALUE, a_max=_NO_VALUE, out=None, *, min=_NO_VALUE, max=_NO_VALUE, **kwargs):
+    """Staged ``np.clip`` / ``ndarray.clip`` (``a_min``/``a_max`` or ``min``/``max``)."""
+    reject_unsupported("np.clip", out=(out, None), **{k: (v, None) for k, v in kwargs.items()})
+    low = _pick_bound("a_min", a_min, "min", min)
+    high = _pick_bound("a_max", a_max, "max", max)
+    if a.dtype.kind in "iu":
+        # NumPy drops Python-int bounds that the integer dtype cannot exceed (NEP 50, no overflow).
+        info = np.iinfo(a.dtype)
+        low = None if type(low) is int and low <= info.min else low
+        high = None if type(high) is int and high >= info.max else high
+    if low is None and high is None:
+        return apply("positive", a)
+    if low is None:
+        return apply("minimum", a, high)
+    if high is None:
+        return apply("maximum", a, low)
+    return apply("clip", a, low, high)
+
+
+def _pick_bound(old_name, old_value, new_name, new_value):
+    if old_value is not _NO_VALUE and new_value is not _NO_VALUE:
+        raise UnsupportedOpError(f"np.clip: pass either {old_name} or {new_name}, not both", user_location())
+    value = new_value if old_value is _NO_VALUE else old_value
+    return None if value is _NO_VALUE else value
+
+
+@handles(np.round, np.around)
+@method("round")
+def round_(a, decimals=0, out=None):
+    """Staged ``np.round`` (round half to even, like NumPy)."""
+    reject_unsupported("np.round", out=(out, None))
+    if not isinstance(a, Tensor):
+        a = np.asarray(a)
+    return apply("round", a, decimals=static_int(decimals, "np.round: decimals"))

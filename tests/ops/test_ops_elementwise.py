@@ -1,0 +1,219 @@
+"""Elementwise ops through to_static == eager NumPy: operators, ufuncs, where/clip/round, promotion."""
+
+import numpy as np
+import pytest
+
+import dy2st
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
+
+ARITHMETIC_DTYPES = [np.float32, np.float64, np.int64, np.int32]
+
+
+def arithmetic(x, y):
+    return x + y, x - y, x * y, x / y, -x, abs(x), x ** 2
+
+
+def integer_division(x, y):
+    return x // y, x % y
+
+
+def comparisons(x, y):
+    return x < y, x <= y, x > y, x >= y, x == y, x != y
+
+
+def bitwise(x, y):
+    return x & y, x | y, x ^ y, ~x
+
+
+@pytest.mark.parametrize("dtype", ARITHMETIC_DTYPES)
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (4,)), ((2, 1, 4), (3, 1)), ((), (5,))])
+def test_arithmetic_operators_broadcast(dtype, shapes):
+    assert_equivalent(arithmetic, sample(shapes[0], dtype, 1), sample(shapes[1], dtype, 2))
+    assert_equivalent(integer_division, sample(shapes[0], dtype, 1), sample(shapes[1], dtype, 2))
+
+
+@pytest.mark.parametrize("left, right", [(np.float32, np.float64), (np.int32, np.int64), (np.int32, np.float32),
+                                         (np.bool_, np.int32), (np.int64, np.float32)])
+def test_mixed_dtypes_promote_like_numpy(left, right):
+    assert_equivalent(mixed_arithmetic, sample((2, 3), left, 1), sample((2, 3), right, 2))
+
+
+def mixed_arithmetic(x, y):
+    return x + y, y - x, x * y, x / y, y // x if x.dtype != np.bool_ else y
+
+
+def negate_bool(x):
+    return -x
+
+
+def test_negating_a_bool_tensor_fails_at_build_time_like_numpy():
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(negate_bool)(np.ones(3, bool))
+    assert_error_at(info.value, negate_bool, "return -x", "negative")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_comparisons(dtype):
+    assert_equivalent(comparisons, sample((4, 3), dtype, 1), sample((3,), dtype, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.bool_])
+def test_bitwise_operators(dtype):
+    assert_equivalent(bitwise, sample((4, 3), dtype, 1), sample((3,), dtype, 2))
+
+
+def scalar_promotion(x):
+    return x * 2.0, x + 1, 2 - x, x / 2, 1.5 ** x, x * True
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8, np.bool_])
+def test_python_scalars_are_weak(dtype):
+    assert_equivalent(scalar_promotion, sample((3,), dtype, 3))
+
+
+def test_documented_promotions():
+    f32_times_float = dy2st.to_static(lambda_free_multiply)(np.ones(3, np.float32))
+    assert f32_times_float[0].dtype == np.float32  # f32 * 2.0 stays f32
+    assert f32_times_float[1].dtype == np.float32
+    i32 = dy2st.to_static(lambda_free_multiply)(np.ones(3, np.int32))
+    assert i32[2].dtype == np.int32  # i32 + 1 stays i32
+    i64 = dy2st.to_static(lambda_free_multiply)(np.ones(3, np.int64))
+    assert i64[3].dtype == np.float64  # i64 / 2 is f64
+
+
+def lambda_free_multiply(x):
+    return x * 2.0, x * np.float32(2), x + 1, x / 2
+
+
+def numpy_scalars_are_strong(x):
+    return x * np.float64(2), x + np.int64(1)
+
+
+def test_numpy_scalars_are_strong():
+    assert_equivalent(numpy_scalars_are_strong, sample((3,), np.float32))
+    assert_equivalent(numpy_scalars_are_strong, sample((3,), np.int32))
+
+
+def unary_ufuncs(x):
+    return (np.exp(x), np.log(np.abs(x) + 1), np.tanh(x), np.sqrt(np.abs(x)), np.sin(x), np.cos(x),
+            np.abs(x), np.sign(x), np.negative(x), np.square(x), np.log1p(np.abs(x)), np.floor(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
+def test_unary_ufuncs(dtype):
+    assert_equivalent(unary_ufuncs, sample((2, 5), dtype, 4))
+
+
+def binary_ufuncs(x, y):
+    return np.maximum(x, y), np.minimum(x, 0.5), np.power(np.abs(x), 2), np.arctan2(x, y), np.add(x, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_binary_ufuncs(dtype):
+    assert_equivalent(binary_ufuncs, sample((2, 5), dtype, 4), sample((5,), dtype, 5))
+
+
+def array_on_the_left(x):
+    return np.ones(3, np.float32) + x, np.arange(3) * x
+
+
+def test_concrete_array_on_the_left_of_an_operator():
+    assert_equivalent(array_on_the_left, sample((2, 3), np.float64))
+
+
+def where_and_clip(x, y):
+    return (np.where(x > 0, x, 0.01 * x), np.where(x > y, 1, 2.5), np.clip(x, -0.5, 0.5), x.clip(0),
+            np.clip(x, None, 1), np.clip(x, y, 1), x.clip(min=0, max=1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_where_and_clip(dtype):
+    assert_equivalent(where_and_clip, sample((3, 4), dtype, 1), sample((4,), dtype, 2))
+
+
+def clip_with_huge_python_bounds(x):
+    return np.clip(x, -1000, 1000), np.clip(x, 2, 300)
+
+
+def test_clip_drops_python_int_bounds_beyond_an_integer_dtype():
+    assert_equivalent(clip_with_huge_python_bounds, sample((5,), np.int8))
+
+
+def where_weak_and_bool(c, x):
+    return np.where(c, x, True), np.where(c, 1, 2), np.where(c, x, 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.float32, np.bool_])
+def test_where_promotes_like_numpy(dtype):
+    assert_equivalent(where_weak_and_bool, sample((4,), np.bool_), sample((4,), dtype))
+
+
+def rounding(x):
+    return np.round(x), np.round(x, 2), x.round(1), np.around(x, -1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])
+def test_round(dtype):
+    assert_equivalent(rounding, sample((6,), dtype) * (37 if dtype != np.bool_ else 1))
+
+
+def ufunc_reduce(x):
+    return np.add.reduce(x), np.maximum.reduce(x, axis=1), np.multiply.reduce(x, axis=None)
+
+
+def test_ufunc_reduce_maps_to_reductions():
+    assert_equivalent(ufunc_reduce, sample((3, 4), np.float64))
+
+
+def ufunc_with_out(x):
+    buffer = np.empty(3)
+    np.exp(x, out=buffer)
+    return buffer
+
+
+def ufunc_with_dtype(x):
+    return np.add(x, 1, dtype=np.float32)
+
+
+def ufunc_outer(x):
+    return np.add.outer(x, x)
+
+
+def test_out_argument_is_rejected_with_the_line():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(ufunc_with_out)(np.ones(3))
+    assert_error_at(info.value, ufunc_with_out, "np.exp(x, out=buffer)", "np.exp(..., out=...)")
+
+
+def test_other_ufunc_keywords_and_methods_are_rejected():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(ufunc_with_dtype)(np.ones(3))
+    assert_error_at(info.value, ufunc_with_dtype, "np.add(x, 1", "np.add", "dtype")
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(ufunc_outer)(np.ones(3))
+    assert_error_at(info.value, ufunc_outer, "np.add.outer", "np.add.outer is not supported")
+
+
+def one_argument_where(x):
+    return np.where(x > 0)
+
+
+def test_one_argument_where_is_rejected():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(one_argument_where)(np.ones(3))
+    assert_error_at(info.value, one_argument_where, "np.where(x > 0)", "depends on the data")
+
+
+def graph_of_elementwise(x):
+    return np.where(x > 0, x, 0.0), np.clip(x, 0, 1), np.round(x)
+
+
+def test_where_clip_round_are_elementwise_ops():
+    from dy2st.ops.registry import get_op
+
+    graph = dy2st.to_static(graph_of_elementwise).graph(np.ones(3), optimize=False)
+    names = [op.name for op in graph.walk()]
+    for name in ("where", "clip", "round"):
+        assert name in names
+        assert get_op(name).elementwise
+    assert get_op("clip").ufunc is not None

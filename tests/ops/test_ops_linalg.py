@@ -1,0 +1,108 @@
+"""matmul, dot, outer and einsum through to_static == eager NumPy."""
+
+import numpy as np
+import pytest
+
+import dy2st
+from op_harness import assert_equivalent, assert_error_at, sample
+
+
+def matmul_forms(a, b):
+    return a @ b, np.matmul(a, b), np.dot(a, b) if a.ndim <= 2 and b.ndim <= 2 else a @ b
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
+                                    ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2))])
+@pytest.mark.parametrize("dtypes", [(np.float32, np.float32), (np.float32, np.float64), (np.int32, np.int64),
+                                    (np.bool_, np.bool_), (np.int64, np.float32)])
+def test_matmul_shapes_and_dtypes(shapes, dtypes):
+    assert_equivalent(matmul_forms, sample(shapes[0], dtypes[0], 1), sample(shapes[1], dtypes[1], 2))
+
+
+def dot(a, b):
+    return np.dot(a, b), a.dot(b)
+
+
+@pytest.mark.parametrize("shapes", [((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 6)), ((4,), (2, 4, 3)), ((3,), ()),
+                                    ((), (2, 2)), ((3, 4), (4, 2))])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_dot_follows_numpy_for_every_rank(shapes, dtype):
+    assert_equivalent(dot, sample(shapes[0], dtype, 1), sample(shapes[1], dtype, 2))
+
+
+def dot_with_python_scalar(a):
+    return np.dot(a, 2.0), np.dot(a, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_dot_with_a_python_scalar_promotes_like_numpy(dtype):
+    assert_equivalent(dot_with_python_scalar, sample((3,), dtype))
+
+
+def outer(a, b):
+    return np.outer(a, b), np.outer(a, 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_outer(dtype):
+    assert_equivalent(outer, sample((2, 2), dtype, 1), sample((3,), dtype, 2))
+
+
+EINSUM_CASES = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("bqd,bkd->bqk", [(2, 5, 4), (2, 6, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("i,i->", [(4,), (4,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("ij...->...", [(2, 3, 4, 5)]),
+    ("Ba,ab", [(2, 3), (3, 4)]),
+    ("ij,j->i", [(2, 3), (1,)]),
+    ("b h q d, b h k d -> b h q k", [(1, 2, 3, 4), (1, 2, 5, 4)]),
+]
+
+
+def einsum_call(subscripts, *operands):
+    return np.einsum(subscripts, *operands)
+
+
+@pytest.mark.parametrize("subscripts, shapes", EINSUM_CASES)
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_einsum(subscripts, shapes, dtype):
+    operands = [sample(shape, dtype, i) for i, shape in enumerate(shapes)]
+    assert_equivalent(einsum_call, subscripts, *operands)
+
+
+def einsum_mixed(a, b):
+    return np.einsum("ij,jk->ik", a, b, optimize=True)
+
+
+def test_einsum_mixed_dtypes_and_optimize():
+    assert_equivalent(einsum_mixed, sample((2, 3), np.int32), sample((3, 4), np.float32))
+
+
+def einsum_sublist(a):
+    return np.einsum(a, [0, 1], [1, 0])
+
+
+def einsum_bad(a, b):
+    return np.einsum("ij,jk->ik", a, b)
+
+
+def matmul_mismatch(a, b):
+    return a @ b
+
+
+def test_linalg_errors_name_the_line():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(einsum_sublist)(np.ones((2, 3)))
+    assert_error_at(info.value, einsum_sublist, "np.einsum(a, [0, 1]", "sublist form")
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(einsum_bad)(np.ones((2, 3)), np.ones((4, 5)))
+    assert_error_at(info.value, einsum_bad, "np.einsum(", "label 'j' has size 3 in one operand and 4")
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(matmul_mismatch)(np.ones((2, 3)), np.ones((4, 5)))
+    assert_error_at(info.value, matmul_mismatch, "a @ b", "core dimension mismatch")
