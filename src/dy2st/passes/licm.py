@@ -20,7 +20,7 @@ first, so an op can climb out of several loops.
 
 A hoisted op runs even when the loop runs zero times. Ops that can raise at run time (indexing with
 tensor indices) therefore stay in the loop. Arithmetic that merely warns in NumPy (division by
-zero) may then warn for a loop that never ran: we accept that, as XLA and LLVM hoist such ops too.
+zero) may then warn for a loop that never ran; we accept that, since no value the user sees changes.
 """
 
 from __future__ import annotations
