@@ -114,9 +114,12 @@ def _getitem_kernel(x, *index_arrays, template):
 def _setitem_rule(types, template):
     x, value, *index_types = types
     target = indexed_shape(x.shape, template, index_types)
+    # NumPy drops leading unit axes of the value first: x[0] = v works for v of shape (1, 1, n).
+    value_shape = value.shape
+    while len(value_shape) > len(target) and value_shape[0] == 1:
+        value_shape = value_shape[1:]
     try:
-        np.broadcast_shapes(value.shape, target)
-        if np.broadcast_shapes(value.shape, target) != target:
+        if np.broadcast_shapes(value_shape, target) != target:
             raise ValueError
     except ValueError:
         raise ValueError(

@@ -69,7 +69,11 @@ register(OpDef("copy", _same_type, np.copy, doc="np.copy / ndarray.copy"))
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = newshape if shape is None else shape
     _only_c_order("reshape", order)
-    return apply("reshape", a, shape=resolve_newshape(int(np.prod(a.shape)), shape))
+    try:
+        newshape = resolve_newshape(a.size, shape)
+    except ValueError as e:
+        raise build_error("np.reshape", e) from None
+    return apply("reshape", a, shape=newshape)
 
 
 @method("reshape")

@@ -1,0 +1,105 @@
+"""Errors about the NumPy surface: each names this file and the offending line, and says what to do."""
+
+import numpy as np
+import pytest
+
+import dy2st
+from op_harness import assert_error_at
+
+
+def as_bool(x):
+    return bool(x.sum())
+
+
+def as_int(x):
+    return int(x[0])
+
+
+def as_float(x):
+    return float(x.max())
+
+
+def iterate(x):
+    return list(x)
+
+
+def unpack(x):
+    first, second = x
+    return first
+
+
+def as_array(x):
+    return np.asarray(x)
+
+
+def as_list(x):
+    return x.tolist()
+
+
+def as_item(x):
+    return x.item()
+
+
+@pytest.mark.parametrize("fn, snippet, what", [
+    (as_bool, "bool(x.sum())", "a Python bool"),
+    (as_int, "int(x[0])", "a Python int"),
+    (as_float, "float(x.max())", "a Python float"),
+    (iterate, "list(x)", "a Python iterable"),
+    (unpack, "first, second = x", "a Python iterable"),
+    (as_array, "np.asarray(x)", "a concrete NumPy array"),
+    (as_list, "x.tolist()", "a Python list"),
+    (as_item, "x.item()", "a Python scalar"),
+])
+def test_concrete_values_of_tensors_are_refused(fn, snippet, what):
+    with pytest.raises(dy2st.TensorValueError) as info:
+        dy2st.to_static(fn)(np.ones(2))
+    assert_error_at(info.value, fn, snippet, what, "only known when the graph runs")
+
+
+def unsupported_function(x):
+    return np.cumsum(x)
+
+
+def unsupported_linalg_function(x):
+    return np.linalg.inv(x)
+
+
+def unsupported_attribute(x):
+    return x.ptp()
+
+
+def unsupported_ufunc_keyword(x):
+    return np.exp(x, where=x > 0)
+
+
+@pytest.mark.parametrize("fn, snippet, fragments", [
+    (unsupported_function, "np.cumsum(x)", ["the NumPy function np.cumsum is not supported", "numpy-support.md"]),
+    (unsupported_linalg_function, "np.linalg.inv(x)", ["inv is not supported"]),
+    (unsupported_attribute, "x.ptp()", ["ndarray attribute 'ptp' is not supported"]),
+    (unsupported_ufunc_keyword, "np.exp(x, where", ["np.exp", "where"]),
+])
+def test_unsupported_numpy_surface_names_itself_and_the_line(fn, snippet, fragments):
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(fn)(np.ones((2, 2)))
+    assert_error_at(info.value, fn, snippet, *fragments)
+
+
+def shape_mismatch(x, y):
+    return x + y
+
+
+def test_broadcast_mismatch_is_a_build_error_with_both_types():
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(shape_mismatch)(np.ones(3), np.ones(4))
+    assert_error_at(info.value, shape_mismatch, "x + y", "f64[3]", "f64[4]")
+
+
+def integer_overflow_at_run_time(x):
+    return x // np.zeros_like(x)
+
+
+def test_runtime_numpy_errors_name_the_op_and_line():
+    with np.errstate(divide="raise"):
+        with pytest.raises(dy2st.Dy2stRuntimeError) as info:
+            dy2st.to_static(integer_overflow_at_run_time)(np.ones(3))
+    assert_error_at(info.value, integer_overflow_at_run_time, "x // np.zeros_like(x)", "floor_divide")

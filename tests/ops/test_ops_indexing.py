@@ -1,0 +1,101 @@
+"""Indexing through to_static == eager NumPy: ints, slices, None, Ellipsis, integer tensor indices."""
+
+import numpy as np
+import pytest
+
+import dy2st
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
+
+
+def basic_indexing(x):
+    return (x[0], x[-1], x[1, 2], x[0, -1, 3], x[1:], x[:, ::2], x[::-1, 1:3, None], x[..., 0], x[None, ..., 1:],
+            x[:, None, :, None], x[1, ..., None], x[()], x[np.newaxis], x[0][1][2])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_basic_indexing(dtype):
+    assert_equivalent(basic_indexing, sample((2, 3, 4), dtype))
+
+
+def tensor_indices(x, i, rows, cols):
+    return x[i], x[rows], x[rows, cols], x[:, cols], x[rows[:, None], cols], x[i, 1:], x[rows, ..., 0]
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.int32, np.uint8])
+def test_integer_tensor_indices(index_dtype):
+    x = sample((4, 5, 3), np.float32)
+    i = np.array(2, index_dtype)
+    rows = np.array([0, 3, 1], index_dtype)
+    cols = np.array([4, 0, 2], index_dtype)
+    assert_equivalent(tensor_indices, x, i, rows, cols)
+
+
+def concrete_indices(x):
+    return x[[0, 2]], x[np.array([1, 1])], x[np.array([True, False, True])], x[:, [True, False]]
+
+
+def test_concrete_list_array_and_mask_indices():
+    assert_equivalent(concrete_indices, sample((3, 2), np.int64))
+
+
+def negative_tensor_index(x, i):
+    return x[i]
+
+
+def test_negative_integer_tensor_index():
+    assert_equivalent(negative_tensor_index, sample((4, 2), np.float64), np.array(-1))
+    assert_equivalent(negative_tensor_index, sample((4, 2), np.float64), np.array([-1, -4]))
+
+
+def set_items(x, v, i):
+    x[0] = 1
+    x[1:, 0] = v[0]
+    x[i] = 7
+    x[:, -1] = v
+    x[..., 1] = x[..., 1] + 2
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_subscript_assignment(dtype):
+    assert_equivalent(set_items, sample((3, 3), dtype), sample((3,), dtype, 1), np.array(2))
+
+
+def set_with_leading_unit_axes(x, v):
+    x[0] = v
+    return x
+
+
+def test_assigned_value_may_have_leading_unit_axes_like_numpy():
+    assert_equivalent(set_with_leading_unit_axes, sample((2, 3), np.float64), sample((1, 1, 3), np.float64))
+
+
+def boolean_tensor_index(x):
+    return x[x > 0]
+
+
+def float_tensor_index(x, i):
+    return x[i]
+
+
+def tensor_slice_bound(x, n):
+    return x[:n]
+
+
+def out_of_range(x):
+    return x[5]
+
+
+def test_indexing_errors_name_the_line():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(boolean_tensor_index)(np.ones(3))
+    assert_error_at(info.value, boolean_tensor_index, "x[x > 0]", "boolean tensor", "np.where")
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(float_tensor_index)(np.ones(3), np.array(1.0))
+    assert_error_at(info.value, float_tensor_index, "x[i]", "only integer tensors")
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(tensor_slice_bound)(np.ones(3), np.array(2))
+    assert_error_at(info.value, tensor_slice_bound, "x[:n]", "slice bound that is a tensor")
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(out_of_range)(np.ones(3))
+    assert_error_at(info.value, out_of_range, "x[5]", "index 5 is out of bounds")
