@@ -77,7 +77,12 @@ def _verify_op(op: Op, scope: set[Value], defined: set[Value]) -> None:
             _fail(op, "const needs one result and a value")
     elif op.name not in _STRUCTURAL:
         opdef = get_op(op.name)
-        inferred = opdef.infer([v.type for v in op.operands], **op.attrs)
+        # Ops that own regions (fused groups) derive their result types from the region.
+        attrs = dict(op.attrs, regions=op.regions) if op.regions else dict(op.attrs)
+        # Memory-plan annotations (passes/memory_plan.py PLAN_ATTRS) are not kernel attributes.
+        attrs.pop("out_buffer", None)
+        attrs.pop("in_place", None)
+        inferred = opdef.infer([v.type for v in op.operands], **attrs)
         inferred = list(inferred) if isinstance(inferred, (list, tuple)) else [inferred]
         if [t.strong() for t in inferred] != _types(op.results):
             _fail(op, f"result types {_types(op.results)} differ from the rule's {inferred}")

@@ -1,0 +1,235 @@
+"""Elementwise fusion: replace each group of elementwise ops by one ``fused`` op with a region.
+
+A group is a set of elementwise ufunc ops of one block that all produce the same shape (the group's
+iteration space); it grows along data edges, so chains and DAGs (diamonds, shared inputs) fuse.
+Operands of other shapes stay outside as inputs the kernel broadcasts, and scalar ``const`` ops are
+copied into the region. Before::
+
+    %0 = multiply %x, 2.0 : f32[1000]
+    %1 = tanh %0 : f32[1000]
+    %2 = add %1, %x : f32[1000]
+    return %2
+
+After::
+
+    %2 = fused %x {name='fused_0'} : f32[1000]
+    {
+      ^args(%x_1: f32[1000])
+      %0 = multiply %x_1, 2.0 : f32[1000]
+      %1 = tanh %0 : f32[1000]
+      %2_1 = add %1, %x_1 : f32[1000]
+      yield %2_1
+    }
+    return %2
+
+Rules: every group value used outside the group becomes a result of the fused op; a group must be
+convex (no path leaves the group and re-enters it, or the fused op would depend on itself); ops
+that consume group values but sit before the group's last op move after the fused op, unless they
+have side effects (then the merge is refused, so prints and asserts keep their order). Groups form
+inside ``cond``/``while_loop`` regions too, never across a region boundary. Absorbed ops keep their
+``loc`` inside the region, so a run-time error names the user's line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from dy2st.ir.core import Block, Op, Region, Value, replace_uses
+from dy2st.ops.registry import get_op
+from dy2st.passes.base import Pass
+
+
+class FuseElementwise(Pass):
+    """Fuse groups of two or more same-shape elementwise ops into ``fused`` ops."""
+
+    name = "fuse-elementwise"
+
+    def run(self, graph) -> bool:
+        counter = [0]
+        return fuse_block(graph.body, counter)
+
+
+def is_fusible(op: Op) -> bool:
+    """An elementwise op with one result and a NumPy ufunc the fused kernel can call with ``out=``."""
+    if op.regions or len(op.results) != 1 or op.name == "const":
+        return False
+    opdef = get_op(op.name)
+    return opdef.elementwise and opdef.ufunc is not None and opdef.ufunc.nout == 1
+
+
+def is_absorbable_const(value: Value) -> bool:
+    """Scalar constants are cheap to copy into a region and keep their literal (weak) semantics."""
+    op = value.op
+    return op is not None and op.name == "const" and value.type.shape == ()
+
+
+def has_side_effects(op: Op) -> bool:
+    return any(get_op(inner.name).side_effect for inner in op.walk())
+
+
+def fuse_block(block: Block, counter: list[int]) -> bool:
+    """Fuse groups in ``block`` and, first, in the regions nested in it. Returns whether it changed."""
+    changed = False
+    for op in block.ops:
+        for region in op.regions:
+            changed |= fuse_block(region.block, counter)
+    for members in form_groups(block):
+        # An earlier contraction can make a later group non-convex (two groups feeding each
+        # other), so each group is checked again against the block as it is now.
+        if is_convex(block, members, consumer_map(block)):
+            contract(block, members, f"fused_{counter[0]}")
+            counter[0] += 1
+            changed = True
+    return changed
+
+
+def consumer_map(block: Block) -> dict[Value, list[Op]]:
+    """For each value, the top-level ops of ``block`` that use it (uses in nested regions count)."""
+    consumers: dict[Value, list[Op]] = {}
+    for op in block.ops:
+        seen: set[Value] = set()
+        for inner in op.walk():
+            for v in inner.operands:
+                if v not in seen:
+                    seen.add(v)
+                    consumers.setdefault(v, []).append(op)
+    return consumers
+
+
+def form_groups(block: Block) -> list[set[Op]]:
+    """Greedy grouping in program order: each fusible op joins the groups of its same-shape producers."""
+    consumers = consumer_map(block)
+    group_of: dict[Op, set[Op]] = {}
+    for op in block.ops:
+        if not is_fusible(op):
+            continue
+        group = {op}
+        group_of[op] = group
+        shape = op.results[0].type.shape
+        for producer_group in _producer_groups(op, group_of, shape):
+            candidate = group | producer_group
+            if is_convex(block, candidate, consumers):
+                group = candidate
+                for member in group:
+                    group_of[member] = group
+    groups: list[set[Op]] = []
+    for group in group_of.values():
+        if len(group) >= 2 and not any(group is g for g in groups):
+            groups.append(group)
+    order = {op: i for i, op in enumerate(block.ops)}
+    groups.sort(key=lambda g: min(order[m] for m in g))
+    return groups
+
+
+def _producer_groups(op: Op, group_of: dict[Op, set[Op]], shape: tuple[int, ...]) -> list[set[Op]]:
+    """Distinct groups producing ``op``'s operands with ``shape``, the most recent producer first."""
+    found: list[set[Op]] = []
+    for v in reversed(op.operands):
+        producer = v.op
+        if producer is None or producer not in group_of or producer.results[0].type.shape != shape:
+            continue
+        g = group_of[producer]
+        if not any(g is f for f in found):
+            found.append(g)
+    return found
+
+
+def is_convex(block: Block, members: set[Op], consumers: dict[Value, list[Op]]) -> bool:
+    """No path leaves ``members`` and comes back, and no side-effecting op would have to move.
+
+    Walks forward from the group's results through outside consumers; reaching a member again
+    means the fused op would depend on itself. Outside consumers placed before the group's last
+    member will move after the fused op, which is only safe for ops without side effects.
+    """
+    position = {op: i for i, op in enumerate(block.ops)}
+    last = max(position[m] for m in members)
+    frontier = [r for m in members for r in m.results]
+    visited: set[Op] = set()
+    while frontier:
+        value = frontier.pop()
+        for user in consumers.get(value, ()):
+            if user in members:
+                if value.op is not None and value.op not in members:
+                    return False
+                continue
+            if user in visited or position[user] > last:
+                continue
+            visited.add(user)
+            if has_side_effects(user):
+                return False
+            frontier.extend(user.results)
+    return True
+
+
+def group_outputs(block: Block, members: set[Op]) -> list[Value]:
+    """Member results used by anything outside the group (including the block's terminator)."""
+    consumers = consumer_map(block)
+    outputs = []
+    for op in block.ops:
+        if op in members:
+            outputs.extend(r for r in op.results if any(u not in members for u in consumers.get(r, ())))
+    return outputs
+
+
+def contract(block: Block, members: set[Op], name: str) -> Op:
+    """Replace ``members`` in ``block`` by one fused op; returns it."""
+    ordered = [op for op in block.ops if op in members]
+    produced = {r for op in ordered for r in op.results}
+    outputs = group_outputs(block, members)
+    inputs = _external_inputs(ordered, produced)
+    body = Block([v.type.strong() for v in inputs], [v.name_hint for v in inputs])
+    mapping: dict[Value, Value] = dict(zip(inputs, body.args))
+    for op in ordered:
+        for v in op.operands:
+            if v not in mapping and is_absorbable_const(v):
+                const = v.op
+                clone = body.append(Op("const", [], [v.type], dict(const.attrs), loc=const.loc))
+                clone.results[0].name_hint = v.name_hint
+                mapping[v] = clone.results[0]
+        clone = Op(op.name, [mapping[v] for v in op.operands], [r.type for r in op.results], dict(op.attrs), loc=op.loc)
+        for original, copied in zip(op.results, clone.results):
+            copied.name_hint = original.name_hint
+            mapping[original] = copied
+        body.append(clone)
+    body.append(Op("yield", [mapping[v] for v in outputs], [], loc=ordered[-1].loc))
+    fused = Op("fused", inputs, [v.type for v in outputs], {"name": name}, [Region(body)], loc=ordered[-1].loc)
+    for original, result in zip(outputs, fused.results):
+        result.name_hint = original.name_hint
+    _splice(block, ordered, fused)
+    replace_uses(block, dict(zip(outputs, fused.results)))
+    _drop_unused_consts(block, {v.op for v in mapping if is_absorbable_const(v)})
+    return fused
+
+
+def _external_inputs(ordered: list[Op], produced: set[Value]) -> list[Value]:
+    inputs: list[Value] = []
+    for op in ordered:
+        for v in op.operands:
+            if v not in produced and v not in inputs and not is_absorbable_const(v):
+                inputs.append(v)
+    return inputs
+
+
+def _splice(block: Block, ordered: list[Op], fused: Op) -> None:
+    """Put ``fused`` where the group's last op was; ops that depend on the group and sat before
+    that point move right after it (``is_convex`` guaranteed they do not feed the group)."""
+    members = set(ordered)
+    last = block.ops.index(ordered[-1])
+    before = [op for op in block.ops[:last] if op not in members]
+    after = [op for op in block.ops[last + 1 :]]
+    tainted: set[Value] = {r for op in ordered for r in op.results}
+    stay, move = [], []
+    for op in before:
+        if any(v in tainted for inner in op.walk() for v in inner.operands):
+            move.append(op)
+            tainted.update(op.results)
+        else:
+            stay.append(op)
+    block.set_ops(stay + [fused] + move + after)
+
+
+def _drop_unused_consts(block: Block, consts: Iterable[Op]) -> None:
+    used = {v for op in block.walk() for v in op.operands}
+    dead = {c for c in consts if c is not None and c.results[0] not in used}
+    if dead:
+        block.set_ops([op for op in block.ops if op not in dead])

@@ -1,0 +1,182 @@
+"""The tiled fused-kernel runtime: bit-identical to unfused NumPy, out=, and located run-time errors."""
+
+import numpy as np
+import pytest
+
+import dy2st
+from dy2st.backend.numpy import fused as fused_runtime
+from dy2st.backend.numpy.executor import Executor
+from dy2st.errors import Dy2stRuntimeError
+from dy2st.ir.verifier import verify
+from dy2st.passes.fuse import FuseElementwise
+
+
+def unfused_and_fused(fn, *args):
+    """Results of ``fn``'s staged graph run without, then with, elementwise fusion."""
+    graph = dy2st.to_static(fn, optimize=False).graph(*args, optimize=False)
+    plain = Executor(graph)(*args)
+    assert FuseElementwise().run(graph) is True
+    verify(graph)
+    assert any(op.name == "fused" for op in graph.walk())
+    return plain, Executor(graph)(*args)
+
+
+def assert_bit_identical(actual, expected):
+    assert len(actual) == len(expected)
+    for a, e in zip(actual, expected):
+        assert type(a) is type(e)
+        a, e = np.asarray(a), np.asarray(e)
+        assert a.shape == e.shape and a.dtype == e.dtype, (a.dtype, a.shape, e.dtype, e.shape)
+        assert a.tobytes() == e.tobytes()
+
+
+@pytest.fixture
+def tiny_tiles(monkeypatch):
+    """Tiles of 7 elements, so small test arrays cover many tiles and a ragged last one."""
+    monkeypatch.setattr(fused_runtime, "TILE_ELEMENTS", 7)
+
+
+def gelu_scaled(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x**3))) * 1.5 + 0.1
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (7,), (30,), (5, 9), (3, 4, 5)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_w1_is_bit_identical_across_shapes_that_do_not_divide_the_tile(tiny_tiles, shape, dtype):
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    plain, fused = unfused_and_fused(gelu_scaled, x)
+    assert_bit_identical(fused, plain)
+    assert_bit_identical(fused, (gelu_scaled(x),))
+
+
+def int_mix(a, b):
+    return (a * 3 + b) // 2 - (a % 5) + (b < a)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint16])
+def test_integer_groups_keep_dtypes_and_values(tiny_tiles, dtype):
+    rng = np.random.default_rng(1)
+    a = rng.integers(1, 50, (4, 6)).astype(dtype)
+    b = rng.integers(1, 50, (4, 6)).astype(dtype)
+    plain, fused = unfused_and_fused(int_mix, a, b)
+    assert_bit_identical(fused, plain)
+    assert_bit_identical(fused, (int_mix(a, b),))
+
+
+def promoting(x):
+    return np.sqrt(x / 3) * 1.5 + x
+
+
+def test_promotion_inside_the_group_matches_eager(tiny_tiles):
+    x = np.arange(20, dtype=np.int32).reshape(4, 5)
+    plain, fused = unfused_and_fused(promoting, x)
+    assert fused[0].dtype == np.float64
+    assert_bit_identical(fused, plain)
+
+
+def broadcasting(x, row, col, s):
+    return np.exp(x * row) + col - s * x
+
+
+@pytest.mark.parametrize("tile", [7, 3, 1000])
+def test_broadcast_inputs_tile_along_the_leading_axes(monkeypatch, tile):
+    monkeypatch.setattr(fused_runtime, "TILE_ELEMENTS", tile)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    row = rng.standard_normal(5).astype(np.float32)
+    col = rng.standard_normal((4, 1)).astype(np.float32)
+    s = np.float32(0.75)
+    plain, fused = unfused_and_fused(broadcasting, x, row, col, s)
+    assert_bit_identical(fused, plain)
+    assert_bit_identical(fused, (broadcasting(x, row, col, s),))
+
+
+def transposed(x):
+    return np.abs(x.T * 2.0) + 1.0
+
+
+def test_strided_inputs_take_the_broadcast_path(tiny_tiles):
+    x = np.random.default_rng(3).standard_normal((6, 5))
+    plain, fused = unfused_and_fused(transposed, x)
+    assert_bit_identical(fused, plain)
+
+
+def two_results(x):
+    y = np.cos(x) * 2.0
+    return y, y + x
+
+
+def test_groups_with_several_outputs(tiny_tiles):
+    x = np.linspace(-3, 3, 25)
+    plain, fused = unfused_and_fused(two_results, x)
+    assert_bit_identical(fused, plain)
+
+
+def empty_ok(x):
+    return x * 2 + 1
+
+
+def test_zero_size_arrays(tiny_tiles):
+    x = np.ones((0, 3), np.float32)
+    plain, fused = unfused_and_fused(empty_ok, x)
+    assert_bit_identical(fused, plain)
+
+
+def fused_kernel_of(fn, *args):
+    graph = dy2st.to_static(fn, optimize=False).graph(*args, optimize=False)
+    FuseElementwise().run(graph)
+    (op,) = [op for op in graph.walk() if op.name == "fused"]
+    return fused_runtime.build_fused_kernel(op)
+
+
+def test_out_buffer_given_by_the_caller_receives_the_result(tiny_tiles):
+    x = np.random.default_rng(4).standard_normal(30).astype(np.float32)
+    kernel = fused_kernel_of(gelu_scaled, x)
+    out = np.full_like(x, np.nan)
+    assert kernel(x, out=out) is out
+    assert out.tobytes() == gelu_scaled(x).tobytes()
+
+
+def test_out_buffer_may_be_an_input(tiny_tiles):
+    x = np.random.default_rng(5).standard_normal(30)
+    expected = two_results(x)
+    kernel = fused_kernel_of(two_results, x)
+    y = np.empty_like(x)
+    x_copy = x.copy()
+    # The second output overwrites the input the group still reads after writing its first output.
+    result = kernel(x_copy, out=(y, x_copy))
+    assert result[1] is x_copy
+    assert y.tobytes() == expected[0].tobytes() and x_copy.tobytes() == expected[1].tobytes()
+
+
+def test_scratch_stays_within_one_tile_and_is_reused_in_place():
+    x = np.ones(1 << 20, np.float32)
+    kernel = fused_kernel_of(gelu_scaled, x)
+    # Ten intermediates share two scratch buffers: each value dies where the next is made.
+    assert kernel.program.scratch_dtypes == [np.dtype(np.float32)] * 2
+    kernel(x)
+    scratch_bytes = sum(s.nbytes for s in kernel._scratch)
+    assert scratch_bytes == 2 * fused_runtime.TILE_ELEMENTS * 4 <= 1 << 20
+
+
+def negative_power(a, b):
+    c = a + 1
+    d = np.power(c, b)
+    return d * 2
+
+
+def test_error_inside_a_fused_kernel_names_the_absorbed_op_and_line(tiny_tiles):
+    a = np.arange(12, dtype=np.int64)
+    b = np.full(12, 2, np.int64)
+    b[9] = -1
+    static = dy2st.to_static(negative_power)
+    graph = static.graph(a, b)
+    assert "fused" in [op.name for op in graph.walk()]
+    line = negative_power.__code__.co_firstlineno + 2
+    with pytest.raises(Dy2stRuntimeError) as info:
+        static(a, b)
+    message = str(info.value)
+    assert f"while executing power(i64[12], i64[12]) (test_fused.py:{line}) in fused_0: ValueError: " in message
+    assert "Integers to negative integer powers are not allowed" in message
+    assert info.value.loc.lineno == line
+    assert "d = np.power(c, b)" in message
