@@ -150,6 +150,10 @@ class StoppableIterable:
         self.iterable = iterable
         self.stop_fn = stop_fn
 
+    def not_stopped(self) -> Any:
+        """``not stop_fn()``: what a tensor loop ands into its condition (a bool or 0-d tensor)."""
+        return convert_logical_not(self.stop_fn())
+
     def __iter__(self):
         for item in self.iterable:
             stop = self.stop_fn()
