@@ -106,3 +106,23 @@ def test_linalg_errors_name_the_line():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(matmul_mismatch)(np.ones((2, 3)), np.ones((4, 5)))
     assert_error_at(info.value, matmul_mismatch, "a @ b", "core dimension mismatch")
+
+
+def norms(x):
+    return (np.linalg.norm(x), np.linalg.norm(x, axis=-1), np.linalg.norm(x, axis=(0, 1), keepdims=True),
+            np.linalg.norm(x, keepdims=True), np.linalg.norm(x[0]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+def test_two_norm_matches_numpy(dtype):
+    assert_equivalent(norms, sample((3, 4), dtype))
+
+
+def other_norm(x):
+    return np.linalg.norm(x, ord=1)
+
+
+def test_other_norm_orders_are_rejected():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(other_norm)(np.ones(3))
+    assert_error_at(info.value, other_norm, "ord=1", "np.linalg.norm", "'ord'")

@@ -137,3 +137,13 @@ def test_reduction_errors_match_numpy_at_build_time():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(tuple_axis_on_zero_dimensional)(np.array(1.0))
     assert_error_at(info.value, tuple_axis_on_zero_dimensional, "axis=(0,)", "out of bounds")
+
+
+def scans(x):
+    return (np.cumsum(x), np.cumsum(x, axis=0), x.cumsum(axis=-1), np.cumprod(x, axis=1),
+            x.cumprod(), np.cumsum(x, dtype=np.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [np.int8])
+def test_cumulative_sums_and_products(dtype):
+    assert_equivalent(scans, sample((3, 4), dtype))

@@ -109,3 +109,12 @@ def test_matrix_transpose_needs_two_dimensions():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(matrix_transpose_of_vector)(np.ones(3))
     assert_error_at(info.value, matrix_transpose_of_vector, "x.mT", "ndim < 2")
+
+
+def scalar_type_casts(x):
+    return np.float32(x), np.int64(x), np.bool_(x), np.float64(x.sum()), np.float32(2.5) * x
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_scalar_type_constructors_cast_tensors(dtype):
+    assert_equivalent(scalar_type_casts, sample((2, 3), dtype))

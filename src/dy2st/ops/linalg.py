@@ -1,4 +1,4 @@
-"""Linear algebra: matmul (``@``), dot and outer."""
+"""Linear algebra: matmul (``@``), dot, outer and the 2-norm."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 
 from dy2st.ir.tensor import apply
 from dy2st.ir.types import TensorType
-from dy2st.ops.arguments import reject_unsupported
+from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
 from dy2st.ops.registry import OpDef, handles, method, register
 
@@ -70,3 +71,26 @@ def outer(a, b, out=None):
     column = apply("reshape", a, shape=(int(np.prod(np.shape(a))), 1))
     row = apply("reshape", b, shape=(1, int(np.prod(np.shape(b)))))
     return apply("multiply", column, row)
+
+
+@handles(np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Staged ``np.linalg.norm`` for ``ord=None`` (2-norm / Frobenius), real arrays.
+
+    Emits the very ops NumPy's implementation runs (``dot`` of the flattened array without an
+    axis, ``sum`` of squares with one), so the rounding matches eager NumPy.
+    """
+    reject_unsupported("np.linalg.norm", ord=(ord, None))
+    if x.dtype.kind == "c":
+        raise UnsupportedOpError("np.linalg.norm of a complex tensor is not supported", user_location())
+    if x.dtype.kind not in "fc":
+        x = apply("astype", x, dtype=np.dtype(float))
+    if axis is None:
+        flat = apply("reshape", x, shape=(x.size,))
+        result = apply("sqrt", apply("dot", flat, flat))
+        return apply("reshape", result, shape=(1,) * x.ndim) if keepdims else result
+    axes = normalize_axes(axis, x.ndim, "np.linalg.norm")
+    if len(axes) > 2:
+        raise build_error("np.linalg.norm", ValueError("Improper number of dimensions to norm."))
+    squares = apply("multiply", x, x)
+    return apply("sqrt", apply("sum", squares, axis=tuple(sorted(axes)), keepdims=bool(keepdims)))

@@ -12,7 +12,7 @@ from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.tensor import apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, static_shape
-from dy2st.ops.registry import OpDef, handles, method, prop, register
+from dy2st.ops.registry import CREATION_HANDLERS, OpDef, handles, method, prop, register
 
 
 def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
@@ -243,3 +243,23 @@ def shape_of(a):
 def size_of(a, axis=None):
     """``np.size`` of a tensor: a Python int."""
     return a.size if axis is None else a.shape[normalize_axes(axis, a.ndim, "np.size")[0]]
+
+
+# --- scalar type constructors: np.float32(t) casts a tensor ------------------------------------
+def _scalar_type_constructor(scalar_type):
+    def construct(*args, **kwargs):
+        from dy2st.ir.tensor import Tensor
+
+        if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
+            # np.float32(array) casts the array (a NumPy scalar for a 0-d one), like astype.
+            return apply("astype", args[0], dtype=np.dtype(scalar_type))
+        return scalar_type(*args, **kwargs)
+
+    construct.__name__ = scalar_type.__name__
+    construct.__doc__ = f"``np.{scalar_type.__name__}(x)``: an ``astype`` for a tensor, NumPy's own otherwise."
+    return construct
+
+
+for _scalar_type in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
+                     np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128):
+    CREATION_HANDLERS[_scalar_type] = _scalar_type_constructor(_scalar_type)
