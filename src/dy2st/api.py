@@ -3,6 +3,10 @@
 A call binds the arguments, flattens them into array leaves plus a structure (the cache key: the
 shape and dtype of each array, the value of each Python constant), finds or builds the graph for
 that key, reads the captured global arrays afresh, runs the compiled graph and rebuilds the result.
+
+Calls passing every parameter positionally as an ndarray take a fast path (``FastCall``): the key is
+the (shape, dtype) of each argument and everything else is precomputed per graph, so a call costs
+about a microsecond on top of the graph's own work (see docs/performance.md).
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import inspect
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
+
+import numpy as np
 
 from dy2st.backend.numpy.executor import Executor
 from dy2st.errors import UnsupportedSyntaxError
@@ -32,6 +38,49 @@ class CompiledProgram:
     executor: Executor
 
 
+# Returned by a FastCall when a capture or guard changed since the graph was built.
+_CHANGED = object()
+
+
+def _positional_arity(signature: inspect.Signature) -> int:
+    """How many arguments a call passing every parameter positionally has (-1: no such call,
+    because of ``*args``, ``**kwargs`` or keyword-only parameters)."""
+    kinds = {inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD}
+    if any(p.kind not in kinds for p in signature.parameters.values()):
+        return -1
+    return len(signature.parameters)
+
+
+class FastCall:
+    """One compiled program's call for all-positional ndarray arguments, with everything that
+    does not depend on the argument values precomputed. Returns ``_CHANGED`` when a captured
+    global was rebound to an array of another type, or a guarded Python global changed."""
+
+    __slots__ = ("run", "sources", "capture_types", "program", "num_results", "single")
+
+    def __init__(self, compiled: CompiledProgram):
+        program = compiled.program
+        self.run = compiled.executor.run
+        self.program = program
+        self.sources = [source.read for source in program.capture_sources]
+        self.capture_types = [(v.type.shape, v.type.dtype) for v in compiled.program.graph.captures]
+        self.num_results = program.num_results
+        self.single = program.output_treedef == ("A",)
+
+    def __call__(self, args: tuple) -> Any:
+        captured = [read() for read in self.sources]
+        for array, (shape, dtype) in zip(captured, self.capture_types):
+            if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
+                return _CHANGED
+        program = self.program
+        if program.guards and not program.guards_hold():
+            return _CHANGED
+        outputs = self.run(*args, *captured)
+        if self.single:
+            return outputs[0]
+        return unflatten(program.output_treedef, outputs[: self.num_results])
+
+
 class StaticFunction:
     """A function converted by ``to_static``; call it like the original.
 
@@ -50,6 +99,8 @@ class StaticFunction:
         self.signature = inspect.signature(fn)
         self._cache: dict[tuple, list[CompiledProgram]] = {}
         self._fell_back = False
+        self._fast_calls: dict[tuple, FastCall] = {}
+        self._positional_arity = _positional_arity(self.signature)
 
     # --- introspection -------------------------------------------------------------------
     @property
@@ -76,6 +127,25 @@ class StaticFunction:
 
     # --- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Fast path: every parameter given positionally as an ndarray. The key is the tuple of
+        # (shape, dtype) pairs, which is all the signature holds for such a call, so no binding
+        # or flattening is needed.
+        if not kwargs and len(args) == self._positional_arity:
+            key = []
+            for arg in args:
+                if type(arg) is not np.ndarray:
+                    break
+                key.append((arg.shape, arg.dtype))
+            else:
+                fast = self._fast_calls.get(tuple(key))
+                if fast is not None:
+                    result = fast(args)
+                    if result is not _CHANGED:
+                        return result
+                return self._call_slow(args, kwargs, tuple(key))
+        return self._call_slow(args, kwargs, None)
+
+    def _call_slow(self, args: tuple, kwargs: dict, fast_key: tuple | None) -> Any:
         if self._fell_back:
             return self.fn(*args, **kwargs)
         key, arguments, leaves = self._bind(args, kwargs)
@@ -84,11 +154,13 @@ class StaticFunction:
         except UnsupportedSyntaxError as e:
             if not self.fallback:
                 raise
-            warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=2)
+            warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=3)
             self._fell_back = True
             return self.fn(*args, **kwargs)
+        if fast_key is not None:
+            self._fast_calls[fast_key] = FastCall(compiled)
         program = compiled.program
-        outputs = compiled.executor(*leaves, *captured)
+        outputs = compiled.executor.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])
 
     def __get__(self, instance: Any, owner: type | None = None):

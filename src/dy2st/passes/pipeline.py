@@ -11,6 +11,7 @@ from dy2st.passes.dce import DeadCodeElimination
 from dy2st.passes.fold import ConstantFolding
 from dy2st.passes.fuse import FuseElementwise
 from dy2st.passes.licm import LoopInvariantCodeMotion
+from dy2st.passes.memory_plan import MemoryPlan
 from dy2st.passes.simplify import AlgebraicSimplification
 
 DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
@@ -32,6 +33,9 @@ DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
     # Fusion sees the final elementwise ops (simplify already turned x**k into multiplications);
     # memory planning then plans the fused ops' outputs like any other out= op.
     FuseElementwise,
+    # Memory planning is always the very last: it reads the final schedule, and any rewrite after
+    # it could invalidate the liveness its buffer assignment relies on.
+    MemoryPlan,
 )
 """Pass classes of the default pipeline, in the order they run. A second round of the cleanups
 changed nothing on any graph of the pass tests (tests/passes), so each runs once."""

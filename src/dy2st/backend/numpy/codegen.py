@@ -5,13 +5,19 @@ a tuple of outputs. Each op becomes one line calling its NumPy kernel through a 
 becomes ``if/else``, ``while_loop`` becomes ``while True`` with a ``break``. A map from generated line
 numbers to ops lets the executor name the user's op and line when a kernel raises.
 
-Example, for ``relu(x @ W + b)``::
+Example, for ``np.maximum(x @ W1, 0) @ W2`` after memory planning (``m0`` is a buffer kept across
+calls; ``p1`` is allocated at every call because it is handed back to the caller)::
 
-    def run(x, W, b):
-        v0 = k_matmul(x, W)
-        v1 = k_add(v0, b)
-        v2 = k_maximum(v1, 0)
-        return (v2,)
+    def run(a0, a1, a2):
+        p1 = np_empty((512, 512), dt_float32)
+        v0 = k_matmul(a0, a1, out=m0)
+        v1 = k_maximum(v0, 0, out=m0)     # in place: v0 dies here
+        v2 = k_matmul(v1, a2, out=p1)
+        return (v2, )
+
+Ops with a memory plan (``out_buffer`` attribute, see ``passes/memory_plan.py``) call their ``out=``
+form; ``plan=False`` ignores the plan (used when a call arrives while another thread runs the planned
+function, whose buffers are shared).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ops.registry import get_op
+from dy2st.passes.memory_plan import kernel_attrs, out_kernel, planned_slots, schedule
 
 _INLINE_TYPES = (bool, int, float, complex)
 
@@ -39,11 +46,14 @@ def _is_inline_literal(value: Any) -> bool:
 class GeneratedCode:
     """The source, namespace and line->op map of one generated function."""
 
-    def __init__(self, source: str, namespace: dict[str, Any], line_ops: dict[int, Op], filename: str):
+    def __init__(self, source: str, namespace: dict[str, Any], line_ops: dict[int, Op], filename: str,
+                 persistent_bytes: int = 0):
         self.source = source
         self.namespace = namespace
         self.line_ops = line_ops
         self.filename = filename
+        # Bytes of buffers the function writes on every call: it must not run twice at once.
+        self.persistent_bytes = persistent_bytes
         exec(compile(source, filename, "exec"), namespace)
         self.function = namespace["run"]
 
@@ -51,9 +61,12 @@ class GeneratedCode:
 class CodeGenerator:
     """Turns a graph into Python source; subclasses may override ``emit_op`` for new op kinds."""
 
-    def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None):
+    def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, plan: bool = True):
         self.graph = graph
         self.writebacks = writebacks or {}
+        self.plan = plan
+        self.buffer_names: dict[tuple[int, tuple[int, ...]], str] = {}
+        self.persistent_bytes = 0
         self.names: dict[Value, str] = {}
         self.namespace: dict[str, Any] = {"np": np}
         self.kernel_names: dict[Any, str] = {}
@@ -88,9 +101,50 @@ class CodeGenerator:
         kernel = opdef.kernel
         if kernel is None:
             raise NotImplementedError(f"no NumPy kernel for op {op.name!r}")
-        if op.attrs:
-            return self.bind(functools.partial(kernel, **op.attrs), self.fresh(f"k_{op.name}_"))
+        attrs = kernel_attrs(op)
+        if attrs:
+            return self.bind(functools.partial(kernel, **attrs), self.fresh(f"k_{op.name}_"))
         return self.bind(kernel, f"k_{op.name}")
+
+    def out_kernel_for(self, op: Op) -> str:
+        kernel = out_kernel(op)
+        if kernel is get_op(op.name).kernel:
+            return self.bind(kernel, f"k_{op.name}")
+        return self.bind(kernel, self.fresh(f"k_{op.name}_out_"))
+
+    # --- planned buffers ---------------------------------------------------------------------
+    def emit_buffers(self, depth: int) -> None:
+        """Persistent slots become namespace arrays; per-call slots are allocated on entry. Every
+        (slot, shape) an op writes gets its name here, a reshaped view when the shape differs."""
+        if not self.plan:
+            return
+        slots, per_call = planned_slots(self.graph)
+        for slot, (shape, dtype) in sorted(slots.items()):
+            if slot in per_call:
+                empty = self.bind(np.empty, "np_empty")
+                dtype_name = self.bind(dtype, f"dt_{dtype.name}")
+                name = f"p{slot}"
+                self.line(depth, f"{name} = {empty}({shape!r}, {dtype_name})")
+            else:
+                name = self.bind(np.empty(shape, dtype), f"m{slot}")
+                self.persistent_bytes += int(np.prod(shape)) * dtype.itemsize
+            self.buffer_names[(slot, shape)] = name
+        for op in schedule(self.graph).ops:
+            slot = op.attrs.get("out_buffer")
+            key = (slot, op.results[0].type.shape) if slot is not None else None
+            if key is None or key in self.buffer_names:
+                continue
+            base_name = self.buffer_names[(slot, slots[slot][0])]
+            if slot in per_call:
+                self.buffer_names[key] = self.fresh(f"p{slot}_")
+                self.line(depth, f"{self.buffer_names[key]} = {base_name}.reshape({key[1]!r})")
+            else:
+                view = self.namespace[base_name].reshape(key[1])
+                self.buffer_names[key] = self.bind(view, self.fresh(f"m{slot}_"))
+
+    def buffer_for(self, op: Op) -> str:
+        """The name of the buffer (view) ``op`` writes into."""
+        return self.buffer_names[(op.attrs["out_buffer"], op.results[0].type.shape)]
 
     # --- emitting --------------------------------------------------------------------------
     def line(self, depth: int, text: str, op: Op | None = None) -> None:
@@ -104,6 +158,7 @@ class CodeGenerator:
             self.names[value] = f"a{i}"
             args.append(f"a{i}")
         self.line(0, f"def run({', '.join(args)}):")
+        self.emit_buffers(1)
         self.emit_block(self.graph.body, 1, aliasing)
         return "\n".join(self.lines) + "\n"
 
@@ -122,7 +177,11 @@ class CodeGenerator:
         results = [self.fresh() for _ in op.results]
         for value, name in zip(op.results, results):
             self.names[value] = name
-        call = f"{self.kernel_for(op)}({', '.join(self.name_of(v) for v in op.operands)})"
+        arguments = ", ".join(self.name_of(v) for v in op.operands)
+        if self.plan and "out_buffer" in op.attrs:
+            call = f"{self.out_kernel_for(op)}({arguments}, out={self.buffer_for(op)})"
+        else:
+            call = f"{self.kernel_for(op)}({arguments})"
         if not results:
             self.line(depth, call, op)
         elif len(results) == 1:
@@ -225,9 +284,17 @@ def may_alias_inputs(graph: Graph) -> set[Value]:
     return aliasing
 
 
-def generate(graph: Graph, writebacks: dict[int, int] | None = None, generator_cls=CodeGenerator) -> GeneratedCode:
-    """Compile ``graph`` to a Python function. ``writebacks`` maps output index -> arg index."""
-    gen = generator_cls(graph, writebacks)
+def generate(graph: Graph, writebacks: dict[int, int] | None = None, generator_cls=CodeGenerator,
+             plan: bool = True) -> GeneratedCode:
+    """Compile ``graph`` to a Python function.
+
+    Args:
+        graph: the graph to compile.
+        writebacks: output index -> argument index, for arrays updated in place.
+        generator_cls: a ``CodeGenerator`` subclass.
+        plan: follow the memory plan recorded on the ops (False: let NumPy allocate every result).
+    """
+    gen = generator_cls(graph, writebacks, plan=plan)
     source = gen.generate(may_alias_inputs(graph))
-    filename = f"<dy2st-generated {graph.name}>"
-    return GeneratedCode(source, gen.namespace, gen.line_ops, filename)
+    filename = f"<dy2st-generated {graph.name}{'' if plan else ' unplanned'}>"
+    return GeneratedCode(source, gen.namespace, gen.line_ops, filename, gen.persistent_bytes)

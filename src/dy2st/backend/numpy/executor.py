@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from dy2st.backend.numpy.codegen import GeneratedCode, generate
@@ -17,42 +18,101 @@ def describe_op(op: Op) -> str:
 class Executor:
     """A compiled graph. Call it with the inputs then the captures, in graph order.
 
+    A memory-planned graph writes into buffers kept across calls; a call that arrives while another
+    thread is running them falls back to a second, unplanned function instead of waiting, so calls
+    from threads are safe and never block each other.
+
     Args:
         graph: the (optimized) graph to run.
         writebacks: output index -> argument index, for arrays the function updates in place:
             the generated code copies the final value into the caller's array.
+        code: already generated code for ``graph`` (generated here when None).
+
+    Attributes:
+        run: the fastest correct way to call the graph (``run(*inputs, *captures)``); the call
+            path binds it once.
     """
 
     def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, code: GeneratedCode | None = None):
         self.graph = graph
+        self.writebacks = writebacks
         self.code = code or generate(graph, writebacks)
         self.function = self.code.function
+        self._codes = {self.code.filename: self.code}
+        self._unplanned: GeneratedCode | None = None
+        if self.code.persistent_bytes:
+            self._lock = threading.Lock()
+            self.run = self._run_exclusive
+        else:
+            self.run = self._run
 
     @property
     def source(self) -> str:
         return self.code.source
 
     def __call__(self, *args: Any) -> tuple:
+        return self.run(*args)
+
+    def _run(self, *args: Any) -> tuple:
         try:
             return self.function(*args)
         except Dy2stError:
             raise
         except Exception as e:
-            op = self.failing_op(e)
-            if op is None:
+            mapped = self._runtime_error(e)
+            if mapped is None:
                 raise
-            raise Dy2stRuntimeError(
-                f"while executing {describe_op(op)}"
-                + (f" ({op.loc.short})" if op.loc else "")
-                + f": {type(e).__name__}: {e}",
-                op.loc,
-            ) from e
+            raise mapped from e
+
+    def _run_exclusive(self, *args: Any) -> tuple:
+        if not self._lock.acquire(blocking=False):
+            return self._run_unplanned(*args)
+        try:
+            return self.function(*args)
+        except Dy2stError:
+            raise
+        except Exception as e:
+            mapped = self._runtime_error(e)
+            if mapped is None:
+                raise
+            raise mapped from e
+        finally:
+            self._lock.release()
+
+    def _run_unplanned(self, *args: Any) -> tuple:
+        code = self._unplanned
+        if code is None:
+            code = self._unplanned = generate(self.graph, self.writebacks, plan=False)
+            self._codes[code.filename] = code
+        try:
+            return code.function(*args)
+        except Dy2stError:
+            raise
+        except Exception as e:
+            mapped = self._runtime_error(e)
+            if mapped is None:
+                raise
+            raise mapped from e
+
+    def _runtime_error(self, error: Exception) -> Dy2stRuntimeError | None:
+        """The user-facing error naming the failing op and line (None if no op is known)."""
+        op = self.failing_op(error)
+        if op is None:
+            return None
+        return Dy2stRuntimeError(
+            f"while executing {describe_op(op)}"
+            + (f" ({op.loc.short})" if op.loc else "")
+            + f": {type(error).__name__}: {error}",
+            op.loc,
+        )
 
     def failing_op(self, error: BaseException) -> Op | None:
+        """The op whose generated line raised ``error`` (the innermost generated frame)."""
         tb = error.__traceback__
-        lineno = None
+        found = None
         while tb is not None:
-            if tb.tb_frame.f_code.co_filename == self.code.filename:
-                lineno = tb.tb_lineno
+            code = self._codes.get(tb.tb_frame.f_code.co_filename)
+            if code is not None:
+                found = code.line_ops.get(tb.tb_lineno)
             tb = tb.tb_next
-        return self.code.line_ops.get(lineno) if lineno is not None else None
+        return found

@@ -1,0 +1,450 @@
+"""Memory planning: results are written with ``out=`` into buffers whose previous values are dead.
+
+Liveness runs over the executor's schedule: program order, each op numbered in a pre-order walk so
+the ops of a region get the numbers between their parent op's number and its end. A value used
+inside a region is live across the whole ``cond``/``while_loop`` op (the loop may run the use again);
+a value that flows out through a ``yield`` or a loop's initial values is live until the region op's
+results die. Views (``OpDef.view``) share their operand's buffer, so the buffer lives as long as its
+longest-lived view.
+
+Every op with a NumPy ``out=`` form (single-result ufuncs, fused ops, matmul, float reductions,
+copies) gets a buffer *slot*; slots are reused once their occupant is dead (same byte size and
+dtype), and an elementwise ufunc writes in place into an input that dies at that op. The plan is
+recorded as op attributes the codegen reads and the printer shows::
+
+    %h = matmul %x, %W1 {out_buffer=0} : f32[4096,1024]
+    %h_1 = add %h, %b1 {in_place=0, out_buffer=0} : f32[4096,1024]
+    %h_2 = matmul %h_1, %W2 {out_buffer=1} : f32[4096,1024]
+
+Slots persist across calls of the same graph (steady-state calls allocate nothing for them), except
+slots that hold a graph output at the end: those are allocated once per call, so the caller owns
+every array it gets back. Inputs, captures, constants and anything that may alias them are never
+planned (they are not results of out-capable ops), and values that escape through a ``yield``, a
+loop's initial values or a view that escapes are left to NumPy, which allocates them afresh.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ops.registry import get_op
+from dy2st.passes.base import Pass
+
+# The op attributes this pass writes; kernels never see them.
+PLAN_ATTRS = ("out_buffer", "in_place")
+
+_REDUCTIONS_WITH_OUT = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min}
+_STRUCTURAL = frozenset({"const", "cond", "while_loop", "yield", "return"})
+_CONTROL_FLOW = frozenset({"cond", "while_loop"})
+
+
+# --- which ops can write into a given buffer ------------------------------------------------
+def _copy_into(x, out):
+    np.copyto(out, x)
+    return out
+
+
+def _cast_into(x, out):
+    np.copyto(out, x, casting="unsafe")  # astype's default casting
+    return out
+
+
+def _accepts_out(op: Op) -> bool:
+    """Does this op's NumPy kernel have an ``out=`` form that gives bit-identical results?"""
+    if len(op.results) != 1 or op.regions and op.name != "fused":
+        return False
+    result = op.results[0].type
+    if result.ndim == 0 or result.weak:
+        return False  # 0-d results are NumPy scalars in eager code; keep them that way
+    opdef = get_op(op.name)
+    if opdef.view or opdef.side_effect:
+        return False
+    if opdef.ufunc is not None:
+        return opdef.ufunc.nout == 1
+    if op.name == "fused" or opdef.extra.get("accepts_out"):
+        return True
+    if op.name == "matmul":
+        return True
+    if op.name in _REDUCTIONS_WITH_OUT:
+        # Integer sums promote their accumulator; only same-dtype float reductions are planned.
+        source = op.operands[0].type.dtype
+        return source.kind in "fc" and source == result.dtype
+    return op.name in ("copy", "astype")
+
+
+def out_kernel(op: Op) -> Callable:
+    """The kernel of ``op`` taking ``out=``: ``kernel(*operands, out=buffer)`` returns ``buffer``."""
+    opdef = get_op(op.name)
+    attrs = kernel_attrs(op)
+    if opdef.ufunc is not None:
+        return opdef.ufunc
+    factory = opdef.extra.get("kernel_factory")
+    if factory is not None:
+        return factory(op)
+    if op.name == "matmul":
+        return np.matmul
+    if op.name in _REDUCTIONS_WITH_OUT:
+        return functools.partial(_REDUCTIONS_WITH_OUT[op.name], **attrs)
+    if op.name == "copy":
+        return _copy_into
+    if op.name == "astype":
+        return _cast_into
+    raise NotImplementedError(f"op {op.name!r} has no out= form")
+
+
+def kernel_attrs(op: Op) -> dict:
+    """The op's attributes minus the memory plan's, as the kernel takes them."""
+    return {k: v for k, v in op.attrs.items() if k not in PLAN_ATTRS}
+
+
+def _in_place_safe(op: Op) -> bool:
+    """May the result overwrite an input of the same shape? True for plain elementwise ufuncs,
+    which read each element before writing it; never for matmul or reductions."""
+    opdef = get_op(op.name)
+    return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or bool(opdef.extra.get("in_place_safe"))
+
+
+# --- the schedule and liveness -----------------------------------------------------------------
+@dataclass
+class Schedule:
+    """Ops in executor order (pre-order), with each op's number and the last number of its span."""
+
+    ops: list[Op] = field(default_factory=list)
+    index: dict[Op, int] = field(default_factory=dict)
+    end: dict[Op, int] = field(default_factory=dict)
+
+
+def schedule(graph: Graph) -> Schedule:
+    """Number every op in program order; a control-flow op's span covers all ops of its regions.
+    Other ops with a region (fused groups) run as one kernel: their insides are not scheduled."""
+    sched = Schedule()
+
+    def visit(block: Block) -> None:
+        for op in block.ops:
+            sched.index[op] = len(sched.ops)
+            sched.ops.append(op)
+            if op.name in _CONTROL_FLOW:
+                for region in op.regions:
+                    visit(region.block)
+            sched.end[op] = len(sched.ops) - 1
+
+    visit(graph.body)
+    return sched
+
+
+def _defining_block(value: Value) -> Block:
+    return value.owner.parent if isinstance(value.owner, Op) else value.owner
+
+
+def _use_position(sched: Schedule, value: Value, user: Op) -> int:
+    """Where a use counts: the user itself, or the whole span of the region op that contains it
+    in the value's own block (a use inside a loop body repeats until the loop ends)."""
+    home = _defining_block(value)
+    op = user
+    while op.parent is not home:
+        parent_region = op.parent.parent if op.parent is not None else None
+        if parent_region is None or parent_region.parent is None:
+            return sched.end[user]  # defensive: use outside the defining scope
+        op = parent_region.parent
+    return sched.end[op] if op.regions else sched.index[op]
+
+
+def _definition_position(sched: Schedule, value: Value) -> int:
+    if isinstance(value.owner, Op):
+        return sched.index[value.owner]
+    block = value.owner
+    owner_op = block.parent.parent if block.parent is not None else None
+    return sched.index[owner_op] if owner_op is not None else -1
+
+
+def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
+    """``[first, last]`` schedule positions of every value (closed: an op's operands and results
+    are live together). Values forwarded through region ops live as long as what they become."""
+    intervals: dict[Value, list[int]] = {}
+    for op in sched.ops:
+        for value in op.results:
+            intervals[value] = [sched.index[op], sched.index[op]]
+        for region in op.regions if op.name in _CONTROL_FLOW else ():
+            for value in region.block.args:
+                intervals[value] = [sched.index[op], sched.index[op]]
+    for value in graph.body.args:
+        intervals[value] = [-1, -1]
+    for op in sched.ops:
+        for value in op.operands:
+            span = intervals[value]
+            span[1] = max(span[1], _use_position(sched, value, op))
+    # A yielded or loop-initial value is the buffer behind the region op's results: extend it.
+    for op in reversed(sched.ops):
+        for value, sinks in _forwarded(op):
+            for sink in sinks:
+                intervals[value][1] = max(intervals[value][1], intervals[sink][1], sched.end[op])
+    return intervals
+
+
+def _forwarded(op: Op) -> list[tuple[Value, list[Value]]]:
+    """(value, the region-op results it may become) for each yield/loop-init operand of ``op``."""
+    pairs = []
+    if op.name == "cond":
+        for region in op.regions:
+            for value, result in zip(region.block.ops[-1].operands, op.results):
+                pairs.append((value, [result]))
+    elif op.name == "while_loop":
+        body_yield = op.regions[1].block.ops[-1].operands
+        for i, result in enumerate(op.results):
+            pairs.append((op.operands[i], [result]))
+            pairs.append((body_yield[i], [result]))
+    return pairs
+
+
+def view_roots(sched: Schedule) -> dict[Value, Value]:
+    """For each view result, the value whose buffer it shares (followed through view chains)."""
+    roots: dict[Value, Value] = {}
+    for op in sched.ops:
+        if op.name not in _STRUCTURAL and op.operands and get_op(op.name).view:
+            base = op.operands[0]
+            for result in op.results:
+                roots[result] = roots.get(base, base)
+    return roots
+
+
+# --- slot assignment ----------------------------------------------------------------------------
+@dataclass
+class Plan:
+    """The result of planning one graph.
+
+    Attributes:
+        slot_of: planned value -> slot number.
+        slot_types: slot number -> (nbytes, dtype) of its buffer.
+        per_call: slots that end up holding a graph output (allocated at every call).
+        in_place: planned op -> operand index it overwrites.
+    """
+
+    slot_of: dict[Value, int] = field(default_factory=dict)
+    slot_types: dict[int, tuple[int, np.dtype]] = field(default_factory=dict)
+    per_call: set[int] = field(default_factory=set)
+    in_place: dict[Op, int] = field(default_factory=dict)
+
+
+def _escaping_values(sched: Schedule, roots: dict[Value, Value]) -> set[Value]:
+    """Buffers that leave their block through a yield or loop init (directly or via a view):
+    NumPy allocates those afresh, so a carried value is never overwritten while still read."""
+    escaping: set[Value] = set()
+    for op in sched.ops:
+        if op.name == "yield" or op.name == "while_loop":
+            for value in op.operands:
+                escaping.add(roots.get(value, value))
+    return escaping
+
+
+def _outputs(graph: Graph, roots: dict[Value, Value]) -> tuple[set[Value], set[Value]]:
+    """(graph outputs, buffers an output reaches only through a view: never planned)."""
+    outputs = set(graph.outputs)
+    through_views = {roots[v] for v in outputs if v in roots}
+    return outputs, through_views
+
+
+def plan_memory(graph: Graph) -> Plan:
+    """Assign buffer slots to the results of out-capable ops (see the module docstring)."""
+    sched = schedule(graph)
+    intervals = live_intervals(graph, sched)
+    roots = view_roots(sched)
+    for view, root in roots.items():  # a buffer lives as long as its longest-lived view
+        intervals[root][1] = max(intervals[root][1], intervals[view][1])
+    viewed = set(roots.values())
+    escaping = _escaping_values(sched, roots)
+    outputs, output_views = _outputs(graph, roots)
+    plan = Plan()
+    free: dict[tuple[int, np.dtype], list[int]] = defaultdict(list)
+    dying: dict[int, list[Value]] = defaultdict(list)
+    handed_over: set[Value] = set()
+
+    for op in sched.ops:
+        position = sched.index[op]
+        if _accepts_out(op):
+            result = op.results[0]
+            if result not in escaping and result not in output_views:
+                key = (result.type.nbytes, result.type.dtype)
+                slot = _in_place_slot(op, position, plan, intervals, viewed, handed_over)
+                if slot is None:
+                    slot = free[key].pop() if free[key] else len(plan.slot_types)
+                plan.slot_types[slot] = key
+                plan.slot_of[result] = slot
+                if result in outputs:
+                    plan.per_call.add(slot)
+                dying[intervals[result][1]].append(result)
+        for value in dying.pop(position, ()):
+            if value not in handed_over:
+                free[plan.slot_types[plan.slot_of[value]]].append(plan.slot_of[value])
+    return plan
+
+
+def _in_place_slot(op: Op, position: int, plan: Plan, intervals, viewed: set[Value],
+                   handed_over: set[Value]) -> int | None:
+    """The slot of an operand that dies at ``op`` and may be overwritten by its result."""
+    if not _in_place_safe(op):
+        return None
+    result = op.results[0]
+    for i, operand in enumerate(op.operands):
+        if (
+            operand in plan.slot_of
+            and operand not in handed_over
+            and operand not in viewed
+            and intervals[operand][1] == position
+            and operand.owner.parent is op.parent
+            and operand.type.shape == result.type.shape
+            and operand.type.dtype == result.type.dtype
+        ):
+            handed_over.add(operand)
+            plan.in_place[op] = i
+            return plan.slot_of[operand]
+    return None
+
+
+# --- memory report ------------------------------------------------------------------------------
+@dataclass
+class MemoryReport:
+    """Memory figures of one graph, in bytes.
+
+    Attributes:
+        planned_peak: every planned slot (persistent and per call) plus the largest total of
+            simultaneously live unplanned results.
+        lower_bound: the largest total of simultaneously live results (inputs and captures
+            excluded: they exist before the call).
+        eager_estimate: the same for eager NumPy, where a named variable also keeps its array
+            until the name is rebound or the function returns.
+        persistent: bytes of the slots kept across calls.
+        slots: how many slots the plan uses.
+    """
+
+    planned_peak: int
+    lower_bound: int
+    eager_estimate: int
+    persistent: int
+    slots: int
+
+    def lines(self) -> list[str]:
+        mib = 1 << 20
+        return [
+            f"planned peak   {self.planned_peak / mib:9.2f} MiB ({self.slots} buffers, "
+            f"{self.persistent / mib:.2f} MiB kept across calls)",
+            f"lower bound    {self.lower_bound / mib:9.2f} MiB (largest set of simultaneously live values)",
+            f"eager estimate {self.eager_estimate / mib:9.2f} MiB",
+        ]
+
+
+def _allocating(op: Op) -> bool:
+    """Does running ``op`` allocate its results (as opposed to viewing or forwarding)?"""
+    return op.name not in _STRUCTURAL and not get_op(op.name).view
+
+
+def _peak(sizes: dict[Value, int], intervals: dict[Value, list[int]], length: int) -> int:
+    delta = [0] * (length + 2)
+    for value, nbytes in sizes.items():
+        first, last = intervals[value]
+        delta[max(first, 0)] += nbytes
+        delta[last + 1] -= nbytes
+    peak = running = 0
+    for d in delta:
+        running += d
+        peak = max(peak, running)
+    return peak
+
+
+def _eager_intervals(sched: Schedule, intervals: dict[Value, list[int]]) -> dict[Value, list[int]]:
+    """Extend each named value until its name is rebound in its block, or the block ends."""
+    eager = {v: list(span) for v, span in intervals.items()}
+    by_block: dict[Block, list[Value]] = defaultdict(list)
+    for op in sched.ops:
+        for value in op.results:
+            if value.name_hint:
+                by_block[op.parent].append(value)
+    for block, values in by_block.items():
+        block_end = sched.index[block.ops[-1]]
+        next_def: dict[str, int] = {}
+        for value in reversed(values):
+            rebound = next_def.get(value.name_hint, block_end)
+            eager[value][1] = max(eager[value][1], rebound)
+            next_def[value.name_hint] = sched.index[value.owner]
+    return eager
+
+
+def memory_report(graph: Graph) -> MemoryReport:
+    """Planned peak, live-set lower bound and an eager NumPy estimate for ``graph`` (as planned
+    by ``plan_memory`` now, whether or not the pass ran)."""
+    sched = schedule(graph)
+    intervals = live_intervals(graph, sched)
+    plan = plan_memory(graph)
+    allocated = {v: v.type.nbytes for op in sched.ops if _allocating(op) for v in op.results}
+    unplanned = {v: n for v, n in allocated.items() if v not in plan.slot_of}
+    slot_bytes = sum(nbytes for nbytes, _ in plan.slot_types.values())
+    persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
+    length = len(sched.ops)
+    return MemoryReport(
+        planned_peak=slot_bytes + _peak(unplanned, intervals, length),
+        lower_bound=_peak(allocated, intervals, length),
+        eager_estimate=_peak(allocated, _eager_intervals(sched, intervals), length),
+        persistent=persistent,
+        slots=len(plan.slot_types),
+    )
+
+
+# --- the pass -----------------------------------------------------------------------------------
+def clear_plan(graph: Graph) -> bool:
+    """Remove every memory-plan attribute; True if there were any."""
+    changed = False
+    for op in schedule(graph).ops:
+        for key in PLAN_ATTRS:
+            if key in op.attrs:
+                del op.attrs[key]
+                changed = True
+    return changed
+
+
+def apply_plan(graph: Graph, plan: Plan) -> None:
+    """Record ``plan`` as op attributes: ``out_buffer=slot`` on every planned op, and
+    ``in_place=i`` where the result overwrites operand ``i`` (which dies there)."""
+    for op in schedule(graph).ops:
+        if op.results and op.results[0] in plan.slot_of:
+            op.attrs["out_buffer"] = plan.slot_of[op.results[0]]
+            if op in plan.in_place:
+                op.attrs["in_place"] = plan.in_place[op]
+
+
+def planned_slots(graph: Graph) -> tuple[dict[int, tuple[tuple[int, ...], np.dtype]], set[int]]:
+    """Read the plan back from the op attributes (what the codegen allocates).
+
+    Returns:
+        slot -> (shape, dtype) of its buffer: the shape of the output it ends up holding, else of
+        its first occupant (occupants of another shape with the same byte size use a reshaped
+        view); and the set of slots that hold a graph output, which are allocated at every call.
+    """
+    occupants: dict[int, Value] = {}
+    for op in schedule(graph).ops:
+        slot = op.attrs.get("out_buffer")
+        if slot is not None:
+            occupants.setdefault(slot, op.results[0])
+    per_call: set[int] = set()
+    for value in graph.outputs:
+        slot = value.owner.attrs.get("out_buffer") if isinstance(value.owner, Op) else None
+        if slot is not None:
+            occupants[slot] = value
+            per_call.add(slot)
+    return {slot: (v.type.shape, v.type.dtype) for slot, v in occupants.items()}, per_call
+
+
+class MemoryPlan(Pass):
+    """Plan ``out=`` buffers for every out-capable op; the last pass of the pipeline."""
+
+    name = "memory-plan"
+
+    def run(self, graph: Graph) -> bool:
+        cleared = clear_plan(graph)
+        plan = plan_memory(graph)
+        apply_plan(graph, plan)
+        return bool(plan.slot_of) or cleared

@@ -1,0 +1,88 @@
+"""The executor and the call path: runtime errors name the op and the user's line; the positional
+fast path gives the same results as the general path and notices rebound globals."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import dy2st
+
+SCALE = np.float32(2.0)
+TABLE = np.arange(6, dtype=np.float64)
+
+
+def pick(x, idx):
+    y = x @ x.T
+    z = y[idx] * 2.0
+    return z + 1.0
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_a_runtime_error_names_the_op_and_the_user_line():
+    static = dy2st.to_static(pick)
+    x = np.ones((3, 3))
+    np.testing.assert_array_equal(static(x, np.array([0, 2])), pick(x, np.array([0, 2])))
+    with pytest.raises(dy2st.Dy2stRuntimeError) as info:
+        static(x, np.array([0, 7]))  # the planned path: the matmul writes into a buffer
+    message = str(info.value)
+    line = line_of(pick, "z = y[idx]")
+    assert f"test_executor.py:{line}" in message
+    assert "while executing gather(f64[3,3], i64[2]) (test_executor.py:" in message
+    assert "IndexError: index 7 is out of bounds for axis 0 with size 3" in message
+    assert "z = y[idx] * 2.0" in message
+
+
+def lookup(i):
+    return TABLE[i] * 2.0
+
+
+def test_the_fast_path_notices_a_rebound_global_of_another_shape():
+    global TABLE
+    static = dy2st.to_static(lookup)
+    i = np.array([1, 3])
+    np.testing.assert_array_equal(static(i), [2.0, 6.0])
+    np.testing.assert_array_equal(static(i), [2.0, 6.0])  # served by the fast path
+    saved = TABLE
+    try:
+        TABLE = np.arange(10, dtype=np.float64) * 10
+        np.testing.assert_array_equal(static(i), [20.0, 60.0])
+        assert static.num_graphs == 2
+        TABLE[3] = -1.0  # in-place updates are seen: captures are read at every call
+        np.testing.assert_array_equal(static(i), [20.0, -2.0])
+    finally:
+        TABLE = saved
+
+
+def affine(x, w, b=None, *, relu=False):
+    y = x * w if b is None else x * w + b
+    return np.maximum(y, 0) if relu else y
+
+
+def test_keyword_defaults_and_scalars_take_the_general_path_with_the_same_results():
+    static = dy2st.to_static(affine)
+    x, w, b = np.linspace(-1, 1, 5), np.float64(3.0), np.full(5, 0.5)
+    np.testing.assert_array_equal(static(x, np.array(3.0), b), affine(x, 3.0, b))
+    np.testing.assert_array_equal(static(x, w), affine(x, w))
+    np.testing.assert_array_equal(static(x, w, b, relu=True), affine(x, w, b, relu=True))
+    np.testing.assert_array_equal(static(x, np.array(3.0), b), affine(x, 3.0, b))
+    got = static(x, w)
+    assert got.dtype == affine(x, w).dtype and got.shape == (5,)
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def test_a_new_shape_on_the_fast_path_builds_a_new_graph():
+    static = dy2st.to_static(scaled)
+    for n in (3, 4, 3):
+        x = np.arange(n, dtype=np.float32)
+        got = static(x)
+        assert got.dtype == np.float32 and got.shape == (n,)
+        np.testing.assert_array_equal(got, x * SCALE)
+    assert static.num_graphs == 2

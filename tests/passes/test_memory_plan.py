@@ -1,0 +1,180 @@
+"""The memory-plan pass: which ops get buffers, in-place reuse, liveness across regions, the report."""
+
+import numpy as np
+from pass_harness import (
+    BOOL,
+    F32,
+    I64,
+    const,
+    emit,
+    emit_cond,
+    emit_while,
+    new_builder,
+    run_pass,
+    staged_graph,
+    tensor_type,
+)
+
+from dy2st.backend.numpy.executor import Executor
+from dy2st.ir.printer import print_graph
+from dy2st.passes.memory_plan import MemoryPlan, clear_plan, memory_report, planned_slots
+
+MIB = 1 << 20
+
+
+def plan_of(graph):
+    """op name numbered by occurrence (``add2``: the second add) -> (out_buffer, in_place), for
+    every planned op."""
+    plan, seen = {}, {}
+    for op in graph.walk():
+        n = seen[op.name] = seen.get(op.name, 0) + 1
+        if "out_buffer" in op.attrs:
+            plan[f"{op.name}{n}"] = (op.attrs["out_buffer"], op.attrs.get("in_place"))
+    return plan
+
+
+def mlp(x, W1, b1, W2, b2, W3, b3):
+    h = np.maximum(x @ W1 + b1, 0)
+    h = np.maximum(h @ W2 + b2, 0)
+    return h @ W3 + b3
+
+
+def mlp_args(batch=8, width=16):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((batch, width), dtype=np.float32)
+    layers = []
+    for _ in range(3):
+        layers += [rng.standard_normal((width, width), dtype=np.float32), rng.standard_normal(width, dtype=np.float32)]
+    return (x, *layers)
+
+
+def test_a_layer_chain_alternates_two_buffers_and_updates_in_place():
+    graph = staged_graph(mlp, *mlp_args())
+    assert run_pass(MemoryPlan, graph) is True
+    # matmul never writes into its own operand; add and maximum overwrite the operand that dies.
+    assert plan_of(graph) == {
+        "matmul1": (0, None), "add1": (0, 0), "maximum1": (0, 0),
+        "matmul2": (1, None), "add2": (1, 0), "maximum2": (1, 0),
+        "matmul3": (0, None), "add3": (0, 0),
+    }
+    slots, per_call = planned_slots(graph)
+    assert per_call == {0}  # slot 0 ends up holding the result: allocated at every call
+    assert slots[1] == ((8, 16), F32)
+
+
+def test_the_printer_shows_the_plan():
+    graph = staged_graph(mlp, *mlp_args())
+    run_pass(MemoryPlan, graph)
+    text = print_graph(graph)
+    assert "matmul %x, %W1 {out_buffer=0} : f32[8,16]" in text
+    assert "add %0, %b1 {in_place=0, out_buffer=0} : f32[8,16]" in text
+
+
+def test_running_the_pass_twice_gives_the_same_plan():
+    graph = staged_graph(mlp, *mlp_args())
+    run_pass(MemoryPlan, graph)
+    first = print_graph(graph)
+    run_pass(MemoryPlan, graph)
+    assert print_graph(graph) == first
+    assert clear_plan(graph) is True and plan_of(graph) == {}
+
+
+def test_values_an_output_views_and_zero_d_results_are_left_to_numpy():
+    def f(x):
+        s = x * 2.0
+        return s.T, np.sum(s), np.sum(s, axis=0)
+
+    graph = staged_graph(f, np.ones((4, 3), np.float32))
+    run_pass(MemoryPlan, graph)
+    # multiply: viewed by a returned transpose; sum(s): a 0-d NumPy scalar in eager code.
+    assert plan_of(graph) == {"sum2": (0, None)}
+
+
+def test_integer_sums_are_not_planned_because_numpy_widens_their_accumulator():
+    def f(x):
+        return np.sum(x + 1, axis=0)
+
+    graph = staged_graph(f, np.ones((4, 3), np.int32))
+    run_pass(MemoryPlan, graph)
+    assert "sum1" not in plan_of(graph)
+
+
+def test_lower_bound_and_peaks_of_a_hand_built_graph():
+    # a = exp(x); b = a * 2; c = a + b; d = sqrt(c); return d     (each 1 MiB of float32)
+    n = MIB // 4
+    builder, (x,) = new_builder("chain", x=tensor_type(F32, n))
+    with builder:
+        a = emit(builder, "exp", x)
+        b = emit(builder, "multiply", a, const(builder, 2.0))
+        c = emit(builder, "add", a, b)
+        d = emit(builder, "sqrt", c)
+        graph = builder.finish([d])
+    report = memory_report(graph)
+    # Live sets (closed intervals): {a}, {a,b}, {a,b,c}, {c,d}: the largest is 3 MiB.
+    assert report.lower_bound == 3 * MIB
+    assert report.eager_estimate == 3 * MIB
+    run_pass(MemoryPlan, graph)
+    # add overwrites a (b dies there too, but one overwrite is enough), sqrt overwrites c.
+    assert plan_of(graph) == {"exp1": (0, None), "multiply1": (1, None), "add1": (0, 0), "sqrt1": (0, 0)}
+    report = memory_report(graph)
+    assert report.planned_peak == 2 * MIB <= report.lower_bound
+    assert report.persistent == MIB  # slot 0 holds the result, so only slot 1 is kept across calls
+
+
+def test_planned_peak_is_at_most_the_unplanned_live_set_on_an_mlp():
+    graph = staged_graph(mlp, *mlp_args(64, 256))
+    report = memory_report(graph)
+    assert report.planned_peak <= report.lower_bound <= report.eager_estimate
+
+
+def test_a_value_used_inside_a_loop_keeps_its_buffer_for_the_whole_loop():
+    # t = x * 3 is read in every iteration: a buffer of the body must not take its slot.
+    vec = tensor_type(F32, 16)
+    builder, (x, n) = new_builder("loop", x=vec, n=tensor_type(I64))
+    with builder:
+        t = emit(builder, "multiply", x, const(builder, 3.0))
+
+        def body(i, acc):
+            u = emit(builder, "exp", emit(builder, "negative", acc))  # two body buffers
+            return [emit(builder, "add", i, const(builder, 1)), emit(builder, "add", u, t)]
+
+        loop = emit_while(builder, [const(builder, np.int64(0)), x], ["i", "acc"],
+                          lambda i, acc: emit(builder, "less", i, n), body)
+        graph = builder.finish([emit(builder, "multiply", loop.results[1], t)])
+    run_pass(MemoryPlan, graph)
+    plan = plan_of(graph)
+    t_slot = plan["multiply1"][0]
+    assert t_slot not in (plan["negative1"][0], plan["exp1"][0])
+    assert plan["exp1"] == (plan["negative1"][0], 0)  # in place inside the body
+    # the yielded value is left to NumPy: the next iteration still reads the carried one.
+    assert "add2" not in plan and "add1" not in plan
+
+    x_value = np.linspace(-1, 1, 16, dtype=np.float32)
+    expected = x_value.copy()
+    for _ in range(4):
+        expected = np.exp(-expected) + x_value * 3
+    expected = expected * (x_value * 3)
+    run = Executor(graph)
+    for _ in range(2):  # the second call reuses the buffers
+        (result,) = run(x_value, np.array(4))
+        np.testing.assert_array_equal(result, expected)
+
+
+def test_branch_results_are_fresh_and_branch_temporaries_are_planned():
+    vec = tensor_type(F32, 32)
+    builder, (x, p) = new_builder("branches", x=vec, p=tensor_type(BOOL))
+    with builder:
+        branch = emit_cond(
+            builder, p,
+            lambda: [emit(builder, "sin", emit(builder, "exp", x))],
+            lambda: [emit(builder, "cos", x)],
+        )
+        graph = builder.finish([emit(builder, "add", branch.result, x)])
+    run_pass(MemoryPlan, graph)
+    assert plan_of(graph) == {"exp1": (0, None), "add1": (0, None)}  # exp is dead after the branch
+    run = Executor(graph)
+    x_value = np.linspace(0, 1, 32, dtype=np.float32)
+    for flag in (True, False, True):
+        (result,) = run(x_value, np.array(flag))
+        expected = (np.sin(np.exp(x_value)) if flag else np.cos(x_value)) + x_value
+        np.testing.assert_array_equal(result, expected)
