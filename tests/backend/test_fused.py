@@ -153,7 +153,7 @@ def test_scratch_stays_within_one_tile_and_is_reused_in_place():
     x = np.ones(1 << 20, np.float32)
     kernel = fused_kernel_of(gelu_scaled, x)
     # Ten intermediates share two scratch buffers: each value dies where the next is made.
-    assert kernel.program.scratch_dtypes == [np.dtype(np.float32)] * 2
+    assert kernel.program.scratch == [(np.dtype(np.float32), fused_runtime.FULL)] * 2
     kernel(x)
     scratch_bytes = sum(s.nbytes for s in kernel._scratch)
     assert scratch_bytes == 2 * fused_runtime.TILE_ELEMENTS * 4 <= 1 << 20
@@ -180,3 +180,33 @@ def test_error_inside_a_fused_kernel_names_the_absorbed_op_and_line(tiny_tiles):
     assert "Integers to negative integer powers are not allowed" in message
     assert info.value.loc.lineno == line
     assert "d = np.power(c, b)" in message
+
+
+def layernorm(x, gain, bias):
+    mu = np.mean(x, axis=-1, keepdims=True)
+    d = x - mu
+    var = np.mean(d * d, axis=-1, keepdims=True)
+    return d / np.sqrt(var + 1e-5) * gain + bias
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def row_norms(x):
+    return np.sqrt(np.sum(x * x, axis=-1)), np.min(x + 1.0, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(9,), (7, 5), (2, 5, 6), (3, 20)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_reduction_groups_are_bit_identical(tiny_tiles, shape, dtype):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal(shape).astype(dtype)
+    gain = rng.standard_normal(shape[-1]).astype(dtype)
+    bias = rng.standard_normal(shape[-1]).astype(dtype)
+    for fn, args in ((layernorm, (x, gain, bias)), (softmax, (x,)), (row_norms, (x,))):
+        plain, fused = unfused_and_fused(fn, *args)
+        assert_bit_identical(fused, plain)
+        eager = fn(*args)
+        assert_bit_identical(fused, eager if isinstance(eager, tuple) else (eager,))

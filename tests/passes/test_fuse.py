@@ -221,3 +221,60 @@ def lone_op(x):
 def test_single_elementwise_ops_are_left_alone():
     graph = staged_graph(lone_op, np.ones(4))
     assert_unchanged_by(FuseElementwise, graph)
+
+
+def softmax(x):
+    e = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def test_softmax_fuses_with_its_last_axis_reductions():
+    graph = staged_graph(softmax, np.ones((3, 5), np.float32))
+    run_pass(FuseElementwise, graph)
+    assert_ir(graph, """
+        func @softmax(%x: f32[3,5]) -> f32[3,5] {
+          %0 = fused %x {name='fused_0'} : f32[3,5]
+          {
+            ^args(%x_1: f32[3,5])
+            %1 = max %x_1 {axis=(1,), keepdims=True} : f32[3,1]
+            %2 = subtract %x_1, %1 : f32[3,5]
+            %e = exp %2 : f32[3,5]
+            %3 = sum %e {axis=(1,), keepdims=True} : f32[3,1]
+            %4 = divide %e, %3 : f32[3,5]
+            yield %4
+          }
+          return %0
+        }
+    """)
+
+
+def test_without_reductions_only_the_elementwise_runs_fuse():
+    graph = staged_graph(softmax, np.ones((3, 5), np.float32))
+    assert FuseElementwise(reductions=False).run(graph) is True
+    names = [op.name for op in graph.body.ops]
+    assert names == ["max", "fused", "sum", "divide", "return"]
+
+
+def row_sums(x, y):
+    total = np.sum(x * y, axis=-1)
+    return total * 2.0, np.sum(x, axis=0) + 1.0
+
+
+def test_a_reduction_without_keepdims_ends_the_group_and_other_axes_stay_out():
+    graph = staged_graph(row_sums, np.ones((3, 5)), np.ones((3, 5)))
+    run_pass(FuseElementwise, graph)
+    assert_ir(graph, """
+        func @row_sums(%x: f64[3,5], %y: f64[3,5]) -> (f64[3], f64[5]) {
+          %total = fused %x, %y {name='fused_0'} : f64[3]
+          {
+            ^args(%x_1: f64[3,5], %y_1: f64[3,5])
+            %0 = multiply %x_1, %y_1 : f64[3,5]
+            %total_1 = sum %0 {axis=(1,), keepdims=False} : f64[3]
+            yield %total_1
+          }
+          %1 = multiply %total, 2.0 : f64[3]
+          %2 = sum %x {axis=(0,), keepdims=False} : f64[5]
+          %3 = add %2, 1.0 : f64[5]
+          return %1, %3
+        }
+    """)

@@ -22,6 +22,11 @@ After::
     }
     return %2
 
+Reductions over the last axis (``sum/mean/max/min`` of floats) may join a group too, so softmax
+and layernorm become one kernel; its tiles then hold whole rows, and ops on the reduced rows
+(shape ``[..., 1]``, like ``var + eps``) join as well. A reduction without ``keepdims`` can only end
+a group. ``FuseElementwise(reductions=False)`` turns this off.
+
 Rules: every group value used outside the group becomes a result of the fused op; a group must be
 convex (no path leaves the group and re-enters it, or the fused op would depend on itself); ops
 that consume group values but sit before the group's last op move after the fused op, unless they
@@ -40,21 +45,90 @@ from dy2st.passes.base import Pass
 
 
 class FuseElementwise(Pass):
-    """Fuse groups of two or more same-shape elementwise ops into ``fused`` ops."""
+    """Fuse groups of two or more elementwise ops (and last-axis reductions) into ``fused`` ops.
+
+    Args:
+        reductions: let ``sum/mean/max/min`` over the last axis join groups (softmax, layernorm).
+    """
 
     name = "fuse-elementwise"
 
+    def __init__(self, reductions: bool = True):
+        self.reductions = reductions
+
     def run(self, graph) -> bool:
         counter = [0]
-        return fuse_block(graph.body, counter)
+        return fuse_block(graph.body, counter, self.reductions)
 
 
-def is_fusible(op: Op) -> bool:
+# Reductions over the last axis that may join a group: the kernel then tiles whole rows.
+ROW_REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
+
+
+def is_elementwise(op: Op) -> bool:
     """An elementwise op with one result and a NumPy ufunc the fused kernel can call with ``out=``."""
     if op.regions or len(op.results) != 1 or op.name == "const":
         return False
     opdef = get_op(op.name)
     return opdef.elementwise and opdef.ufunc is not None and opdef.ufunc.nout == 1
+
+
+def is_row_reduction(op: Op) -> bool:
+    """``sum/mean/max/min`` over the last axis of a float array, keeping its dtype (so the kernel's
+    ``out=`` buffer has the dtype eager NumPy returns and the same code path runs)."""
+    if op.name not in ROW_REDUCTIONS or len(op.operands) != 1:
+        return False
+    source = op.operands[0].type
+    return (source.ndim >= 1 and source.shape[-1] > 0 and op.attrs.get("axis") == (source.ndim - 1,)
+            and source.dtype.kind == "f" and op.results[0].type.dtype == source.dtype)
+
+
+def iteration_shape(op: Op) -> tuple[int, ...]:
+    """The shape an op iterates over: a reduction's input, an elementwise op's result."""
+    return op.operands[0].type.shape if is_row_reduction(op) else op.results[0].type.shape
+
+
+class Group:
+    """A set of ops to fuse, with the shape the kernel tiles and whether tiles keep whole rows."""
+
+    def __init__(self, members: set[Op], shape: tuple[int, ...], whole_rows: bool):
+        self.members = members
+        self.shape = shape
+        self.whole_rows = whole_rows
+
+    @classmethod
+    def of(cls, op: Op) -> Group:
+        return cls({op}, iteration_shape(op), is_row_reduction(op))
+
+    def merged(self, other: Group) -> Group | None:
+        """The union, when one kernel can run both: same shape, or one side holds per-row values
+        (shape ``[..., 1]``) of a group that reduces rows."""
+        if self.shape == other.shape:
+            shape = self.shape
+        elif self.whole_rows and not other.whole_rows and other.shape == _row_shape(self.shape):
+            shape = self.shape
+        elif other.whole_rows and not self.whole_rows and self.shape == _row_shape(other.shape):
+            shape = other.shape
+        else:
+            return None
+        members = self.members | other.members
+        if _uses_dropped_axis(members):
+            return None
+        return Group(members, shape, self.whole_rows or other.whole_rows)
+
+
+def _row_shape(shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    return shape[:-1] + (1,) if shape else None
+
+
+def _uses_dropped_axis(members: set[Op]) -> bool:
+    """A reduction without ``keepdims`` drops the row axis: its result can only leave the group."""
+    for op in members:
+        for v in op.operands:
+            producer = v.op
+            if producer in members and is_row_reduction(producer) and not producer.attrs.get("keepdims"):
+                return True
+    return False
 
 
 def is_absorbable_const(value: Value) -> bool:
@@ -67,13 +141,13 @@ def has_side_effects(op: Op) -> bool:
     return any(get_op(inner.name).side_effect for inner in op.walk())
 
 
-def fuse_block(block: Block, counter: list[int]) -> bool:
+def fuse_block(block: Block, counter: list[int], reductions: bool = True) -> bool:
     """Fuse groups in ``block`` and, first, in the regions nested in it. Returns whether it changed."""
     changed = False
     for op in block.ops:
         for region in op.regions:
-            changed |= fuse_block(region.block, counter)
-    for members in form_groups(block):
+            changed |= fuse_block(region.block, counter, reductions)
+    for members in form_groups(block, reductions):
         # An earlier contraction can make a later group non-convex (two groups feeding each
         # other), so each group is checked again against the block as it is now.
         if is_convex(block, members, consumer_map(block)):
@@ -96,37 +170,36 @@ def consumer_map(block: Block) -> dict[Value, list[Op]]:
     return consumers
 
 
-def form_groups(block: Block) -> list[set[Op]]:
-    """Greedy grouping in program order: each fusible op joins the groups of its same-shape producers."""
+def form_groups(block: Block, reductions: bool = True) -> list[set[Op]]:
+    """Greedy grouping in program order: each fusible op joins the groups of its producers."""
     consumers = consumer_map(block)
-    group_of: dict[Op, set[Op]] = {}
+    group_of: dict[Op, Group] = {}
     for op in block.ops:
-        if not is_fusible(op):
+        if not (is_elementwise(op) or reductions and is_row_reduction(op)):
             continue
-        group = {op}
+        group = Group.of(op)
         group_of[op] = group
-        shape = op.results[0].type.shape
-        for producer_group in _producer_groups(op, group_of, shape):
-            candidate = group | producer_group
-            if is_convex(block, candidate, consumers):
+        for producer_group in _producer_groups(op, group_of):
+            candidate = group.merged(producer_group)
+            if candidate is not None and is_convex(block, candidate.members, consumers):
                 group = candidate
-                for member in group:
+                for member in group.members:
                     group_of[member] = group
     groups: list[set[Op]] = []
     for group in group_of.values():
-        if len(group) >= 2 and not any(group is g for g in groups):
-            groups.append(group)
+        if len(group.members) >= 2 and not any(group.members is g for g in groups):
+            groups.append(group.members)
     order = {op: i for i, op in enumerate(block.ops)}
     groups.sort(key=lambda g: min(order[m] for m in g))
     return groups
 
 
-def _producer_groups(op: Op, group_of: dict[Op, set[Op]], shape: tuple[int, ...]) -> list[set[Op]]:
-    """Distinct groups producing ``op``'s operands with ``shape``, the most recent producer first."""
-    found: list[set[Op]] = []
+def _producer_groups(op: Op, group_of: dict[Op, Group]) -> list[Group]:
+    """Distinct groups producing ``op``'s operands, the most recent producer first."""
+    found: list[Group] = []
     for v in reversed(op.operands):
         producer = v.op
-        if producer is None or producer not in group_of or producer.results[0].type.shape != shape:
+        if producer is None or producer not in group_of:
             continue
         g = group_of[producer]
         if not any(g is f for f in found):

@@ -50,18 +50,30 @@ from dy2st.ir.core import Block, Op, Value
 from dy2st.ops.registry import get_op
 
 TILE_ELEMENTS = 16384
-PARALLEL = False
-_POOL = None
-
-
-def _pool():
-    global _POOL
-    if _POOL is None:
-        from concurrent.futures import ThreadPoolExecutor
-        _POOL = ThreadPoolExecutor(1)
-    return _POOL
 
 _INLINE_TYPES = (bool, int, float)
+
+# Reductions over the last axis that may sit inside a fused group (tiles then hold whole rows).
+# They are called through NumPy's own functions with ``out=``, which run the same code as eager.
+ROW_REDUCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}
+
+FULL, ROW = "full", "row"
+"""Scratch kinds: one element per tile element, or one per tile row (reduced values)."""
+
+
+def iteration_shape(block: Block) -> tuple[int, ...]:
+    """The shape a fused region iterates over: its elementwise results and reduction inputs."""
+    shapes = []
+    for op in block.ops[:-1]:
+        if op.name in ROW_REDUCTIONS:
+            shapes.append(op.operands[0].type.shape)
+        elif op.name != "const":
+            shapes.append(op.results[0].type.shape)
+    return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+
+
+def has_row_reductions(block: Block) -> bool:
+    return any(op.name in ROW_REDUCTIONS for op in block.ops)
 
 
 class TileProgram:
@@ -70,20 +82,25 @@ class TileProgram:
     Attributes:
         source: the generated Python source of ``tile(inputs..., outputs..., scratch...)``.
         function: the compiled ``tile`` function.
-        scratch_dtypes: one dtype per scratch buffer the function takes.
+        scratch: (dtype, kind) of each scratch buffer the function takes; kind is ``FULL`` or ``ROW``.
         line_ops: generated line number -> the region op that line runs (for error messages).
         filename: the pseudo file name the source was compiled under.
+        alias_safe: an output buffer may also be an input (see ``_outputs_written_after_inputs_read``).
     """
 
     def __init__(self, block: Block, name: str):
         self.filename = f"<dy2st-fused {name}>"
         self.namespace: dict[str, Any] = {}
         self.line_ops: dict[int, Op] = {}
-        self.scratch_dtypes: list[np.dtype] = []
+        self.scratch: list[tuple[np.dtype, str]] = []
+        self.shape = iteration_shape(block)
         self.source = self._generate(block)
         self.alias_safe = self._outputs_written_after_inputs_read(block)
         exec(compile(self.source, self.filename, "exec"), self.namespace)
         self.function = self.namespace["tile"]
+
+    def _kind(self, value: Value) -> str:
+        return FULL if value.type.shape == self.shape else ROW
 
     def _generate(self, block: Block) -> str:
         ops = block.ops[:-1]
@@ -91,7 +108,7 @@ class TileProgram:
         names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
         names.update({v: f"o{k}" for k, v in enumerate(outputs)})
         last_use = _last_uses(ops)
-        free: dict[np.dtype, list[str]] = {}
+        free: dict[tuple[np.dtype, str], list[str]] = {}
         body: list[str] = []
         for index, op in enumerate(ops):
             if op.name == "const":
@@ -101,16 +118,23 @@ class TileProgram:
             operands = [names[v] for v in op.operands]
             if result not in names:
                 names[result] = self._scratch_for(result, op, index, names, last_use, free)
-            ufunc = get_op(op.name).ufunc
-            call = f"u_{ufunc.__name__}({', '.join(operands)}, out={names[result]})"
-            self.namespace[f"u_{ufunc.__name__}"] = ufunc
-            body.append(call)
+            body.append(self._call(op, operands, names[result]))
             self.line_ops[len(body) + 1] = op
             self._release_dead(op, index, names, last_use, free)
         params = [f"i{k}" for k in range(len(block.args))] + [f"o{k}" for k in range(len(outputs))]
-        params += [f"s{k}" for k in range(len(self.scratch_dtypes))]
+        params += [f"s{k}" for k in range(len(self.scratch))]
         lines = [f"def tile({', '.join(params)}):"] + ["    " + line for line in body or ["pass"]]
         return "\n".join(lines) + "\n"
+
+    def _call(self, op: Op, operands: list[str], target: str) -> str:
+        if op.name in ROW_REDUCTIONS:
+            # Tiles keep whole rows and may drop leading axes: the reduced axis is the last one.
+            self.namespace[f"r_{op.name}"] = ROW_REDUCTIONS[op.name]
+            keepdims = op.attrs.get("keepdims", False)
+            return f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"
+        ufunc = get_op(op.name).ufunc
+        self.namespace[f"u_{ufunc.__name__}"] = ufunc
+        return f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"
 
     @staticmethod
     def _outputs_written_after_inputs_read(block: Block) -> bool:
@@ -121,6 +145,8 @@ class TileProgram:
         last_read = max((last_use.get(arg, -1) for arg in block.args), default=-1)
         outputs = set(block.ops[-1].operands)
         first_write = min((i for i, op in enumerate(ops) if op.results and op.results[0] in outputs), default=len(ops))
+        if any(op.name in ROW_REDUCTIONS for op in ops):
+            return False  # a reduction reads a whole row, other elements than it writes
         return first_write >= last_read
 
     def _literal(self, op: Op) -> str:
@@ -133,16 +159,17 @@ class TileProgram:
 
     def _scratch_for(self, result: Value, op: Op, index: int, names, last_use, free) -> str:
         """A scratch buffer for ``result``: a dying operand's buffer (in place), a free one, or new."""
-        dtype = result.type.dtype
-        for v in op.operands:
-            name = names.get(v, "")
-            if name.startswith("s") and last_use[v] == index and self.scratch_dtypes[int(name[1:])] == dtype:
-                return name
-        pool = free.get(dtype)
+        slot = (result.type.dtype, self._kind(result))
+        if op.name not in ROW_REDUCTIONS:
+            for v in op.operands:
+                name = names.get(v, "")
+                if name.startswith("s") and last_use[v] == index and self.scratch[int(name[1:])] == slot:
+                    return name
+        pool = free.get(slot)
         if pool:
             return pool.pop()
-        self.scratch_dtypes.append(dtype)
-        return f"s{len(self.scratch_dtypes) - 1}"
+        self.scratch.append(slot)
+        return f"s{len(self.scratch) - 1}"
 
     def _release_dead(self, op: Op, index: int, names, last_use, free) -> None:
         """Return the buffers of operands that die here (unless the result took them over)."""
@@ -150,7 +177,7 @@ class TileProgram:
         for v in dict.fromkeys(op.operands):
             name = names.get(v, "")
             if name.startswith("s") and last_use[v] == index and name != taken:
-                free.setdefault(self.scratch_dtypes[int(name[1:])], []).append(name)
+                free.setdefault(self.scratch[int(name[1:])], []).append(name)
 
 
 def _last_uses(ops: list[Op]) -> dict[Value, int]:
@@ -174,14 +201,16 @@ class FusedKernel:
 
     def __init__(self, op: Op, tile_elements: int | None = None):
         self.name = op.attrs.get("name", "fused")
-        self.program = TileProgram(op.regions[0].block, self.name)
-        self.shape = op.results[0].type.shape
-        self.size = op.results[0].type.size
-        self.result_dtypes = [r.type.dtype for r in op.results]
+        block = op.regions[0].block
+        self.program = TileProgram(block, self.name)
+        self.shape = self.program.shape
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.whole_rows = has_row_reductions(block)
+        self.result_types = [(r.type.shape, r.type.dtype) for r in op.results]
         self.single = len(op.results) == 1
         self.tile_elements = max(1, TILE_ELEMENTS if tile_elements is None else tile_elements)
+        self.split = TileSplit(self.shape, self.tile_elements, self.whole_rows)
         self._scratch: list[np.ndarray] | None = None
-        self._scratch2: list[np.ndarray] | None = None
         self._scratch_lock = threading.Lock()
 
     def __call__(self, *inputs: Any, out: Any = None) -> Any:
@@ -193,7 +222,7 @@ class FusedKernel:
             scratch = self._shared_scratch() if owned else self._new_scratch()
             if out is not None and not self.program.alias_safe and _overlaps(inputs, outputs):
                 # An output buffer is also an input the tile still reads after writing it.
-                staged = [np.empty(self.shape, dtype) for dtype in self.result_dtypes]
+                staged = [np.empty(shape, dtype) for shape, dtype in self.result_types]
                 self._run_tiles(inputs, staged, scratch)
                 for target, value in zip(outputs, staged):
                     np.copyto(target, value)
@@ -204,24 +233,26 @@ class FusedKernel:
         finally:
             if owned:
                 self._scratch_lock.release()
-        if out is None and self.shape == ():
-            # Eager NumPy returns scalars from 0-d elementwise ops.
-            outputs = [o[()] for o in outputs]
+        if out is None:
+            # Eager NumPy returns scalars from 0-d elementwise ops and full reductions.
+            outputs = [o[()] if o.ndim == 0 else o for o in outputs]
         return outputs[0] if self.single else tuple(outputs)
 
     # --- buffers ---------------------------------------------------------------------------
     def _outputs(self, out: Any) -> list[np.ndarray]:
         if out is None:
-            return [np.empty(self.shape, dtype) for dtype in self.result_dtypes]
+            return [np.empty(shape, dtype) for shape, dtype in self.result_types]
         outs = [out] if self.single else list(out)
-        for o, dtype in zip(outs, self.result_dtypes):
-            if o.shape != self.shape or o.dtype != dtype:
-                raise ValueError(f"{self.name}: out= must be {dtype}{list(self.shape)}, got {o.dtype}{list(o.shape)}")
+        for o, (shape, dtype) in zip(outs, self.result_types):
+            if o.shape != shape or o.dtype != dtype:
+                raise ValueError(f"{self.name}: out= must be {dtype}{list(shape)}, got {o.dtype}{list(o.shape)}")
         return outs
 
     def _new_scratch(self) -> list[np.ndarray]:
-        n = min(self.tile_elements, max(self.size, 1))
-        return [np.empty(n, dtype) for dtype in self.program.scratch_dtypes]
+        # Big enough for a flat tile and for a tile of the split (a row longer than a tile).
+        full = max(1, min(max(self.split.max_tile_elements, self.tile_elements), self.size))
+        row = max(1, full // (self.shape[-1] or 1)) if self.shape else 1
+        return [np.empty(full if kind == FULL else row, dtype) for dtype, kind in self.program.scratch]
 
     def _shared_scratch(self) -> list[np.ndarray]:
         if self._scratch is None:
@@ -230,20 +261,11 @@ class FusedKernel:
 
     # --- tiling ----------------------------------------------------------------------------
     def _run_tiles(self, inputs: tuple, outputs: list[np.ndarray], scratch: list[np.ndarray]) -> None:
-        flat = self._flat_views(inputs, outputs)
-        tiles = FlatTiles(*flat, self) if flat is not None else BroadcastTiles(inputs, outputs, self)
-        if PARALLEL and tiles.count >= 2:
-            half = tiles.count // 2
-            worker = _pool().submit(tiles.run, self._helper_scratch(), half, tiles.count)
-            tiles.run(scratch, 0, half)
-            worker.result()
+        flat = None if self.whole_rows else self._flat_views(inputs, outputs)
+        if flat is not None:
+            FlatTiles(*flat, self).run(scratch)
         else:
-            tiles.run(scratch, 0, tiles.count)
-
-    def _helper_scratch(self):
-        if self._scratch2 is None:
-            self._scratch2 = self._new_scratch()
-        return self._scratch2
+            BroadcastTiles(inputs, outputs, self).run(scratch)
 
     def _flat_views(self, inputs: tuple, outputs: list[np.ndarray]):
         """1-D views of everything, when all inputs are full-shape C-contiguous or one element."""
@@ -282,6 +304,52 @@ class FusedKernel:
         return self.program.line_ops.get(lineno) if lineno is not None else None
 
 
+class TileSplit:
+    """How an iteration shape is cut into tiles: along ``axis``, ``chunk`` indices at a time.
+
+    Tiles are taken along the outermost axis whose trailing block (``inner`` elements) fits in a
+    tile. With ``whole_rows`` (the group reduces over the last axis) the last axis is never cut.
+    """
+
+    def __init__(self, shape: tuple[int, ...], tile_elements: int, whole_rows: bool):
+        self.shape = shape
+        last_cuttable = len(shape) - (2 if whole_rows else 1)
+        self.axis, self.inner = _split_axis(shape, tile_elements, last_cuttable)
+        extent = shape[self.axis] if self.axis is not None else 1
+        self.chunk = max(1, min(extent, tile_elements // max(self.inner, 1)))
+        self.chunks_per_row = max(1, -(-extent // self.chunk))
+        outer = 1
+        for d in shape[: self.axis or 0]:
+            outer *= d
+        self.count = outer * self.chunks_per_row if extent else 0
+        self.max_tile_elements = self.chunk * self.inner
+
+    def tile(self, index: int) -> tuple[tuple, int]:
+        """The index expression of tile ``index`` and how many indices of ``axis`` it covers."""
+        if self.axis is None:
+            return (Ellipsis,), 1
+        row, chunk = divmod(index, self.chunks_per_row)
+        outer = tuple(int(i) for i in np.unravel_index(row, self.shape[: self.axis])) if self.axis else ()
+        start = chunk * self.chunk
+        stop = min(start + self.chunk, self.shape[self.axis])
+        return outer + (slice(start, stop),), stop - start
+
+
+def _split_axis(shape: tuple[int, ...], tile_elements: int, last_cuttable: int) -> tuple[int | None, int]:
+    """The outermost axis ``k <= last_cuttable`` with ``prod(shape[k+1:]) <= tile_elements`` (or the
+    innermost cuttable axis when no block fits), and that product. ``None`` when nothing may be cut."""
+    inner = 1
+    for d in shape[last_cuttable + 1 :]:
+        inner *= d
+    if last_cuttable < 0:
+        return None, inner
+    for axis in range(last_cuttable, 0, -1):
+        if inner * shape[axis] > tile_elements:
+            return axis, inner
+        inner *= shape[axis]
+    return 0, inner
+
+
 class FlatTiles:
     """Contiguous tiles of flattened inputs and outputs (the common, fast case)."""
 
@@ -291,64 +359,61 @@ class FlatTiles:
         self.tile = kernel.program.function
         self.size = kernel.size
         self.step = kernel.tile_elements
-        self.count = max(1, -(-self.size // self.step))
         self.sliced = [np.ndim(v) == 1 for v in views]
 
-    def run(self, scratch: list[np.ndarray], first: int, last: int) -> None:
-        """Run tiles ``first`` to ``last - 1`` with one set of scratch buffers."""
+    def run(self, scratch: list[np.ndarray]) -> None:
         n, step, tile = self.size, self.step, self.tile
-        for index in range(first, last):
-            start, stop = index * step, min((index + 1) * step, n)
+        if n <= step:
+            tile(*self.views, *self.out_views, *(s[:n] for s in scratch))
+            return
+        for start in range(0, n, step):
+            stop = min(start + step, n)
             part = slice(start, stop)
-            full = not scratch or stop - start == len(scratch[0])
-            scr = scratch if full else [s[: stop - start] for s in scratch]
+            scr = scratch if stop - start == step else [s[: stop - start] for s in scratch]
             args = [v[part] if cut else v for v, cut in zip(self.views, self.sliced)]
             tile(*args, *(o[part] for o in self.out_views), *scr)
 
 
 class BroadcastTiles:
-    """Tiles along the outermost axis whose trailing block fits in a tile, over broadcast views."""
+    """Tiles of inputs broadcast (as views) to the iteration shape, cut as ``TileSplit`` says.
+
+    In a group with row reductions, inputs without a full last axis are broadcast to the row shape
+    (last axis 1) instead, so ops on reduced rows see one value per row.
+    """
 
     def __init__(self, inputs: tuple, outputs: list[np.ndarray], kernel: FusedKernel):
-        self.shape = shape = kernel.shape
-        self.views = [np.broadcast_to(np.asarray(a), shape) for a in inputs]
+        shape = kernel.shape
+        row_shape = shape[:-1] + (1,) if shape else shape
+        self.views = []
+        for a in inputs:
+            a = np.asarray(a)
+            full = not kernel.whole_rows or (a.ndim > 0 and a.shape[-1] != 1) or shape[-1:] == (1,)
+            self.views.append(np.broadcast_to(a, shape if full else row_shape))
         self.outputs = outputs
+        self.split = kernel.split
         self.tile = kernel.program.function
-        self.axis, self.inner = _split_axis(shape, kernel.tile_elements)
-        self.chunk = max(1, kernel.tile_elements // max(self.inner, 1))
-        extent = shape[self.axis] if shape else 1
-        self.chunks_per_row = max(1, -(-extent // self.chunk))
-        outer = 1
-        for d in shape[: self.axis]:
-            outer *= d
-        self.count = outer * self.chunks_per_row if extent else 0
+        self.scratch_kinds = [kind for _, kind in kernel.program.scratch]
 
-    def run(self, scratch: list[np.ndarray], first: int, last: int) -> None:
-        """Run tiles ``first`` to ``last - 1`` with one set of scratch buffers."""
-        shape, axis = self.shape, self.axis
-        for index in range(first, last):
-            row, chunk = divmod(index, self.chunks_per_row)
-            outer = tuple(int(i) for i in np.unravel_index(row, shape[:axis])) if axis else ()
-            start = chunk * self.chunk
-            stop = min(start + self.chunk, shape[axis])
-            where = outer + (slice(start, stop),)
-            rows = (stop - start,) + shape[axis + 1 :]
-            scr = [s[: (stop - start) * self.inner].reshape(rows) for s in scratch]
-            self.tile(*(v[where] for v in self.views), *(o[where] for o in self.outputs), *scr)
+    def run(self, scratch: list[np.ndarray]) -> None:
+        split, tile = self.split, self.tile
+        trailing = split.shape[split.axis + 1 :] if split.axis is not None else split.shape
+        for index in range(split.count):
+            where, extent = split.tile(index)
+            rows = ((extent,) if split.axis is not None else ()) + trailing
+            scr = [self._scratch_view(s, kind, rows) for s, kind in zip(scratch, self.scratch_kinds)]
+            tile(*(v[where] for v in self.views), *(o[where] for o in self.outputs), *scr)
+
+    @staticmethod
+    def _scratch_view(buffer: np.ndarray, kind: str, rows: tuple[int, ...]) -> np.ndarray:
+        shape = rows if kind == FULL else rows[:-1] + (1,)
+        count = 1
+        for d in shape:
+            count *= d
+        return buffer[:count].reshape(shape)
 
 
 def _overlaps(inputs: tuple, outputs: list[np.ndarray]) -> bool:
     return any(isinstance(a, np.ndarray) and np.may_share_memory(a, o) for a in inputs for o in outputs)
-
-
-def _split_axis(shape: tuple[int, ...], tile_elements: int) -> tuple[int, int]:
-    """The outermost axis ``k`` with ``prod(shape[k+1:]) <= tile_elements``, and that product."""
-    inner = 1
-    for axis in range(len(shape) - 1, -1, -1):
-        if inner * shape[axis] > tile_elements:
-            return axis, inner
-        inner *= shape[axis]
-    return 0, inner // shape[0] if shape and shape[0] else 1
 
 
 def build_fused_kernel(op: Op) -> FusedKernel:
