@@ -1,0 +1,248 @@
+"""Benchmark runner: eager NumPy vs dy2st on the design's workloads, printed as one table.
+
+    python benchmarks/run.py                # full sizes (a few minutes on 2 cores)
+    python benchmarks/run.py --quick        # small sizes, few repeats: a smoke run
+    python benchmarks/run.py --json out.json --only W1,W5
+
+Times are medians over repeats after a warm-up; eager and converted repeats alternate, so a ratio is
+measured in one run under the same load. Peak memory is what ``tracemalloc`` sees NumPy allocate
+during one steady-state call; for dy2st it adds the buffers the memory plan keeps across calls.
+"lower bound" is the largest set of simultaneously live values of the optimized graph; "first call"
+is the first call of a fresh ``to_static`` (convert + build + optimize + generate + one run). A
+workload that fails to convert prints ``skipped: <reason>`` and the table still prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import workloads  # noqa: E402
+
+import dy2st  # noqa: E402
+from dy2st.passes.memory_plan import memory_report  # noqa: E402
+
+try:  # a reference column for the elementwise chain, never a dependency
+    import numexpr
+except ImportError:
+    numexpr = None
+
+MIB = 1 << 20
+
+
+@dataclass
+class Row:
+    """The figures of one workload (times in seconds, memory in bytes)."""
+
+    name: str
+    eager_time: float | None = None
+    converted_time: float | None = None
+    ratio: float | None = None
+    eager_peak: int | None = None
+    converted_peak: int | None = None
+    lower_bound: int | None = None
+    planned_peak: int | None = None
+    first_call: float | None = None
+    numexpr_time: float | None = None
+    target: str = ""
+    skipped: str | None = None
+
+
+# --- measuring ---------------------------------------------------------------------------------------
+def _loop_time(fn, args, number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        fn(*args)
+    return (time.perf_counter() - start) / number
+
+
+def _calls_per_repeat(fns, args, min_seconds: float) -> int:
+    """Enough calls that one repeat of the slowest function lasts ``min_seconds``."""
+    slowest = max(_loop_time(fn, args, 1) for fn in fns)
+    return max(1, int(min_seconds / max(slowest, 1e-7)))
+
+
+def interleaved_medians(fns, args, repeats: int, min_seconds: float) -> list[float]:
+    """Median per-call time of each function, their repeats alternating."""
+    for fn in fns:
+        fn(*args)  # warm-up
+    number = _calls_per_repeat(fns, args, min_seconds)
+    samples: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, times in zip(fns, samples):
+            times.append(_loop_time(fn, args, number))
+    return [statistics.median(times) for times in samples]
+
+
+def traced_peak(fn, args) -> int:
+    """Bytes NumPy allocates at the peak of one call, above what was allocated before it."""
+    fn(*args)
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        result = fn(*args)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del result
+    return peak - before
+
+
+def _check_equal(converted, eager, name: str) -> None:
+    for got, want in zip(_leaves(converted), _leaves(eager)):
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape or got.dtype != want.dtype or not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+            raise AssertionError(f"{name}: converted result differs from eager NumPy")
+
+
+def _leaves(result) -> list:
+    return list(result) if isinstance(result, (tuple, list)) else [result]
+
+
+def measure(workload: workloads.Workload, quick: bool) -> Row:
+    """One table row; a workload that fails to convert comes back with ``skipped`` set."""
+    row = Row(workload.name, target=workload.target)
+    workload.setup(quick)
+    args = workload.make_args(quick)
+    static = dy2st.to_static(workload.converted)
+    try:
+        start = time.perf_counter()
+        result = static(*args)
+        row.first_call = time.perf_counter() - start
+        _check_equal(result, workload.eager(*args), workload.name)
+        graph = static.graph(*args)
+    except Exception as e:  # the table always prints: say why this row could not run
+        row.skipped = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+        return row
+    repeats, min_seconds = (3, 0.002) if quick else (7, 0.05)
+    row.eager_time, row.converted_time = interleaved_medians([workload.eager, static], args, repeats, min_seconds)
+    row.ratio = row.converted_time / row.eager_time
+    row.first_call -= row.converted_time  # the compile part: convert + build + optimize + generate
+    report = memory_report(graph)
+    row.eager_peak = traced_peak(workload.eager, args)
+    row.converted_peak = traced_peak(static, args) + report.persistent
+    row.lower_bound = report.lower_bound
+    row.planned_peak = report.planned_peak
+    if numexpr is not None and workload.converted is workloads.gelu_chain:
+        expression = "(0.5*x*(1.0+tanh(0.7978845608*(x+0.044715*x**3))))*1.702+0.25"
+        evaluate = lambda x: numexpr.evaluate(expression, local_dict={"x": x})  # noqa: E731
+        row.numexpr_time = interleaved_medians([evaluate], args, repeats, min_seconds)[0]
+    return row
+
+
+# --- W4: the first call, in a fresh and in a warm process -------------------------------------------
+_FRESH_PROCESS = r"""
+import sys, time
+sys.path.insert(0, {here!r})
+start = time.perf_counter()
+import numpy as np
+import dy2st
+import workloads
+imported = time.perf_counter() - start
+workloads._setup_seed({quick!r})
+args = workloads._seed_args({quick!r})
+static = dy2st.to_static(workloads.seed_model)
+start = time.perf_counter()
+static(*args)
+print(time.perf_counter() - start, imported)
+"""
+
+
+def first_call_rows(quick: bool) -> list[Row]:
+    """W4: first call of the seed model in a fresh process, and of a second function here."""
+    rows = []
+    fresh = Row("W4 first call, fresh process", target="<= 15 ms")
+    script = _FRESH_PROCESS.format(here=HERE, quick=quick)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    if done.returncode == 0:
+        fresh.first_call, imported = (float(v) for v in done.stdout.split())
+        fresh.target += f" (import took {imported * 1e3:.0f} ms)"
+    else:
+        fresh.skipped = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    rows.append(fresh)
+
+    warm = Row("W4 first call, warm process", target="<= 3 ms")
+    try:
+        workloads._setup_seed(quick)
+        args = workloads._seed_args(quick)
+        dy2st.to_static(workloads.seed_model)(*args)  # the process has converted a function
+        static = dy2st.to_static(workloads.seed_model_again)
+        start = time.perf_counter()
+        static(*args)
+        warm.first_call = time.perf_counter() - start
+    except Exception as e:
+        warm.skipped = f"{type(e).__name__}: {str(e).splitlines()[0]}"
+    rows.append(warm)
+    return rows
+
+
+# --- the table ---------------------------------------------------------------------------------------
+_COLUMNS = ("workload", "eager ms", "dy2st ms", "ratio", "eager MiB", "dy2st MiB", "bound MiB",
+            "first ms", "numexpr ms", "target")
+
+
+def _ms(seconds: float | None) -> str:
+    return "" if seconds is None else f"{seconds * 1e3:.3f}" if seconds < 0.01 else f"{seconds * 1e3:.1f}"
+
+
+def _mib(nbytes: int | None) -> str:
+    return "" if nbytes is None else f"{nbytes / MIB:.2f}"
+
+
+def format_row(row: Row) -> list[str]:
+    if row.skipped:
+        return [row.name, f"skipped: {row.skipped}"]
+    return [row.name, _ms(row.eager_time), _ms(row.converted_time),
+            "" if row.ratio is None else f"{row.ratio:.3f}", _mib(row.eager_peak), _mib(row.converted_peak),
+            _mib(row.lower_bound), _ms(row.first_call), _ms(row.numexpr_time), row.target]
+
+
+def print_table(rows: list[Row], out=sys.stdout) -> None:
+    cells = [list(_COLUMNS)] + [format_row(r) for r in rows]
+    widths = [max(len(c[i]) for c in cells if len(c) > i and len(c) == len(_COLUMNS)) for i in range(len(_COLUMNS))]
+    for line in cells:
+        if len(line) < len(_COLUMNS):  # a skipped row: name, then the reason
+            print(f"{line[0]:<{widths[0]}}  {line[1]}", file=out)
+            continue
+        print("  ".join(c.ljust(w) if i in (0, len(line) - 1) else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(line, widths))).rstrip(), file=out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Eager NumPy vs dy2st on the design's workloads.")
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke run)")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures to PATH as JSON")
+    parser.add_argument("--only", metavar="NAMES", help="comma-separated prefixes of workload names, e.g. W1,W5")
+    options = parser.parse_args(argv)
+    prefixes = options.only.split(",") if options.only else None
+
+    def wanted(name: str) -> bool:
+        return prefixes is None or any(name.startswith(p) for p in prefixes)
+
+    rows = [measure(w, options.quick) for w in workloads.WORKLOADS if wanted(w.name)]
+    if wanted("W4"):
+        rows += first_call_rows(options.quick)
+    print(f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; numpy {np.__version__}; "
+          f"{os.cpu_count()} cpus){'' if numexpr else '; numexpr not installed'}")
+    print_table(rows)
+    if options.json:
+        with open(options.json, "w") as f:
+            json.dump({"quick": options.quick, "rows": [asdict(r) for r in rows]}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
