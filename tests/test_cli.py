@@ -79,7 +79,7 @@ def test_ir_before_passes_for_a_signature_with_locations(workdir):
 
 
 def test_ir_of_nested_arguments_and_python_constant(workdir):
-    result = run_cli(workdir, "dump", "model.py::plain", "--ir", "--arg", "pair=(f32[3], f64[3])",
+    result = run_cli(workdir, "dump", "model.py::plain", "--before", "--arg", "pair=(f32[3], f64[3])",
                      "--arg", "n=3")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("func @plain(%pair_0: f32[3], %pair_1: f64[3]) -> f64[3] {")
@@ -92,6 +92,13 @@ def test_zero_d_argument_and_python_constant_change_the_signature(workdir):
     assert result.returncode == 0, result.stderr
     assert "func @plain(%pair_0: i64[], %pair_1: bool[2]) -> i64[2]" in result.stdout
     assert "True" in result.stdout
+
+
+def test_optimized_ir_has_the_same_signature(workdir):
+    result = run_cli(workdir, "dump", "model.py::plain", "--ir", "--arg", "pair=(f32[3], f64[3])", "--arg", "n=3")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("func @plain(%pair_0: f32[3], %pair_1: f64[3]) -> f64[3] {")
+    assert result.stdout.endswith("}\n")
 
 
 def test_executor_and_source_sections_have_headers(workdir):
@@ -219,7 +226,7 @@ def test_sibling_modules_of_the_file_are_importable(tmp_path):
         def f(x):
             return double(x) + 1
     """))
-    result = run_cli(tmp_path, "dump", "main.py::f", "--ir", "--arg", "x=i64[2]")
+    result = run_cli(tmp_path, "dump", "main.py::f", "--before", "--arg", "x=i64[2]")
     assert result.returncode == 0, result.stderr
     assert "multiply %x, 2 : i64[2]" in result.stdout
 

@@ -79,8 +79,14 @@ def user_frame(depth: int = 1):
 
 
 def user_location(depth: int = 1) -> SourceLocation | None:
-    """The user's file, line and column being run (see ``user_frame``)."""
-    frame = user_frame(depth + 1)
+    """The user's file, line and column being run (see ``user_frame``).
+
+    ``depth`` counts from this function's caller, as for ``sys._getframe``: 1 is the caller.
+    """
+    # user_frame adds one level for its own frame; the caller of user_location is one level
+    # above that. Passing depth + 1 here skipped the user's frame when it was the caller's caller
+    # (bool(t) in user code: __bool__ -> _concrete -> user_location(3)).
+    frame = user_frame(depth)
     return _frame_location(frame) if frame is not None else None
 
 

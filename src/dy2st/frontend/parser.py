@@ -38,6 +38,14 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     """Parse ``fn``'s source into a gast module holding one FunctionDef without decorators."""
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else "<unknown>"
+    if getattr(fn, "__name__", None) == "<lambda>":
+        # Checked before reading the source: a lambda's source lines are the whole enclosing
+        # statement, which often does not parse on its own and would give a misleading error.
+        raise ConversionError(
+            "a lambda cannot be converted",
+            SourceLocation(filename, code.co_firstlineno) if code is not None else None,
+            "define the function with 'def' and decorate it with @dy2st.to_static",
+        )
     try:
         lines, start = inspect.getsourcelines(fn)
     except (OSError, TypeError) as e:
