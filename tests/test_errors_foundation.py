@@ -188,3 +188,41 @@ def test_fallback_runs_unsupported_syntax_eagerly_with_a_warning():
     with pytest.warns(UserWarning, match=r"dy2st: running \S*generator_caller eagerly \(fallback=True\): .*'yield'"):
         result = static(x)
     np.testing.assert_array_equal(result, generator_caller(x))
+
+
+# --- errors while the graph runs -------------------------------------------------------------
+def index_out_of_bounds(x, i):
+    y = x * 2
+    return y[i]
+
+
+def test_runtime_error_names_the_op_and_the_users_line():
+    static = dy2st.to_static(index_out_of_bounds)
+    static(np.ones(3), np.array(1))  # builds and runs fine
+    with pytest.raises(dy2st.Dy2stRuntimeError) as info:
+        static(np.ones(3), np.array(5))  # same graph, a value NumPy rejects at run time
+    error = info.value
+    lineno = line_of(index_out_of_bounds, "return y[i]")
+    assert (os.path.abspath(error.loc.filename), error.loc.lineno) == (THIS_FILE, lineno)
+    assert error.message == (
+        f"while executing getitem(f64[3], i64[]) (test_errors_foundation.py:{lineno}): "
+        "IndexError: index 5 is out of bounds for axis 0 with size 3"
+    )
+    assert isinstance(error.__cause__, IndexError)
+
+
+def positive_log(x):
+    assert (x > 0).all(), "x must be positive"
+    return np.log(x)
+
+
+def test_tensor_assert_fails_when_the_graph_runs():
+    static = dy2st.to_static(positive_log)
+    np.testing.assert_allclose(static(np.ones(2)), np.zeros(2))
+    with pytest.raises(AssertionError) as info:
+        static(-np.ones(2))
+    error = info.value
+    assert type(error) is dy2st.GraphAssertionError
+    check_error(error, dy2st.GraphAssertionError, positive_log, "assert (x > 0)", "assert",
+                "assertion failed: x must be positive", None)
+    assert static.num_graphs == 1
