@@ -39,7 +39,8 @@ from dy2st.passes.fold import constant_value
 Rule = Callable[[Op, list[Op]], "Value | None"]
 
 POWERS_AS_PRODUCTS = (2, 3, 4)
-"""Exponents rewritten into multiplications; larger ones lose accuracy faster than they save time."""
+"""Exponents rewritten into multiplications: the design licenses them (within 2 ulp of ``pow``,
+checked in the pass tests); longer products would round further from ``pow``."""
 
 
 class AlgebraicSimplification(Pass):
