@@ -1,11 +1,13 @@
 """Dead code elimination: golden IR, region pruning, side effects, and results after the pass."""
 
 import numpy as np
+import pytest
 from pass_harness import (
     BOOL, F32, I64, assert_ir, assert_same_results, assert_unchanged_by, const, emit, emit_cond,
     emit_print, emit_while, execute, new_builder, run_pass, staged_graph, tensor_type,
 )
 
+import dy2st
 from dy2st.passes.dce import DeadCodeElimination
 
 
@@ -180,3 +182,23 @@ def test_prunes_cond_results_and_unused_conds_but_keeps_side_effects(capsys):
     assert_same_results(execute(graph, x, np.array(False)), [x])
     assert capsys.readouterr().out == ""
     assert_unchanged_by(DeadCodeElimination, graph)
+
+
+def checked(x):
+    y = x * 2.0
+    unused = y + 1.0
+    assert np.all(y > -100), "too small"
+    return x
+
+
+def test_keeps_an_assert_and_what_it_reads():
+    graph = staged_graph(checked, np.ones(3, np.float32))
+    assert run_pass(DeadCodeElimination, graph) is True
+    names = [op.name for op in graph.walk() if op.name != "const"]
+    assert names == ["multiply", "greater", "all", "assert", "return"]
+    converted = dy2st.to_static(checked)
+    x = np.ones(3, np.float32)
+    assert_same_results([converted(x)], [x])
+    with pytest.raises(dy2st.GraphAssertionError, match="too small") as info:
+        converted(np.full(3, -60.0, np.float32))
+    assert f"test_pass_dce.py:{checked.__code__.co_firstlineno + 3}" in str(info.value)
