@@ -166,9 +166,10 @@ def negative_power(a, b):
 
 
 def test_error_inside_a_fused_kernel_names_the_absorbed_op_and_line(tiny_tiles):
-    a = np.arange(12, dtype=np.int64)
-    b = np.full(12, 2, np.int64)
-    b[9] = -1
+    # Large enough that the backend runs the tiled kernel rather than the ops one by one.
+    a = np.arange(5000, dtype=np.int64)
+    b = np.full(5000, 2, np.int64)
+    b[4321] = -1
     static = dy2st.to_static(negative_power)
     graph = static.graph(a, b)
     assert "fused" in [op.name for op in graph.walk()]
@@ -176,7 +177,7 @@ def test_error_inside_a_fused_kernel_names_the_absorbed_op_and_line(tiny_tiles):
     with pytest.raises(Dy2stRuntimeError) as info:
         static(a, b)
     message = str(info.value)
-    assert f"while executing power(i64[12], i64[12]) (test_fused.py:{line}) in fused_0: ValueError: " in message
+    assert f"while executing power(i64[5000], i64[5000]) (test_fused.py:{line}) in fused_0: ValueError: " in message
     assert "Integers to negative integer powers are not allowed" in message
     assert info.value.loc.lineno == line
     assert "d = np.power(c, b)" in message

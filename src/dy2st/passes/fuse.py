@@ -25,7 +25,9 @@ After::
 Reductions over the last axis (``sum/mean/max/min`` of floats) may join a group too, so softmax
 and layernorm become one kernel; its tiles then hold whole rows, and ops on the reduced rows
 (shape ``[..., 1]``, like ``var + eps``) join as well. A reduction without ``keepdims`` can only end
-a group. ``FuseElementwise(reductions=False)`` turns this off.
+a group. ``FuseElementwise(reductions=False)`` turns this off. Measured on 4096x1024 float32
+(medians, loaded 2-core machine): layernorm 43-50 ms with rows fused, 53-57 ms elementwise-only,
+78 ms eager; softmax 36-39 ms vs 37-41 ms vs 44 ms; at 256 rows all three are within noise.
 
 Rules: every group value used outside the group becomes a result of the fused op; a group must be
 convex (no path leaves the group and re-enters it, or the fused op would depend on itself); ops

@@ -20,22 +20,28 @@ selects the same inner loop and never casts.
 
 Tiling: when every input either has the output's shape and is C-contiguous or holds one element,
 inputs and outputs are flattened and cut into contiguous tiles of ``TILE_ELEMENTS``. Otherwise
-(true broadcasting, strided inputs) inputs are broadcast to the output shape as views and tiles are
-taken along the outermost axis whose trailing block still fits in a tile.
+(true broadcasting, strided inputs) inputs are broadcast to the iteration shape as views and tiles
+are taken along the outermost axis whose trailing block still fits in a tile. A group that reduces
+over the last axis (softmax, layernorm) keeps whole rows in each tile. When everything fits in one
+tile the region runs once on the inputs as given.
 
-Tile size, measured on the 2-core development machine for W1 (tanh-GELU, scale, bias; 11 ops) on
-float32, median of 15 runs (ms):
+Tile size, measured on the shared 2-core development machine (2 MiB L2 per core) for W1 (tanh-GELU,
+scale and bias: 11 ufuncs) on float32, this kernel alone with ``out=``, interleaved runs, min /
+median in ms (the machine was loaded by other jobs, so medians are noisy)::
 
-    elements/tile   4K     8K     16K    32K    64K    128K   256K
-    4M  (1 thread)  25.5   25.1   25.1   25.2   25.5   26.2   28.4
-    64K (1 thread)  0.42   0.40   0.39   0.39   0.38   0.38   0.38
+    elements/tile     4K           16K          32K          64K          128K         256K
+    4M  (21 runs)     28.8 / 62.9  18.2 / 38.5  15.0 / 33.4  16.0 / 31.5  18.2 / 35.1  19.5 / 37.0
+    64K (401 runs)    0.21 / 0.26  0.13 / 0.15  0.12 / 0.14  0.11 / 0.12  -            -
 
-The curve is flat between 8K and 64K elements (a 64 KiB float32 tile keeps the few live scratch
-buffers inside the 1-2 MiB L2 cache); below that Python per-tile overhead grows, above it the
-buffers spill. 16K elements it is: at 4M that is 256 tiles, and the scratch of W1 (2 live
-buffers after in-place reuse) is 128 KiB. Running tiles on 2 threads was measured and not kept
-(see ``docs`` in the module's git history and the report): the float32 ``tanh`` loop dominates and
-the second core is shared with the rest of the machine.
+Below 16K elements the Python cost of one ufunc call per op per tile dominates; above 64K the
+tile's working set (input, two live scratch buffers, output) no longer fits in L2. 64K elements
+is kept: it is as fast as 32K at 4M, and a 64K-element array then runs as one tile, with no
+per-tile slicing. W1's scratch is two float32 tiles (512 KiB), within the 1 MiB budget.
+
+Two threads (tiles split in halves, the second half on a pool thread with its own scratch; NumPy
+releases the GIL inside ufunc loops) were measured and are not used: W1 at 64K went from 0.10 to
+0.16 ms (min) and at 4M from 30.0 to 30.7 ms; each ufunc call re-takes the GIL, and on this shared
+machine the second core is rarely free.
 """
 
 from __future__ import annotations
@@ -49,13 +55,15 @@ from dy2st.errors import Dy2stRuntimeError
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ops.registry import get_op
 
-TILE_ELEMENTS = 16384
+TILE_ELEMENTS = 65536
 
 _INLINE_TYPES = (bool, int, float)
 
 # Reductions over the last axis that may sit inside a fused group (tiles then hold whole rows).
 # They are called through NumPy's own functions with ``out=``, which run the same code as eager.
-ROW_REDUCTIONS = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}
+# ``np.sum/max/min`` of an ndarray are exactly ``ufunc.reduce`` (called here without the wrapper's
+# Python overhead); ``np.mean`` divides by an ``intp`` count after its sum, so it is called as is.
+ROW_REDUCTIONS = {"sum": np.add.reduce, "mean": np.mean, "max": np.maximum.reduce, "min": np.minimum.reduce}
 
 FULL, ROW = "full", "row"
 """Scratch kinds: one element per tile element, or one per tile row (reduced values)."""
@@ -211,6 +219,7 @@ class FusedKernel:
         self.tile_elements = max(1, TILE_ELEMENTS if tile_elements is None else tile_elements)
         self.split = TileSplit(self.shape, self.tile_elements, self.whole_rows)
         self._scratch: list[np.ndarray] | None = None
+        self._whole_view_cache: tuple[list[np.ndarray], list[np.ndarray]] | None = None
         self._scratch_lock = threading.Lock()
 
     def __call__(self, *inputs: Any, out: Any = None) -> Any:
@@ -259,8 +268,23 @@ class FusedKernel:
             self._scratch = self._new_scratch()
         return self._scratch
 
+    def _whole_views(self, scratch: list[np.ndarray]) -> list[np.ndarray]:
+        """The scratch buffers shaped as the whole iteration space (or its rows), cached."""
+        cached = self._whole_view_cache
+        if cached is not None and cached[0] is scratch:
+            return cached[1]
+        rows = self.shape[:-1] + (1,) if self.shape else ()
+        views = [s[: _count(self.shape if kind == FULL else rows)].reshape(self.shape if kind == FULL else rows)
+                 for s, (_, kind) in zip(scratch, self.program.scratch)]
+        self._whole_view_cache = (scratch, views)
+        return views
+
     # --- tiling ----------------------------------------------------------------------------
     def _run_tiles(self, inputs: tuple, outputs: list[np.ndarray], scratch: list[np.ndarray]) -> None:
+        if self.split.count == 1:
+            # Everything fits in one tile: the ops broadcast the inputs themselves, as eager does.
+            self.program.function(*inputs, *outputs, *self._whole_views(scratch))
+            return
         flat = None if self.whole_rows else self._flat_views(inputs, outputs)
         if flat is not None:
             FlatTiles(*flat, self).run(scratch)
@@ -268,20 +292,29 @@ class FusedKernel:
             BroadcastTiles(inputs, outputs, self).run(scratch)
 
     def _flat_views(self, inputs: tuple, outputs: list[np.ndarray]):
-        """1-D views of everything, when all inputs are full-shape C-contiguous or one element."""
-        if not all(o.flags.c_contiguous for o in outputs):
-            return None
+        """1-D views of everything, when all inputs are full-shape C-contiguous or one element.
+
+        Runs on every call, so it reads array attributes directly (``np.ndim`` and friends cost
+        a dispatch each).
+        """
         views = []
         for a in inputs:
-            if np.ndim(a) == 0:
+            shape = getattr(a, "shape", ())
+            if shape == self.shape:
+                view = _flat_view(a)
+                if view is None:
+                    return None
+                views.append(view)
+            elif not shape:
                 views.append(a)
-            elif np.size(a) == 1 and self.size != 1:
-                views.append(np.asarray(a).reshape(()))
-            elif np.shape(a) == self.shape and a.flags.c_contiguous:
-                views.append(a.reshape(-1))
+            elif a.size == 1:
+                views.append(a.reshape(()))
             else:
                 return None
-        return views, [o.reshape(-1) for o in outputs]
+        out_views = [_flat_view(o) for o in outputs]
+        if any(v is None for v in out_views):
+            return None
+        return views, out_views
 
     # --- errors ----------------------------------------------------------------------------
     def _located(self, error: Exception) -> Exception:
@@ -329,7 +362,10 @@ class TileSplit:
         if self.axis is None:
             return (Ellipsis,), 1
         row, chunk = divmod(index, self.chunks_per_row)
-        outer = tuple(int(i) for i in np.unravel_index(row, self.shape[: self.axis])) if self.axis else ()
+        outer = ()
+        for d in reversed(self.shape[: self.axis]):
+            row, i = divmod(row, d)
+            outer = (i,) + outer
         start = chunk * self.chunk
         stop = min(start + self.chunk, self.shape[self.axis])
         return outer + (slice(start, stop),), stop - start
@@ -359,7 +395,7 @@ class FlatTiles:
         self.tile = kernel.program.function
         self.size = kernel.size
         self.step = kernel.tile_elements
-        self.sliced = [np.ndim(v) == 1 for v in views]
+        self.sliced = [getattr(v, "ndim", 0) == 1 for v in views]
 
     def run(self, scratch: list[np.ndarray]) -> None:
         n, step, tile = self.size, self.step, self.tile
@@ -410,6 +446,21 @@ class BroadcastTiles:
         for d in shape:
             count *= d
         return buffer[:count].reshape(shape)
+
+
+def _flat_view(array: np.ndarray) -> np.ndarray | None:
+    """A 1-D view of a C-contiguous array, or None when flattening would copy."""
+    try:
+        return array.reshape(-1, copy=False)
+    except ValueError:
+        return None
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
 
 
 def _overlaps(inputs: tuple, outputs: list[np.ndarray]) -> bool:
