@@ -86,7 +86,8 @@ def test_each_call_gets_a_fresh_array():
 def nested_lists(x, y):
     s = x.sum()
     return (np.array([x, y]), np.array([[s, 1.0], [2, s]]), np.asarray([x[0], x[1]]), np.array([s, s], np.float32),
-            np.array([[x], [y]]), np.asarray((y, x)), np.array([1, 2, 3]))
+            np.array([[x], [y]]), np.asarray((y, x)), np.array([1, 2, 3]), np.asarray([x, y], None, "C"),
+            np.array([x, y], copy=True, order="F", subok=True))
 
 
 @pytest.mark.parametrize("dtypes", [(np.float32, np.float32), (np.float32, np.float64), (np.int32, np.bool_),

@@ -26,7 +26,8 @@ def flattening(x):
 
 
 def axis_moves(x):
-    return np.swapaxes(x, 0, 2), x.swapaxes(-1, 0), np.moveaxis(x, 0, -1), np.moveaxis(x, (0, 1), (2, 0))
+    return (np.swapaxes(x, 0, 2), x.swapaxes(-1, 0), x.swapaxes(2, -1), np.moveaxis(x, 0, -1),
+            np.moveaxis(x, (0, 1), (2, 0)))
 
 
 def static_facts(x):

@@ -102,13 +102,13 @@ def full_array(func_name: str, shape: tuple[int, ...], fill_value: Any, dtype: n
     if isinstance(fill_value, Tensor) or (isinstance(fill_value, np.ndarray) and fill_value.ndim > 0):
         return _broadcast_fill(func_name, shape, fill_value, dtype)
     if dtype is None:
-        dtype = np.asarray(fill_value).dtype
-    fill_value = python_scalar(np.asarray(fill_value)[()]) if isinstance(fill_value, np.ndarray) else fill_value
-    if not isinstance(python_scalar(fill_value), (bool, int, float, complex)):
+        dtype = np.asarray(fill_value).dtype  # NumPy's choice, for NumPy scalars and 0-d arrays too
+    scalar = python_scalar(fill_value[()] if isinstance(fill_value, np.ndarray) else fill_value)
+    if not isinstance(scalar, (bool, int, float, complex)):
         raise UnsupportedOpError(
             f"{func_name}: a fill value of type {type(fill_value).__name__} is not supported", user_location()
         )
-    return fresh_array("full", shape=shape, fill_value=python_scalar(fill_value), dtype=dtype)
+    return fresh_array("full", shape=shape, fill_value=scalar, dtype=dtype)
 
 
 def _broadcast_fill(func_name: str, shape, fill_value, dtype) -> Tensor:

@@ -47,7 +47,8 @@ def _label_sizes(terms: list[str], shapes: list[tuple[int, ...]]) -> tuple[dict[
         labels = term.replace(_ELLIPSIS, "")
         extra = len(shape) - len(labels)
         if extra < 0 or (extra > 0 and _ELLIPSIS not in term):
-            raise ValueError(f"operand of shape {shape} does not match its subscripts {term.replace(_ELLIPSIS, '...')!r}")
+            written = term.replace(_ELLIPSIS, "...")
+            raise ValueError(f"operand of shape {shape} does not match its subscripts {written!r}")
         dims = list(shape)
         if _ELLIPSIS in term:
             at = term.index(_ELLIPSIS)

@@ -93,7 +93,9 @@ def _as_operands(func_name: str, arrays) -> list[Any]:
 def _join_options(func_name, out, dtype, casting):
     reject_unsupported(func_name, out=(out, None))
     if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
-        raise build_error(func_name, ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'"))
+        raise build_error(
+            func_name, ValueError("casting must be one of 'no', 'equiv', 'safe', 'same_kind', or 'unsafe'")
+        )
     # Only non-default options become attributes, so the IR of a plain join stays short.
     options = {}
     if dtype is not None:
@@ -122,8 +124,8 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     """Staged ``np.stack``."""
     options = _join_options("np.stack", out, dtype, casting)
     operands = _as_operands("np.stack", arrays)
-    ndim = operands[0].ndim
-    result = apply("stack", *operands, axis=normalize_axes(static_int(axis, "np.stack: axis"), ndim + 1, "np.stack")[0], **options)
+    new_axis = normalize_axes(static_int(axis, "np.stack: axis"), operands[0].ndim + 1, "np.stack")[0]
+    result = apply("stack", *operands, axis=new_axis, **options)
     result._scalar = False
     return result
 
@@ -204,14 +206,16 @@ def _make_array_handler(func, func_name: str):
 
 
 def _bind_array_arguments(func_name: str, args: tuple, kwargs: dict):
+    """The dtype of ``np.array(obj, dtype, ...)`` / ``np.asarray(obj, dtype, order, ...)`` calls."""
+    if len(args) > 2:
+        raise build_error(func_name, TypeError(f"takes at most 3 positional arguments ({len(args) + 1} given)"))
     dtype = args[0] if args else kwargs.pop("dtype", None)
-    kwargs.pop("dtype", None)
-    kwargs.pop("order", None)  # layout never changes values of a fresh array
-    kwargs.pop("copy", None)  # the stacked result is always a fresh array
-    kwargs.pop("subok", None)  # symbolic tensors have no subclasses
+    # Layout never changes the values of a fresh array, the stacked result is always a copy, and
+    # symbolic tensors have no subclasses: order, copy and subok cannot change the answer.
+    for harmless in ("order", "copy", "subok"):
+        kwargs.pop(harmless, None)
     ndmin = kwargs.pop("ndmin", 0)
-    reject_unsupported(func_name, ndmin=(ndmin, 0), **{k: (v, None) for k, v in kwargs.items()},
-                       extra_positional=(args[1:] or None, None))
+    reject_unsupported(func_name, ndmin=(ndmin, 0), **{k: (v, None) for k, v in kwargs.items()})
     return None if dtype is None else np.dtype(dtype)
 
 

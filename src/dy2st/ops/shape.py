@@ -184,7 +184,9 @@ def squeeze(a, axis=None):
     else:
         dropped = set(normalize_axes(axis, a.ndim, "np.squeeze"))
         if any(a.shape[i] != 1 for i in dropped):
-            raise build_error("np.squeeze", ValueError("cannot select an axis to squeeze out which has size not equal to one"))
+            raise build_error(
+                "np.squeeze", ValueError("cannot select an axis to squeeze out which has size not equal to one")
+            )
     return apply("reshape", a, shape=tuple(d for i, d in enumerate(a.shape) if i not in dropped))
 
 
@@ -207,7 +209,8 @@ def flatten(a, order="C"):
 @method("swapaxes")
 def swapaxes(a, axis1, axis2):
     """Staged ``np.swapaxes``: a transpose exchanging two axes."""
-    first, second = normalize_axes((axis1,), a.ndim, "np.swapaxes")[0], normalize_axes((axis2,), a.ndim, "np.swapaxes")[0]
+    # Normalized one at a time: swapping an axis with itself (1 and -1 of a 2-d array) is allowed.
+    (first,), (second,) = (normalize_axes(axis, a.ndim, "np.swapaxes") for axis in (axis1, axis2))
     axes = list(range(a.ndim))
     axes[first], axes[second] = axes[second], axes[first]
     return apply("transpose", a, axes=tuple(axes))
@@ -219,7 +222,9 @@ def moveaxis(a, source, destination):
     sources = normalize_axes(source, a.ndim, "np.moveaxis")
     destinations = normalize_axes(destination, a.ndim, "np.moveaxis")
     if len(sources) != len(destinations):
-        raise build_error("np.moveaxis", ValueError("`source` and `destination` arguments must have the same number of elements"))
+        raise build_error(
+            "np.moveaxis", ValueError("`source` and `destination` arguments must have the same number of elements")
+        )
     order = [i for i in range(a.ndim) if i not in sources]
     for dest, src in sorted(zip(destinations, sources)):
         order.insert(dest, src)
