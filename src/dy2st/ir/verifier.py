@@ -38,8 +38,17 @@ def verify(graph: Graph) -> None:
     _verify_block(graph.body, set(), defined, terminator="return")
 
 
+class _TypeList(list):
+    """Types that print as in the IR text (``[f32[4], bool[]]``), for readable messages."""
+
+    def __repr__(self) -> str:
+        return "[" + ", ".join(str(t) for t in self) + "]"
+
+    __str__ = __repr__
+
+
 def _types(values: list[Value]) -> list[TensorType]:
-    return [v.type.strong() for v in values]
+    return _TypeList(v.type.strong() for v in values)
 
 
 def _verify_block(block: Block, visible: set[Value], defined: set[Value], terminator: str) -> None:
@@ -85,7 +94,7 @@ def _verify_op(op: Op, scope: set[Value], defined: set[Value]) -> None:
         inferred = opdef.infer([v.type for v in op.operands], **attrs)
         inferred = list(inferred) if isinstance(inferred, (list, tuple)) else [inferred]
         if [t.strong() for t in inferred] != _types(op.results):
-            _fail(op, f"result types {_types(op.results)} differ from the rule's {inferred}")
+            _fail(op, f"result types {_types(op.results)} differ from the rule's {_TypeList(inferred)}")
         for region in op.regions:
             _verify_block(region.block, scope, defined, "yield")
 
