@@ -99,3 +99,14 @@ def test_indexing_errors_name_the_line():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(out_of_range)(np.ones(3))
     assert_error_at(info.value, out_of_range, "x[5]", "index 5 is out of bounds")
+
+
+def index_and_slice(x):
+    return x[1], x[1:], x[:2], x[::2], x[:, 1:3:2]
+
+
+def test_printed_index_templates_tell_slices_from_integers():
+    text = str(dy2st.to_static(index_and_slice).graph(np.ones((4, 4)), optimize=False))
+    for template in ("{template=(1,)}", "{template=(1:,)}", "{template=(:2,)}", "{template=(::2,)}",
+                     "{template=(:, 1:3:2)}"):
+        assert template in text, text

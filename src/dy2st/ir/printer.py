@@ -60,8 +60,9 @@ def format_attr(value) -> str:
     if isinstance(value, np.dtype):
         return value.name
     if isinstance(value, slice):
-        parts = ["" if p is None else format_attr(p) for p in (value.start, value.stop, value.step)]
-        return ":".join(parts).rstrip(":") or ":"
+        start, stop, step = ("" if p is None else format_attr(p) for p in (value.start, value.stop, value.step))
+        # Only the step's colon is optional: `1:` must not print like the integer index `1`.
+        return f"{start}:{stop}" + (f":{step}" if step else "")
     if isinstance(value, tuple):
         return "(" + ", ".join(format_attr(v) for v in value) + ("," if len(value) == 1 else "") + ")"
     if isinstance(value, np.ndarray):
