@@ -38,6 +38,11 @@ def generator(x):
 
 def mismatch(x, y):
     return x + y
+
+
+class Net:
+    def forward(self, x):
+        return x + 1
 '''
 
 
@@ -64,6 +69,12 @@ def test_dump_plain_function_without_decorator(workdir):
     result = run_cli(workdir, "dump", "model.py::plain")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("def plain(pair, n):")
+
+
+def test_dump_source_of_a_method(workdir):
+    result = run_cli(workdir, "dump", "model.py::Net.forward")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "def forward(self, x):\n    return x + 1\n"
 
 
 def test_ir_before_passes_for_a_signature_with_locations(workdir):
@@ -158,6 +169,9 @@ def test_passes_subcommand_lists_the_pipeline(workdir):
          "dy2st dump: error: malformed --arg 'x': expected NAME=VALUE, for example x=f32[512]\n"),
         (["dump", "model.py::model", "--arg", "x=f32[4]"],
          "dy2st dump: error: --arg needs an IR option: --ir, --before, --after, --passes or --executor\n"),
+        (["dump", "model.py::Net.forward", "--ir", "--arg", "x=f32[4]"],
+         "dy2st dump: error: Net.forward is a method: its graph needs an instance, so only its "
+         "transformed source can be dumped\n"),
         (["dump", "model.py::model", "--after", "no-such-pass", "--arg", "x=f32[4]"], None),
     ],
 )

@@ -263,12 +263,15 @@ def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]
         values[name] = value
     signature = static.signature
     params = list(signature.parameters.values())
+    if params and params[0].name == "self" and "self" not in values:
+        raise UsageError(f"{static.fn.__qualname__} is a method: its graph needs an instance, so only "
+                         "its transformed source can be dumped")
     unknown = [n for n in values if n not in signature.parameters]
     if unknown and not any(p.kind is p.VAR_KEYWORD for p in params):
         raise UsageError(f"{static.fn.__name__}{signature} has no parameter {unknown[0]!r}")
     missing = [p.name for p in params
                if p.name not in values and p.default is p.empty
-               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
+               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if missing:
         raise UsageError(f"missing --arg for parameter {missing[0]!r} of {static.fn.__name__}{signature}")
     args, kwargs = [], {}
