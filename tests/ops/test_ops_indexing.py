@@ -110,3 +110,12 @@ def test_printed_index_templates_tell_slices_from_integers():
     for template in ("{template=(1,)}", "{template=(1:,)}", "{template=(:2,)}", "{template=(::2,)}",
                      "{template=(:, 1:3:2)}"):
         assert template in text, text
+
+
+def takes(x, idx):
+    return np.take(x, idx), np.take(x, idx, axis=1), x.take(idx, axis=-1), np.take(x, [0, 2], axis=0), x.take(1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_take(dtype):
+    assert_equivalent(takes, sample((3, 4), dtype), np.array([[0, 3], [-1, 2]]))

@@ -15,7 +15,8 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.types import TensorType
-from dy2st.ops.registry import OpDef, register
+from dy2st.ops.arguments import normalize_axes, reject_unsupported
+from dy2st.ops.registry import OpDef, handles, method, register
 
 
 class _TensorSlot:
@@ -152,3 +153,17 @@ def setitem(tensor, index: Any, value: Any):
 
     template, tensors = split_index(index)
     return apply("setitem", tensor, value, *tensors, template=template)
+
+
+
+@handles(np.take)
+@method("take")
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """Staged ``np.take`` (``mode='raise'``): indexing along one axis, or into the flattened array."""
+    from dy2st.ir.tensor import apply
+
+    reject_unsupported("np.take", out=(out, None), mode=(mode, "raise"))
+    if axis is None:
+        return getitem(apply("reshape", a, shape=(a.size,)), indices)
+    (axis,) = normalize_axes(axis, a.ndim, "np.take")
+    return getitem(a, (slice(None),) * axis + (indices,))

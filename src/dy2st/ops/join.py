@@ -1,4 +1,5 @@
-"""Joining arrays: concatenate, stack, hstack, vstack, and ``np.array`` of lists holding tensors.
+"""Joining and splitting arrays: concatenate, stack, hstack, vstack, split, array_split, and
+``np.array`` of lists holding tensors.
 
 Operands of a join are arrays, never weak Python scalars: NumPy turns each element into an array
 first, so ``np.stack([f32_scalar_tensor, 1.0])`` is float64 like it is eagerly.
@@ -151,6 +152,44 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
     operands = [_at_least(a, 1) for a in _as_operands("np.hstack", tup)]
     axis = 0 if np.ndim(operands[0]) == 1 else 1
     return concatenate(operands, axis=axis, dtype=dtype, casting=casting)
+
+
+# --- splitting: static sections become slices ----------------------------------------------------
+def _split_points(func_name: str, length: int, indices_or_sections, equal: bool) -> list[int]:
+    if isinstance(indices_or_sections, (list, tuple, np.ndarray)):
+        return [static_int(i, f"{func_name}: a split index") for i in indices_or_sections]
+    sections = static_int(indices_or_sections, f"{func_name}: the number of sections")
+    if sections <= 0:
+        raise build_error(func_name, ValueError("number sections must be larger than 0."))
+    if equal and length % sections:
+        raise build_error(func_name, ValueError("array split does not result in an equal division"))
+    # array_split: the first (length % sections) parts get one extra element, like NumPy.
+    small, extra = divmod(length, sections)
+    points, at = [], 0
+    for part in range(sections - 1):
+        at += small + (1 if part < extra else 0)
+        points.append(at)
+    return points
+
+
+def _split(func_name: str, ary, indices_or_sections, axis, equal: bool) -> list:
+    (axis,) = normalize_axes(axis, ary.ndim, func_name)
+    points = _split_points(func_name, ary.shape[axis], indices_or_sections, equal)
+    bounds = [None] + points + [None]
+    lead = (slice(None),) * axis
+    return [ary[lead + (slice(start, stop),)] for start, stop in zip(bounds[:-1], bounds[1:])]
+
+
+@handles(np.split)
+def split(ary, indices_or_sections, axis=0):
+    """Staged ``np.split``: a list of slices (views), equal sections or at static indices."""
+    return _split("np.split", ary, indices_or_sections, axis, equal=True)
+
+
+@handles(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    """Staged ``np.array_split``: like ``split`` but sections may differ by one element."""
+    return _split("np.array_split", ary, indices_or_sections, axis, equal=False)
 
 
 # --- np.array / np.asarray of nested lists -------------------------------------------------------

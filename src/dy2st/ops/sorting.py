@@ -1,0 +1,72 @@
+"""Sorting along an axis: ``np.sort`` and ``np.argsort`` (``ndarray.argsort``).
+
+The result has the operand's shape (1-d when ``axis`` is None); ``argsort`` gives NumPy's index
+dtype. ``kind``/``stable`` are passed to NumPy unchanged: a stable sort is stable in the graph too.
+The in-place ``ndarray.sort()`` method is not staged; use ``x = np.sort(x)``.
+
+Before (user code)::
+
+    order = np.argsort(scores, axis=-1)
+
+After (IR)::
+
+    %order = argsort %scores {axis=1} : i64[4,10]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dy2st.ir.tensor import apply
+from dy2st.ir.types import TensorType
+from dy2st.ops.arguments import normalize_axes, reject_unsupported
+from dy2st.ops.registry import OpDef, handles, method, register
+
+_INDEX_DTYPE = np.dtype(np.intp)
+
+
+def _sorted_rule(result_dtype):
+    def infer(types, axis, kind=None, stable=None):
+        (t,) = types
+        shape = (t.size,) if axis is None else t.shape
+        return TensorType(shape, t.dtype if result_dtype is None else result_dtype)
+
+    return infer
+
+
+def _sort_kernel(x, axis, kind=None, stable=None):
+    return np.sort(x, axis=axis, kind=kind, stable=stable)
+
+
+def _argsort_kernel(x, axis, kind=None, stable=None):
+    return np.argsort(x, axis=axis, kind=kind, stable=stable)
+
+
+register(OpDef("sort", _sorted_rule(None), _sort_kernel, doc="np.sort along an axis"))
+register(OpDef("argsort", _sorted_rule(_INDEX_DTYPE), _argsort_kernel, doc="np.argsort along an axis"))
+
+
+def _sort_attrs(func_name: str, a, axis, kind, order, stable) -> dict:
+    reject_unsupported(func_name, order=(order, None))
+    if axis is not None:
+        # NumPy sorts a 0-d array only with axis=None; a 0-d axis is out of bounds there too.
+        axis = normalize_axes(axis, a.ndim, func_name)[0]
+    attrs = {"axis": axis}
+    if kind is not None:
+        attrs["kind"] = kind
+    if stable is not None:
+        attrs["stable"] = bool(stable)
+    return attrs
+
+
+@handles(np.sort)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """Staged ``np.sort`` (a sorted copy)."""
+    return apply("sort", a, **_sort_attrs("np.sort", a, axis, kind, order, stable))
+
+
+@handles(np.argsort)
+@method("argsort")
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """Staged ``np.argsort`` / ``ndarray.argsort``."""
+    return apply("argsort", a, **_sort_attrs("np.argsort", a, axis, kind, order, stable))

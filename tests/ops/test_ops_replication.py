@@ -1,0 +1,72 @@
+"""Sorting, tiling, repeating, padding and splitting through to_static == eager NumPy."""
+
+import numpy as np
+import pytest
+
+import dy2st
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
+
+
+def sorts(x):
+    return (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None), np.argsort(x), x.argsort(axis=0),
+            np.argsort(x, kind="stable"), np.sort(x, stable=True))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sort_and_argsort(dtype):
+    assert_equivalent(sorts, sample((4, 5), dtype))
+
+
+def tiles_and_repeats(x):
+    return (np.tile(x, 2), np.tile(x, (2, 1, 3)), np.tile(x, (1, 2)), np.repeat(x, 2), np.repeat(x, 3, axis=0),
+            x.repeat(2, axis=-1), np.repeat(x, [1, 0, 2], axis=1), np.repeat(x, [2], axis=0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_tile_and_repeat(dtype):
+    assert_equivalent(tiles_and_repeats, sample((2, 3), dtype))
+
+
+def pads(x):
+    return (np.pad(x, 1), np.pad(x, ((1, 2), (0, 3))), np.pad(x, (2, 1), constant_values=7),
+            np.pad(x, 1, mode="edge"), np.pad(x, ((1, 1), (2, 2)), mode="reflect"), np.pad(x, 2, mode="wrap"),
+            np.pad(x, 1, mode="symmetric"), np.pad(x, ((1, 0), (0, 1)), constant_values=((1, 2), (3, 4))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+def test_pad(dtype):
+    assert_equivalent(pads, sample((3, 4), dtype))
+
+
+def splits(x):
+    return (np.split(x, 2), np.split(x, [1, 3], axis=1), np.array_split(x, 3, axis=1), np.array_split(x, [2]),
+            np.split(x, 4, axis=-1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_split(dtype):
+    assert_equivalent(splits, sample((4, 4), dtype))
+
+
+def uneven_split(x, n):
+    return np.split(x, 3)
+
+
+def unsupported_pad_mode(x, n):
+    return np.pad(x, 1, mode="median")
+
+
+def tensor_pad_width(x, n):
+    return np.pad(x, n)
+
+
+def test_replication_errors_name_the_line():
+    cases = [
+        (uneven_split, dy2st.GraphBuildError, "np.split(x, 3)", ["equal division"]),
+        (unsupported_pad_mode, dy2st.UnsupportedOpError, 'mode="median"', ["mode='median'"]),
+        (tensor_pad_width, dy2st.UnsupportedOpError, "np.pad(x, n)", ["a tensor as pad_width"]),
+    ]
+    for fn, error_type, snippet, fragments in cases:
+        with pytest.raises(error_type) as info:
+            dy2st.to_static(fn)(np.ones(4), np.array(1))
+        assert_error_at(info.value, fn, snippet, *fragments)
