@@ -68,7 +68,9 @@ def _accepts_out(op: Op) -> bool:
     if opdef.ufunc is not None:
         return opdef.ufunc.nout == 1
     if op.name == "fused" or opdef.extra.get("accepts_out"):
-        return True
+        from dy2st.backend.numpy.codegen import runs_unfused  # the backend decides; imported late
+
+        return not runs_unfused(op)
     if op.name == "matmul":
         return True
     if op.name in _REDUCTIONS_WITH_OUT:

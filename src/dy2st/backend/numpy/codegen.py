@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.registry import get_op
 from dy2st.passes.memory_plan import kernel_attrs, out_kernel, planned_slots, schedule
 
@@ -173,7 +174,13 @@ class CodeGenerator:
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)
-            return
+        elif op.name in _SCALAR_OPERATORS and _is_scalar_arithmetic(op):
+            self.emit_scalar_operator(op, depth)
+        else:
+            self.emit_kernel_call(op, depth)
+
+    def emit_kernel_call(self, op: Op, depth: int) -> None:
+        """``v = kernel(operands)``, or its ``out=`` form when the op has a planned buffer."""
         results = [self.fresh() for _ in op.results]
         for value, name in zip(op.results, results):
             self.names[value] = name
@@ -188,6 +195,53 @@ class CodeGenerator:
             self.line(depth, f"{results[0]} = {call}", op)
         else:
             self.line(depth, f"{', '.join(results)} = {call}", op)
+
+    def emit_scalar_operator(self, op: Op, depth: int) -> None:
+        """``v = a < b``: on 0-d values Python's operators reach NumPy's scalar math, ten times
+        cheaper than a ufunc call, with the same results (they are what the eager code ran)."""
+        name = self.names[op.results[0]] = self.fresh()
+        left, right = (self.name_of(v) for v in op.operands)
+        self.line(depth, f"{name} = {left} {_SCALAR_OPERATORS[op.name]} {right}", op)
+
+    def emit_getitem(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """``v = x[i, 1:3]`` written out, instead of a kernel that rebuilds the index each call."""
+        index = self.index_source(op)
+        if index is None:
+            self.emit_kernel_call(op, depth)
+            return
+        name = self.names[op.results[0]] = self.fresh()
+        self.line(depth, f"{name} = {self.name_of(op.operands[0])}[{index}]", op)
+
+    emit_gather = emit_getitem
+
+    def index_source(self, op: Op) -> str | None:
+        """The subscript source of an indexing op's template (None if it holds anything else)."""
+        tensors = iter(op.operands[1:])
+        items = []
+        for item in op.attrs["template"]:
+            if item is TENSOR_SLOT:
+                items.append(self.name_of(next(tensors)))
+            elif item is None or item is Ellipsis or _is_index_int(item):
+                items.append("None" if item is None else "..." if item is Ellipsis else repr(int(item)))
+            elif isinstance(item, slice) and all(p is None or _is_index_int(p) for p in (item.start, item.stop, item.step)):
+                bounds = ["" if p is None else repr(int(p)) for p in (item.start, item.stop, item.step)]
+                items.append(":".join(bounds if item.step is not None else bounds[:2]))
+            else:
+                return None
+        return "".join(f"{item}, " for item in items) if items else "()"
+
+    def emit_fused(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """Small fused groups run their ops one by one (see ``runs_unfused``)."""
+        if not runs_unfused(op):
+            self.emit_kernel_call(op, depth)
+            return
+        block = op.regions[0].block
+        for arg, operand in zip(block.args, op.operands):
+            self.names[arg] = self.name_of(operand)
+        for inner in block.ops[:-1]:
+            self.emit_op(inner, depth, aliasing)
+        for result, value in zip(op.results, block.ops[-1].operands):
+            self.names[result] = self.name_of(value)
 
     def emit_const(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         value = op.attrs["value"]
@@ -248,6 +302,47 @@ class CodeGenerator:
             self.line(depth + 1, f"{', '.join(carried)}{',' if len(carried) == 1 else ''} = {', '.join(yielded)}{',' if len(carried) == 1 else ''}", op)
         for value, name in zip(op.results, carried):
             self.names[value] = name
+
+
+# Fused groups whose arrays are all this small run as separate NumPy calls: the tiled kernel's
+# per-call setup (about 5 us) costs more than the cache traffic it saves. Unfused NumPy gives
+# bit-identical results by the fusion contract.
+SMALL_FUSED_BYTES = 16 * 1024
+
+
+def runs_unfused(op: Op) -> bool:
+    """Does the backend run this fused op's region op by op instead of as one tiled kernel?"""
+    if op.name != "fused" or not op.regions:
+        return False
+    block = op.regions[0].block
+    inner_results = {r for inner in block.ops[:-1] if inner.name != "const" for r in inner.results}
+    if not all(v in inner_results for v in block.ops[-1].operands):
+        return False  # a yielded argument or constant would alias an input
+    return max(v.type.nbytes for v in (*op.operands, *op.results)) <= SMALL_FUSED_BYTES
+
+
+# Elementwise ops written as Python operators when every operand and the result are 0-d.
+_SCALAR_OPERATORS = {
+    "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
+    "add": "+", "subtract": "-", "multiply": "*",
+}
+_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+
+
+def _is_scalar_arithmetic(op: Op) -> bool:
+    """0-d operands and result, no planned buffer, and no bools in arithmetic (``True + True`` is
+    2 in Python but ``True`` in NumPy)."""
+    if "out_buffer" in op.attrs or len(op.operands) != 2 or op.results[0].type.ndim != 0:
+        return False
+    if any(v.type.ndim != 0 for v in op.operands):
+        return False
+    if op.name in _COMPARISONS:
+        return True
+    return op.results[0].type.dtype.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
+
+
+def _is_index_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def may_alias_inputs(graph: Graph) -> set[Value]:
