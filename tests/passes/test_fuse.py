@@ -278,3 +278,24 @@ def test_a_reduction_without_keepdims_ends_the_group_and_other_axes_stay_out():
           return %1, %3
         }
     """)
+
+
+W_STEP = np.linspace(-1.0, 1.0, 16).reshape(4, 4)
+
+
+def unrolled(h, x):
+    for _ in range(5):
+        h = np.tanh(W_STEP @ h + x) * 0.5 + h * 0.5
+    return h
+
+
+def test_unrolled_steps_fuse_one_group_per_step_and_match_eager():
+    h = np.array([0.1, -0.2, 0.3, 0.4])
+    x = np.array([1.0, 0.5, -0.5, 2.0])
+    graph = staged_graph(unrolled, h, x)
+    run_pass(FuseElementwise, graph)
+    names = [op.name for op in graph.body.ops]
+    # A step's group cannot absorb the previous one: the matmul between them would form a cycle.
+    assert names == ["matmul", "fused"] * 5 + ["return"]
+    (result,) = execute(graph, h, x, W_STEP)
+    assert result.tobytes() == unrolled(h, x).tobytes()

@@ -39,9 +39,7 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from dy2st.ir.core import Block, Op, Region, Value, replace_uses
+from dy2st.ir.core import Block, Op, Region, Value
 from dy2st.ops.registry import get_op
 from dy2st.passes.base import Pass
 
@@ -149,11 +147,12 @@ def fuse_block(block: Block, counter: list[int], reductions: bool = True) -> boo
     for op in block.ops:
         for region in op.regions:
             changed |= fuse_block(region.block, counter, reductions)
-    for members in form_groups(block, reductions):
+    index = BlockIndex(block)
+    for members in form_groups(block, index, reductions):
         # An earlier contraction can make a later group non-convex (two groups feeding each
         # other), so each group is checked again against the block as it is now.
-        if is_convex(block, members, consumer_map(block)):
-            contract(block, members, f"fused_{counter[0]}")
+        if is_convex(members, index):
+            contract(block, members, f"fused_{counter[0]}", index)
             counter[0] += 1
             changed = True
     return changed
@@ -172,9 +171,32 @@ def consumer_map(block: Block) -> dict[Value, list[Op]]:
     return consumers
 
 
-def form_groups(block: Block, reductions: bool = True) -> list[set[Op]]:
+class BlockIndex:
+    """Program-order keys and value consumers of one block's ops, kept up to date as groups are
+    contracted (rebuilding them for every group made the pass quadratic on unrolled loops).
+
+    ``position`` orders ops but is not their list index: a contraction gives the fused op its
+    last member's key and the ops it moves keys between that and the next op's.
+    """
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.consumers = consumer_map(block)
+        self.position: dict[Op, float] = {op: float(i) for i, op in enumerate(block.ops)}
+        self._side_effects: dict[Op, bool] = {}
+
+    def has_side_effects(self, op: Op) -> bool:
+        known = self._side_effects.get(op)
+        if known is None:
+            known = self._side_effects[op] = has_side_effects(op)
+        return known
+
+    def users_outside(self, value: Value, members: set[Op]) -> list[Op]:
+        return [u for u in self.consumers.get(value, ()) if u not in members]
+
+
+def form_groups(block: Block, index: BlockIndex, reductions: bool = True) -> list[set[Op]]:
     """Greedy grouping in program order: each fusible op joins the groups of its producers."""
-    consumers = consumer_map(block)
     group_of: dict[Op, Group] = {}
     for op in block.ops:
         if not (is_elementwise(op) or reductions and is_row_reduction(op)):
@@ -183,16 +205,17 @@ def form_groups(block: Block, reductions: bool = True) -> list[set[Op]]:
         group_of[op] = group
         for producer_group in _producer_groups(op, group_of):
             candidate = group.merged(producer_group)
-            if candidate is not None and is_convex(block, candidate.members, consumers):
+            if candidate is not None and is_convex(candidate.members, index):
                 group = candidate
                 for member in group.members:
                     group_of[member] = group
     groups: list[set[Op]] = []
+    seen: set[int] = set()
     for group in group_of.values():
-        if len(group.members) >= 2 and not any(group.members is g for g in groups):
+        if len(group.members) >= 2 and id(group.members) not in seen:
+            seen.add(id(group.members))
             groups.append(group.members)
-    order = {op: i for i, op in enumerate(block.ops)}
-    groups.sort(key=lambda g: min(order[m] for m in g))
+    groups.sort(key=lambda g: min(index.position[m] for m in g))
     return groups
 
 
@@ -209,51 +232,42 @@ def _producer_groups(op: Op, group_of: dict[Op, Group]) -> list[Group]:
     return found
 
 
-def is_convex(block: Block, members: set[Op], consumers: dict[Value, list[Op]]) -> bool:
+def is_convex(members: set[Op], index: BlockIndex) -> bool:
     """No path leaves ``members`` and comes back, and no side-effecting op would have to move.
 
     Walks forward from the group's results through outside consumers; reaching a member again
     means the fused op would depend on itself. Outside consumers placed before the group's last
     member will move after the fused op, which is only safe for ops without side effects.
     """
-    position = {op: i for i, op in enumerate(block.ops)}
+    position, consumers = index.position, index.consumers
     last = max(position[m] for m in members)
-    frontier = [r for m in members for r in m.results]
+    # Start from the users of the members' results; any member reached from there re-enters.
+    frontier = [u for m in members for r in m.results for u in consumers.get(r, ()) if u not in members]
     visited: set[Op] = set()
     while frontier:
-        value = frontier.pop()
-        for user in consumers.get(value, ()):
-            if user in members:
-                if value.op is not None and value.op not in members:
-                    return False
-                continue
-            if user in visited or position[user] > last:
-                continue
-            visited.add(user)
-            if has_side_effects(user):
-                return False
-            frontier.extend(user.results)
+        user = frontier.pop()
+        if user in visited or position[user] > last:
+            continue
+        if user in members:
+            return False
+        visited.add(user)
+        if index.has_side_effects(user):
+            return False
+        for r in user.results:
+            frontier.extend(consumers.get(r, ()))
     return True
 
 
-def group_outputs(block: Block, members: set[Op]) -> list[Value]:
-    """Member results used by anything outside the group (including the block's terminator)."""
-    consumers = consumer_map(block)
-    outputs = []
-    for op in block.ops:
-        if op in members:
-            outputs.extend(r for r in op.results if any(u not in members for u in consumers.get(r, ())))
-    return outputs
-
-
-def contract(block: Block, members: set[Op], name: str) -> Op:
-    """Replace ``members`` in ``block`` by one fused op; returns it."""
-    ordered = [op for op in block.ops if op in members]
+def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None = None) -> Op:
+    """Replace ``members`` in ``block`` by one fused op; returns it. Keeps ``index`` up to date."""
+    index = index or BlockIndex(block)
+    ordered = sorted(members, key=index.position.__getitem__)
     produced = {r for op in ordered for r in op.results}
-    outputs = group_outputs(block, members)
+    outputs = [r for op in ordered for r in op.results if index.users_outside(r, members)]
     inputs = _external_inputs(ordered, produced)
     body = Block([v.type.strong() for v in inputs], [v.name_hint for v in inputs])
     mapping: dict[Value, Value] = dict(zip(inputs, body.args))
+    absorbed: list[Value] = []
     for op in ordered:
         for v in op.operands:
             if v not in mapping and is_absorbable_const(v):
@@ -261,6 +275,7 @@ def contract(block: Block, members: set[Op], name: str) -> Op:
                 clone = body.append(Op("const", [], [v.type], dict(const.attrs), loc=const.loc))
                 clone.results[0].name_hint = v.name_hint
                 mapping[v] = clone.results[0]
+                absorbed.append(v)
         clone = Op(op.name, [mapping[v] for v in op.operands], [r.type for r in op.results], dict(op.attrs), loc=op.loc)
         for original, copied in zip(op.results, clone.results):
             copied.name_hint = original.name_hint
@@ -270,41 +285,72 @@ def contract(block: Block, members: set[Op], name: str) -> Op:
     fused = Op("fused", inputs, [v.type for v in outputs], {"name": name}, [Region(body)], loc=ordered[-1].loc)
     for original, result in zip(outputs, fused.results):
         result.name_hint = original.name_hint
-    _splice(block, ordered, fused)
-    replace_uses(block, dict(zip(outputs, fused.results)))
-    _drop_unused_consts(block, {v.op for v in mapping if is_absorbable_const(v)})
+    _rewire(members, fused, outputs, inputs + absorbed, produced, index)
+    dead_consts = {v.op for v in absorbed if not index.consumers.get(v) and v.op.parent is block}
+    _splice(block, ordered, fused, dead_consts, index)
     return fused
 
 
 def _external_inputs(ordered: list[Op], produced: set[Value]) -> list[Value]:
-    inputs: list[Value] = []
+    inputs: dict[Value, None] = {}
     for op in ordered:
         for v in op.operands:
-            if v not in produced and v not in inputs and not is_absorbable_const(v):
-                inputs.append(v)
-    return inputs
+            if v not in produced and not is_absorbable_const(v):
+                inputs.setdefault(v)
+    return list(inputs)
 
 
-def _splice(block: Block, ordered: list[Op], fused: Op) -> None:
-    """Put ``fused`` where the group's last op was; ops that depend on the group and sat before
-    that point move right after it (``is_convex`` guaranteed they do not feed the group)."""
+def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], index: BlockIndex) -> None:
+    """Put ``fused`` where the group's last op was and drop the constants only the group used.
+
+    Ops that depend on the group and sat before that point move right after it (``is_convex``
+    guaranteed they do not feed the group).
+    """
     members = set(ordered)
-    last = block.ops.index(ordered[-1])
-    before = [op for op in block.ops[:last] if op not in members]
-    after = [op for op in block.ops[last + 1 :]]
-    tainted: set[Value] = {r for op in ordered for r in op.results}
+    ops = block.ops
+    first, last = ops.index(ordered[0]), ops.index(ordered[-1])
+    last_key = index.position[ordered[-1]]
+    next_key = index.position[ops[last + 1]] if last + 1 < len(ops) else last_key + 1.0
+    # Outside uses already point at the fused op's results (``_rewire`` ran first).
+    tainted: set[Value] = set(fused.results)
     stay, move = [], []
-    for op in before:
+    for op in ops[first:last]:
+        if op in members or op in dead_consts:
+            continue
         if any(v in tainted for inner in op.walk() for v in inner.operands):
             move.append(op)
             tainted.update(op.results)
         else:
             stay.append(op)
-    block.set_ops(stay + [fused] + move + after)
+    ops[first : last + 1] = stay + [fused] + move
+    fused.parent = block
+    for op in dead_consts:
+        if op in index.position and index.position[op] < index.position[ordered[0]]:
+            ops.remove(op)
+    for op in members | dead_consts:
+        index.position.pop(op, None)
+    index.position[fused] = last_key
+    for k, op in enumerate(move, start=1):
+        index.position[op] = last_key + (next_key - last_key) * k / (len(move) + 1)
+    for op in dead_consts:
+        index.consumers.pop(op.results[0], None)
 
 
-def _drop_unused_consts(block: Block, consts: Iterable[Op]) -> None:
-    used = {v for op in block.walk() for v in op.operands}
-    dead = {c for c in consts if c is not None and c.results[0] not in used}
-    if dead:
-        block.set_ops([op for op in block.ops if op not in dead])
+def _rewire(members: set[Op], fused: Op, outputs: list[Value], read: list[Value], produced: set[Value],
+            index: BlockIndex) -> None:
+    """Point the outside uses of the group's outputs at the fused op's results, and update the
+    consumer lists: members no longer consume anything; the fused op consumes its inputs."""
+    for original, result in zip(outputs, fused.results):
+        users = index.users_outside(original, members)
+        for user in users:
+            for inner in user.walk():
+                inner.operands = [result if v is original else v for v in inner.operands]
+        index.consumers[result] = users
+    for value in produced:
+        index.consumers.pop(value, None)
+    fused_inputs = set(fused.operands)
+    for value in read:
+        users = index.users_outside(value, members)
+        if value in fused_inputs:
+            users.append(fused)
+        index.consumers[value] = users
