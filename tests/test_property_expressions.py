@@ -24,9 +24,10 @@ DTYPES = ["float32", "float64", "int64"]
 INPUT_NAMES = ["a", "b", "c"]
 
 UNARY = ["-{}", "abs({})", "np.exp({})", "np.tanh({})", "np.sin({})", "np.sqrt(np.abs({}))", "np.square({})",
-         "np.negative({})", "np.log1p(np.abs({}))", "np.floor({})"]
-BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "np.maximum({}, {})", "np.minimum({}, {})",
-          "np.where({0} > {1}, {0}, {1})", "np.where({0} < 0, {1}, 1.5)"]
+         "np.negative({})", "np.log1p(np.abs({}))", "np.floor({})", "({} ** 2)", "np.clip({}, -1, 1.5)",
+         "np.round({}, 1)", "np.float32({})"]
+BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "({} // {})", "({} % {})", "np.maximum({}, {})",
+          "np.minimum({}, {})", "np.where({0} > {1}, {0}, {1})", "np.where({0} < 0, {1}, 1.5)"]
 REDUCTIONS = ["sum", "mean", "max", "min"]
 SCALARS = ["2", "-1", "0.5", "3.0", "np.float32(1.5)", "np.int64(2)", "True"]
 
