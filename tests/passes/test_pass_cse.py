@@ -126,3 +126,17 @@ def test_outer_values_replace_region_values_but_never_the_reverse():
     """)
     x = np.linspace(-1, 1, 4).astype(np.float32)
     assert_same_results(execute(graph, x, np.array(True)), [np.sin(x) + np.cos(x), np.cos(x)])
+
+
+def swapped_operands(x, y):
+    return x * y + y * x, np.maximum(x, y) - np.maximum(y, x), x - y + (y - x)
+
+
+def test_commutative_ops_merge_with_swapped_operands_others_do_not():
+    graph = staged_graph(swapped_operands, np.ones(3, np.float32), np.ones(3, np.float32))
+    assert run_pass(CommonSubexpressionElimination, graph) is True
+    names = [op.name for op in graph.walk()]
+    assert names.count("multiply") == 1 and names.count("maximum") == 2 and names.count("subtract") == 3
+    x = np.array([0.0, -0.0, 2.5], np.float32)
+    y = np.array([-0.0, 0.0, -1.0], np.float32)
+    assert_same_results(execute(graph, x, y), swapped_operands(x, y))

@@ -10,9 +10,10 @@ Before::
 
 After: ``%2`` and ``%3`` are gone and ``%4 = add %1, %1``.
 
-Two ops are the same expression when they have the same opcode, the same operands, equal attributes
-and equal result types. Attributes compare strictly: arrays by dtype, shape and bytes, floats by
-their bits (so ``0.0`` and ``-0.0`` differ and a NaN equals itself), ``1`` and ``True`` differ.
+Two ops are the same expression when they have the same opcode, the same operands (in either order
+for commutative ops such as ``add``), equal attributes and equal result types. Attributes compare
+strictly: arrays by dtype, shape and bytes, floats by their bits (so ``0.0`` and ``-0.0`` differ and
+a NaN equals itself), ``1`` and ``True`` differ.
 Ops with side effects or regions are never merged. Scoping follows dominance: a value computed in
 an enclosing block can stand in for one inside a region, never the other way round, and the two
 branches of a ``cond`` do not share their expressions.
@@ -39,6 +40,15 @@ class CommonSubexpressionElimination(Pass):
 
     def run(self, graph: Graph) -> bool:
         return eliminate_common_subexpressions(graph)
+
+
+COMMUTATIVE = frozenset({
+    "add", "multiply", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "not_equal",
+})
+"""Ops whose result is the same with the operands swapped (IEEE addition and multiplication are
+commutative; only which NaN payload survives ``nan + nan`` may differ), so ``x*y`` and ``y*x`` merge.
+Not ``maximum``/``minimum``: which of ``0.0`` and ``-0.0`` they return depends on the order."""
 
 
 class _Unhashable(Exception):
@@ -82,7 +92,10 @@ def expression_key(op: Op) -> Hashable | None:
         attrs = tuple(sorted((name, attr_key(value)) for name, value in op.attrs.items()))
     except _Unhashable:
         return None
-    return (op.name, tuple(op.operands), attrs, tuple(r.type for r in op.results))
+    operands = tuple(op.operands)
+    if op.name in COMMUTATIVE and len(operands) == 2 and not attrs:
+        operands = tuple(sorted(operands, key=id))  # any fixed order: the key only tests equality
+    return (op.name, operands, attrs, tuple(r.type for r in op.results))
 
 
 def attr_key(value: Any) -> Hashable:
