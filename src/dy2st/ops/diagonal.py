@@ -1,0 +1,109 @@
+"""Matrix structure: triangles (``np.tril``/``np.triu``), diagonals (``np.diagonal``, ``np.diag``)
+and ``np.trace``.
+
+Creation functions are staged, so ``np.triu(np.ones((n, n)), 1)`` inside a converted function is
+a tensor expression: these functions keep such mask-building code working. ``trace`` is staged as
+NumPy computes it, a diagonal followed by a sum over its last axis.
+
+Before (user code)::
+
+    mask = np.triu(np.ones((4, 4), dtype=bool), k=1)
+
+After (IR)::
+
+    %0 = full {dtype=bool, fill_value=1, shape=(4, 4)} : bool[4,4]
+    %mask = triu %0 {k=1} : bool[4,4]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, user_location
+from dy2st.ir.tensor import apply
+from dy2st.ir.types import TensorType
+from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
+from dy2st.ops.registry import OpDef, handles, method, register
+
+
+def _triangle_rule(types, k):
+    (t,) = types
+    if t.ndim == 0:
+        raise ValueError("a triangle needs an array of at least one dimension")
+    # NumPy treats a 1-d operand as the rows of a square matrix.
+    return TensorType(t.shape * 2 if t.ndim == 1 else t.shape, t.dtype)
+
+
+def diagonal_length(rows: int, cols: int, offset: int) -> int:
+    """How many elements the ``offset`` diagonal of a rows x cols matrix has."""
+    return max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+
+
+def _diagonal_rule(types, offset, axis1, axis2):
+    (t,) = types
+    rest = tuple(d for i, d in enumerate(t.shape) if i not in (axis1, axis2))
+    return TensorType(rest + (diagonal_length(t.shape[axis1], t.shape[axis2], offset),), t.dtype)
+
+
+def _diag_rule(types, k):
+    (t,) = types
+    if t.ndim == 1:
+        size = t.shape[0] + abs(k)
+        return TensorType((size, size), t.dtype)
+    if t.ndim == 2:
+        return TensorType((diagonal_length(t.shape[0], t.shape[1], k),), t.dtype)
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+register(OpDef("tril", _triangle_rule, lambda x, k: np.tril(x, k), doc="np.tril: the lower triangle"))
+register(OpDef("triu", _triangle_rule, lambda x, k: np.triu(x, k), doc="np.triu: the upper triangle"))
+register(OpDef("diagonal", _diagonal_rule, lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2),
+               view=True, doc="np.diagonal (a read-only view)"))
+register(OpDef("diag", _diag_rule, lambda x, k: np.diag(x, k), doc="np.diag: build or extract a diagonal"))
+
+
+@handles(np.tril)
+def tril(m, k=0):
+    """Staged ``np.tril``."""
+    return apply("tril", m, k=static_int(k, "np.tril: k"))
+
+
+@handles(np.triu)
+def triu(m, k=0):
+    """Staged ``np.triu``."""
+    return apply("triu", m, k=static_int(k, "np.triu: k"))
+
+
+def _diagonal_axes(func_name: str, a, axis1, axis2) -> tuple[int, int]:
+    if a.ndim < 2:
+        raise GraphBuildError(f"{func_name}: diag requires an array of at least two dimensions", user_location())
+    first, second = (normalize_axes(axis, a.ndim, func_name)[0] for axis in (axis1, axis2))
+    if first == second:
+        raise GraphBuildError(f"{func_name}: axis1 and axis2 cannot be the same", user_location())
+    return first, second
+
+
+@handles(np.diagonal)
+@method("diagonal")
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """Staged ``np.diagonal`` / ``ndarray.diagonal``."""
+    first, second = _diagonal_axes("np.diagonal", a, axis1, axis2)
+    return apply("diagonal", a, offset=static_int(offset, "np.diagonal: offset"), axis1=first, axis2=second)
+
+
+@handles(np.diag)
+def diag(v, k=0):
+    """Staged ``np.diag``: a 1-d tensor becomes a diagonal matrix, a 2-d one gives its diagonal."""
+    return apply("diag", v, k=static_int(k, "np.diag: k"))
+
+
+@handles(np.trace)
+@method("trace")
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Staged ``np.trace``: the diagonal, summed over its last axis (NumPy's own definition)."""
+    reject_unsupported("np.trace", out=(out, None))
+    diagonal_values = diagonal(a, offset, axis1, axis2)
+    attrs = {"axis": (diagonal_values.ndim - 1,), "keepdims": False}
+    if dtype is not None:
+        attrs["dtype"] = np.dtype(dtype)
+    return apply("sum", diagonal_values, **attrs)
