@@ -8,7 +8,8 @@ Times are medians over repeats after a warm-up; eager and converted repeats alte
 measured in one run under the same load. Peak memory is what ``tracemalloc`` sees NumPy allocate
 during one steady-state call; for dy2st it adds the buffers the memory plan keeps across calls.
 "lower bound" is the largest set of simultaneously live values of the optimized graph; "first call"
-is the first call of a fresh ``to_static`` (convert + build + optimize + generate + one run). A
+is what a fresh ``to_static`` spends before it can run (convert + build + optimize + generate); the
+W4 rows time a whole first call of the seed model (that plus one run). A
 workload that fails to convert prints ``skipped: <reason>`` and the table still prints.
 """
 
@@ -120,17 +121,15 @@ def measure(workload: workloads.Workload, quick: bool) -> Row:
     static = dy2st.to_static(workload.converted)
     try:
         start = time.perf_counter()
-        result = static(*args)
+        graph = static.graph(*args)  # convert + build + optimize + generate, without running
         row.first_call = time.perf_counter() - start
-        _check_equal(result, workload.eager(*args), workload.name)
-        graph = static.graph(*args)
+        _check_equal(static(*args), workload.eager(*args), workload.name)
     except Exception as e:  # the table always prints: say why this row could not run
         row.skipped = f"{type(e).__name__}: {str(e).splitlines()[0]}"
         return row
     repeats, min_seconds = (3, 0.002) if quick else (7, 0.05)
     row.eager_time, row.converted_time = interleaved_medians([workload.eager, static], args, repeats, min_seconds)
     row.ratio = row.converted_time / row.eager_time
-    row.first_call -= row.converted_time  # the compile part: convert + build + optimize + generate
     report = memory_report(graph)
     row.eager_peak = traced_peak(workload.eager, args)
     row.converted_peak = traced_peak(static, args) + report.persistent

@@ -72,7 +72,7 @@ def rnn(xs, h, n):
 
 
 def newton_sqrt(a):
-    x = a
+    x = a / 2.0
     while np.abs(x * x - a) > 1e-12 * a:
         x = 0.5 * (x + a / x)
     return x
