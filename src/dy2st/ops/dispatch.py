@@ -1,13 +1,48 @@
-"""Entry points from NumPy's protocols into the op registry."""
+"""Entry points from NumPy's protocols into the op registry.
+
+``__array_ufunc__`` and ``__array_function__`` of a symbolic tensor land here. A call with a
+registered handler emits ops; a call without one runs eagerly when every tensor argument is a
+build-time literal (see ``literal_values``), and otherwise raises ``UnsupportedOpError`` naming the
+function and the user's line.
+"""
 
 from __future__ import annotations
 
-from dy2st.errors import UnsupportedOpError, user_location
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ops import registry
+from dy2st.ops.literal_values import literal_arguments
 
 # ufunc.reduce spellings that have a reduction op of their own.
 _REDUCE_AS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
               "logical_and": "all", "logical_or": "any"}  # names of NumPy functions
+
+_NOT_GIVEN = object()
+
+
+def numpy_name(func: Any) -> str:
+    """``np.linalg.inv`` for numpy.linalg.inv: how the user most likely spelled the function."""
+    name = getattr(func, "__name__", repr(func))
+    module = getattr(func, "__module__", None) or "numpy"
+    if module == "numpy" or module.startswith("numpy._"):
+        return f"np.{name}"
+    if module.startswith("numpy."):
+        return f"np.{module[len('numpy.'):]}.{name}"
+    return f"{module}.{name}"
+
+
+def _eagerly_on_literals(func, args: tuple, kwargs: dict) -> Any:
+    """``func`` run eagerly if every tensor argument is a build-time literal, else ``_NOT_GIVEN``."""
+    concrete = literal_arguments(args, kwargs)
+    if concrete is None:
+        return _NOT_GIVEN
+    try:
+        return func(*concrete[0], **concrete[1])
+    except Exception as e:  # NumPy's own complaint, at the user's line
+        raise GraphBuildError(f"{numpy_name(func)}: {type(e).__name__}: {e}", user_location()) from e
 
 
 def call_ufunc(ufunc, method: str, inputs, kwargs):
@@ -20,37 +55,39 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
             "function does not do", user_location(), "assign the result instead: y = np.f(x)",
         )
     if method == "__call__":
-        opname = registry.UFUNC_OPS.get(ufunc)
-        if ufunc.__name__ == "matmul":
-            opname = "matmul"
+        opname = "matmul" if ufunc is np.matmul else registry.UFUNC_OPS.get(ufunc)
+        unsupported = sorted(k for k in kwargs if k != "out")
+        if opname is not None and not unsupported:
+            return apply(opname, *inputs)
+        result = _eagerly_on_literals(ufunc, inputs, kwargs)
+        if result is not _NOT_GIVEN:
+            return result
         if opname is None:
             raise UnsupportedOpError(f"the ufunc np.{ufunc.__name__} is not supported", user_location())
-        unsupported = sorted(k for k in kwargs if k != "out")
-        if unsupported:
-            raise UnsupportedOpError(
-                f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location()
-            )
-        return apply(opname, *inputs)
+        raise UnsupportedOpError(
+            f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location()
+        )
     if method == "reduce" and ufunc.__name__ in _REDUCE_AS:
-        import numpy as np
-
         handler = registry.FUNCTION_HANDLERS[getattr(np, _REDUCE_AS[ufunc.__name__])]
         kwargs.setdefault("axis", 0)
         kwargs.pop("out", None)
         return handler(*inputs, **kwargs)
+    result = _eagerly_on_literals(getattr(ufunc, method), inputs, kwargs)
+    if result is not _NOT_GIVEN:
+        return result
     raise UnsupportedOpError(f"np.{ufunc.__name__}.{method} is not supported", user_location())
 
 
 def call_function(func, args, kwargs):
     """``__array_function__``: stage a NumPy function on symbolic arguments."""
     handler = registry.FUNCTION_HANDLERS.get(func)
-    if handler is None:
-        name = getattr(func, "__name__", repr(func))
-        module = getattr(func, "__module__", "numpy") or "numpy"
-        prefix = "np." if module.startswith("numpy") else f"{module}."
-        raise UnsupportedOpError(
-            f"the NumPy function {prefix}{name} is not supported on symbolic tensors",
-            user_location(),
-            "see docs/numpy-support.md for the supported surface",
-        )
-    return handler(*args, **kwargs)
+    if handler is not None:
+        return handler(*args, **kwargs)
+    result = _eagerly_on_literals(func, args, kwargs)
+    if result is not _NOT_GIVEN:
+        return result
+    raise UnsupportedOpError(
+        f"the NumPy function {numpy_name(func)} is not supported on symbolic tensors",
+        user_location(),
+        "see docs/numpy-support.md for the supported surface",
+    )
