@@ -2,8 +2,8 @@
 
 Each program is generated from a seed: nested ``if``/``while``/``for`` with ``break``, ``continue``
 and ``return``, conditions on tensors and on Python values joined by ``and``/``or``/``not``, chained
-comparisons and ternaries, over a 0-d float (``s``), a 1-d float (``v``, updated in place too) and a
-0-d int (``c``). Loops are bounded (``range(3)``, a tensor ``range(k)`` with ``k <= 3``, and ``while``
+comparisons and ternaries, over a 0-d float (``s``), 1-d floats (``v`` rebound, ``u`` updated in
+place: a tensor loop carries an array one way or the other, not both) and a 0-d int (``c``). Loops are bounded (``range(3)``, a tensor ``range(k)`` with ``k <= 3``, and ``while``
 loops that count their iterations), so every program terminates. The program is written to a real
 module file (dy2st reads the source), then run eagerly and converted on several inputs; results
 must agree in value, shape and dtype, or both runs must raise the same exception type.
@@ -69,6 +69,7 @@ class ProgramGenerator:
             "def program(x, y, k, p):",
             "    s = y * 1.0",
             "    v = x * 1.0",
+            "    u = x * 2.0",
             "    c = k * 1",
             *body,
             f"    return {self._return_value(_Scope())}",
@@ -142,15 +143,15 @@ class ProgramGenerator:
 
     # expressions ----------------------------------------------------------------------------
     def _assignment(self, scope: _Scope) -> str:
-        target = self.rng.choice(["s", "s", "v", "v_item", "c"])
+        target = self.rng.choice(["s", "s", "v", "u_item", "c"])
         if target == "s":
             form = self.rng.choice(["s = s * 0.5 + {f}", "s = {f} - s", "s = s + ({f} if {p} else -1.0)"])
             return form.format(f=self._float(scope), p=self._predicate(scope))
         if target == "v":
             form = self.rng.choice(["v = v * 0.5 + {f}", "v = np.maximum(v, {f})", "v = v - x * 0.25"])
             return form.format(f=self._float(scope))
-        if target == "v_item":
-            return f"v[{self._index(scope)}] = {self._float(scope)}"
+        if target == "u_item":
+            return f"u[{self._index(scope)}] = {self._float(scope)}"
         return self.rng.choice(["c = c + 1", "c = c - 1", "c = c * 2 - 1"])
 
     def _index(self, scope: _Scope) -> str:
@@ -162,7 +163,7 @@ class ProgramGenerator:
         return self.rng.choice(options)
 
     def _float(self, scope: _Scope) -> str:
-        atoms = ["s", "y", "np.sum(v) * 0.25", "c * 0.5", "1.5", "-0.5", f"v[{self._index(scope)}]"]
+        atoms = ["s", "y", "np.sum(v) * 0.25", "c * 0.5", "1.5", "-0.5", f"v[{self._index(scope)}]", "u[1]"]
         if scope.python_index:
             atoms.append(f"x[{scope.python_index}] * {scope.python_index}")
         return self.rng.choice(atoms)
@@ -196,7 +197,7 @@ class ProgramGenerator:
         return f"({self._predicate(scope, depth + 1)}) {joiner} ({self._predicate(scope, depth + 1)})"
 
     def _return_value(self, scope: _Scope) -> str:
-        return f"{self.rng.choice(['s', 's * 2.0', 's + c'])}, {self.rng.choice(['v', 'v - 1.0', 'v * s'])}"
+        return f"{self.rng.choice(['s', 's * 2.0', 's + c'])}, {self.rng.choice(['v', 'v - 1.0', 'v * s'])}, u"
 
 
 # --- running a program both ways ------------------------------------------------------------------
@@ -278,7 +279,7 @@ def test_random_program_with_python_conditions_matches_eager(seed, tmp_path):
 def test_the_generator_covers_the_constructs():
     sources = "\n".join(ProgramGenerator(seed).source() for seed in range(NUM_PROGRAMS))
     for construct in ("break", "continue", "return", " and ", " or ", "not (", "while ", "in range(k)",
-                      "in range(3)", " if ", "else:", "-1.0 < s < 2.0", "v["):
+                      "in range(3)", " if ", "else:", "-1.0 < s < 2.0", "u["):
         assert construct in sources, construct
 
 
