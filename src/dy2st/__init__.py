@@ -9,6 +9,7 @@
 
 from dy2st import ops as _ops  # noqa: F401  (registers every op)
 from dy2st.api import StaticFunction, to_static
+from dy2st.runtime.control_flow import cond, while_loop
 from dy2st.errors import (
     ConversionError,
     Dy2stError,
@@ -34,5 +35,7 @@ __all__ = [
     "TensorValueError",
     "UnsupportedOpError",
     "UnsupportedSyntaxError",
+    "cond",
     "to_static",
+    "while_loop",
 ]

@@ -14,8 +14,32 @@ from dy2st.runtime.logical import (
     iterate_until,
 )
 from dy2st.runtime.asserts import convert_assert
+from dy2st.runtime.control_flow import (
+    Undefined,
+    cond,
+    convert_for,
+    convert_ifelse,
+    convert_while_loop,
+    for_enumerate,
+    for_range,
+    for_zip,
+    python_bool,
+    python_iterable,
+    while_loop,
+)
 
 __all__ = [
+    "Undefined",
+    "cond",
+    "convert_for",
+    "convert_ifelse",
+    "convert_while_loop",
+    "for_enumerate",
+    "for_range",
+    "for_zip",
+    "python_bool",
+    "python_iterable",
+    "while_loop",
     "convert_assert",
     "convert_call",
     "convert_compare_chain",

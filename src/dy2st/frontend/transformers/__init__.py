@@ -11,12 +11,14 @@ Ordering constraints:
     are recognised and left alone while every user call is routed through ``convert_call``.
 """
 
-from dy2st.frontend.transformers import asserts, break_continue, calls, logical, returns
+from dy2st.frontend.transformers import asserts, break_continue, calls, ifelse, logical, loops, returns
 
 PIPELINE = (
     returns,  # before break_continue: a return inside a loop becomes a flag and a `break`
     break_continue,
     logical,
     asserts,
+    ifelse,  # before loops: both read one static analysis of the structured code (ifelse runs it)
+    loops,
     calls,
 )

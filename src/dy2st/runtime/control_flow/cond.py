@@ -1,0 +1,363 @@
+"""``if`` and ``cond`` on a tensor: both branches are traced into the regions of one ``cond`` op.
+
+Before (user code)::
+
+    if flag > 0:
+        y = W1 @ x
+    else:
+        y = W2 @ x
+
+After conversion the branches are functions, and ``convert_ifelse`` decides at run time: a Python
+(or concrete NumPy) predicate runs one branch, as Python would; a tensor predicate traces each
+branch into its own block, undoing the first branch's effects before the second runs, and emits::
+
+    %y = cond %0 -> f32[512] {
+      %y_1 = matmul %W1, %x : f32[512]
+      yield %y_1
+    } else { ... }
+
+Branch outputs (variables assigned in a branch and used afterwards) must have one shape and dtype on
+both paths; arrays updated in place in a branch (``a[i] = v``) become extra results of the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, SourceLocation, user_location
+from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.core import Block, Region, Value
+from dy2st.ir.tensor import Tensor
+from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.undefined import Undefined
+from dy2st.runtime.control_flow.values import (
+    defined_within,
+    describe,
+    is_python_number,
+    is_return_value,
+    isolated_mutations,
+    same_python_value,
+    static_type,
+    value_in_block,
+    variable_name,
+    weak_promotion_keeps,
+)
+from dy2st.runtime.pytree import flatten, unflatten
+
+_SAME_TYPE_NOTE = "a variable assigned in both branches of a tensor 'if' needs one shape and dtype"
+_BOTH_BRANCHES_NOTE = "a variable used after a tensor 'if' must be assigned in both branches"
+
+
+@dataclass
+class TracedBranch:
+    """One traced branch.
+
+    Attributes:
+        block: the region block holding the branch's ops (no terminator yet).
+        outputs: the objects the branch produced (variables' final values, or its results).
+        leaves: for each output, its leaves (arrays and numbers, see ``is_leaf``) at the end of
+            the branch, each tensor given by the SSA value it had then.
+        updates: outer tensors the branch updated in place: id -> (tensor, before, at the end).
+    """
+
+    block: Block
+    outputs: list[Any]
+    leaves: list[list[Any]]
+    updates: dict[int, tuple[Tensor, Value, Value]]
+
+
+def _flat(obj: Any) -> tuple[tuple, list[Any]]:
+    leaves: list[Any] = []
+    return flatten(obj, leaves, is_leaf), leaves
+
+
+def _snapshot(obj: Any) -> list[Any]:
+    return [leaf._value if isinstance(leaf, Tensor) else leaf for leaf in _flat(obj)[1]]
+
+
+def trace_branch(builder: GraphBuilder, run: Callable[[], Sequence[Any]]) -> TracedBranch:
+    """Run ``run`` with ops going into a new block; undo its in-place updates afterwards."""
+    block = Block()
+    with builder.in_block(block), isolated_mutations(builder) as log:
+        outputs = list(run())
+        leaves = [_snapshot(o) for o in outputs]
+    first_seen: dict[int, tuple[Tensor, Value]] = {}
+    for tensor, previous in log:
+        first_seen.setdefault(id(tensor), (tensor, previous))
+    updates = {}
+    for key, (tensor, before) in first_seen.items():
+        at_end = tensor._value
+        tensor._value = before  # the other branch, and the code after, start from the old state
+        if not defined_within(before, block):
+            updates[key] = (tensor, before, at_end)
+    return TracedBranch(block, outputs, leaves, updates)
+
+
+@dataclass
+class _Output:
+    """A leaf that differs between the branches: one result of the ``cond`` op."""
+
+    label: str
+    type: TensorType
+    objects: tuple[Any, Any]  # the leaf object in the true and the false branch
+    values: tuple[Any, Any]  # its SSA value (or Python number) at the end of each branch
+
+
+def merge_branches(
+    builder: GraphBuilder,
+    predicate: Value,
+    branches: tuple[TracedBranch, TracedBranch],
+    labels: Sequence[str],
+    loc: SourceLocation | None,
+    live: Sequence[bool] | None = None,
+) -> list[Any]:
+    """Emit the ``cond`` op joining two traced branches; return the merged outputs.
+
+    Outputs (or leaves of tuple/list/dict outputs) that are the same object or an equal Python
+    constant on both paths stay as they are; the others become results of the op, checked to have
+    one shape and dtype. Outer tensors updated in place in either branch get their new contents
+    from extra results. An output not ``live`` (unused afterwards) that differs becomes ``Undefined``.
+    """
+    merged: list[Any] = []
+    outputs: list[_Output] = []
+    rebuild: list[tuple[int, tuple, list[Any]]] = []  # outputs to reassemble from their leaves
+    for index, label in enumerate(labels):
+        t, f = (branch.outputs[index] for branch in branches)
+        merged.append(t)
+        if t is f or same_python_value(t, f):
+            continue
+        if (isinstance(t, Undefined) and isinstance(f, Undefined)) or (live is not None and not live[index]):
+            merged[index] = Undefined(label)
+            continue
+        treedef, leaves = _merge_output(label, branches, index, outputs, loc)
+        rebuild.append((index, treedef, leaves))
+    updated = _updated_tensors(branches)
+    types = [o.type for o in outputs] + [before.type for _, before in updated.values()]
+    for side, branch in enumerate(branches):
+        values = [value_in_block(builder, o.values[side], o.type, branch.block) for o in outputs]
+        values += [branch.updates.get(key, (None, None, before))[2] for key, (_, before) in updated.items()]
+        with builder.in_block(branch.block):
+            builder.emit("yield", values, loc=loc, result_types=[])
+    regions = [Region(branches[0].block), Region(branches[1].block)]
+    op = builder.emit("cond", [predicate], regions=regions, loc=loc, result_types=types)
+    results: dict[int, Tensor] = {}
+    for output, result in zip(outputs, op.results):
+        result.name_hint = output.label.split("[")[0]
+        scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
+        results[id(output)] = Tensor(result, builder, scalar=scalar)
+    for index, treedef, leaves in rebuild:
+        merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
+    for (tensor, before), result in zip(updated.values(), op.results[len(outputs):]):
+        result.name_hint = before.name_hint
+        tensor._value = result
+        tensor._version += 1
+        builder.log_mutation(tensor, before)
+    return merged
+
+
+def _merge_output(label, branches, index, outputs, loc) -> tuple[tuple, list[Any]]:
+    """Match output ``index`` of both branches leaf by leaf; differing leaves join ``outputs``.
+
+    Returns the output's structure and its leaves, an ``_Output`` standing for each cond result.
+    """
+    t, f = (branch.outputs[index] for branch in branches)
+    t_leaves, f_leaves = branches[0].leaves[index], branches[1].leaves[index]
+    placeholder = _return_value_placeholder(label, t, f)
+    if placeholder is not None:
+        if isinstance(t, Undefined):
+            t, t_leaves = placeholder, _flat(placeholder)[1]
+        else:
+            f, f_leaves = placeholder, _flat(placeholder)[1]
+    (t_def, t_objects), (f_def, f_objects) = _flat(t), _flat(f)
+    if structure(t_def) != structure(f_def):
+        raise _mismatch(label, t, f, loc)
+    single = len(t_objects) == 1 and t_def[0] == "A"
+    leaves: list[Any] = []
+    for j, (t_obj, f_obj) in enumerate(zip(t_objects, f_objects)):
+        if t_obj is f_obj or same_python_value(t_obj, f_obj):
+            leaves.append(t_obj)
+            continue
+        leaf_label = label if single else f"{label}[{j}]"
+        output = _Output(leaf_label, _merged_type(leaf_label, t_obj, f_obj, loc), (t_obj, f_obj),
+                         (t_leaves[j], f_leaves[j]))
+        outputs.append(output)
+        leaves.append(output)
+    return t_def, leaves
+
+
+def _return_value_placeholder(label: str, t: Any, f: Any) -> Any:
+    """Zeros standing in for the lowered return value on the path that has not returned yet.
+
+    The early-return converter reads its return variable only on paths that assigned it (behind
+    its ``do_return`` flag), so the placeholder is never observed; any other variable defined in
+    one branch only is an error.
+    """
+    if not is_return_value(label):
+        return None
+    if isinstance(t, Undefined) == isinstance(f, Undefined):
+        return None
+    defined = f if isinstance(t, Undefined) else t
+    treedef, leaves = _flat(defined)
+    zeros = []
+    for leaf in leaves:
+        leaf_type = static_type(leaf)
+        if leaf_type is None:
+            return None
+        zeros.append(leaf.__class__(0) if is_python_number(leaf) else np.zeros(leaf_type.shape, leaf_type.dtype))
+    return unflatten(treedef, zeros)
+
+
+def _updated_tensors(branches: tuple[TracedBranch, TracedBranch]) -> dict[int, tuple[Tensor, Value]]:
+    updated: dict[int, tuple[Tensor, Value]] = {}
+    for branch in branches:
+        for key, (tensor, before, _) in branch.updates.items():
+            updated.setdefault(key, (tensor, before))
+    return updated
+
+
+def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> TensorType:
+    """The one type output ``label`` has after the if, or a ``GraphBuildError`` saying why not."""
+    if isinstance(t, Undefined) or isinstance(f, Undefined):
+        defined, undefined = ("true", "false") if isinstance(f, Undefined) else ("false", "true")
+        raise GraphBuildError(
+            f"{variable_name(label)} is defined in the {defined} branch of a tensor 'if' but not in the {undefined} branch",
+            loc,
+            _BOTH_BRANCHES_NOTE,
+        )
+    t_type, f_type = static_type(t), static_type(f)
+    if t_type is None or f_type is None:
+        raise _mismatch(label, t, f, loc, "only arrays and numbers may differ between the branches of a tensor 'if'")
+    if is_python_number(t) and is_python_number(f):
+        if type(t) is not type(f):
+            raise _mismatch(label, t, f, loc)
+        return t_type
+    if is_python_number(t) or is_python_number(f):
+        number, array_type = (t, f_type) if is_python_number(t) else (f, t_type)
+        if array_type.shape != () or not weak_promotion_keeps(array_type, number):
+            raise _mismatch(label, t, f, loc)
+        return array_type
+    if (t_type.shape, t_type.dtype) != (f_type.shape, f_type.dtype):
+        raise _mismatch(label, t, f, loc)
+    return TensorType(t_type.shape, t_type.dtype, weak=t_type.weak and f_type.weak)
+
+
+def _mismatch(label: str, t: Any, f: Any, loc: SourceLocation | None, note: str = _SAME_TYPE_NOTE) -> GraphBuildError:
+    return GraphBuildError(
+        f"{variable_name(label)} is {describe(t)} in the true branch but {describe(f)} in the false branch", loc, note
+    )
+
+
+def as_predicate(pred: Tensor) -> Value:
+    """The 0-d bool value of a tensor used as a condition (NumPy's truth value rules)."""
+    from dy2st.runtime.logical import truth_value
+
+    return truth_value(pred)._value
+
+
+# --- what converted code calls -------------------------------------------------------------------
+def convert_ifelse(
+    pred: Any,
+    true_fn: Callable[[], None],
+    false_fn: Callable[[], None],
+    get_state: Callable[[], tuple],
+    set_state: Callable[[tuple], None],
+    names: tuple[str, ...],
+    outputs: tuple[str, ...],
+) -> None:
+    """Run a converted ``if``: Python's ``if`` for a Python predicate, a ``cond`` op for a tensor.
+
+    Args:
+        pred: the condition's value.
+        true_fn: the if-branch; false_fn: the else-branch (both update variables through nonlocal).
+        get_state: returns the current values of ``names``; set_state rebinds them.
+        names: every variable either branch assigns.
+        outputs: those of ``names`` that are used after the ``if`` (the branch outputs).
+    """
+    if not isinstance(pred, Tensor):
+        if pred:
+            true_fn()
+        else:
+            false_fn()
+        return
+    loc = user_location(2)
+    builder = pred._builder
+    predicate = as_predicate(pred)
+    initial = get_state()
+
+    def run(branch: Callable[[], None]) -> Callable[[], tuple]:
+        def traced() -> tuple:
+            set_state(initial)
+            branch()
+            return get_state()
+
+        return traced
+
+    branches = (trace_branch(builder, run(true_fn)), trace_branch(builder, run(false_fn)))
+    live = [name in outputs for name in names]
+    set_state(tuple(merge_branches(builder, predicate, branches, names, loc, live)))
+
+
+def is_leaf(x: Any) -> bool:
+    """Leaves of branch results and loop variables: arrays, numbers, and undefined values."""
+    return static_type(x) is not None or isinstance(x, Undefined)
+
+
+def structure(treedef: tuple) -> tuple:
+    """A treedef without array shapes and dtypes (the branches are compared leaf by leaf)."""
+    kind = treedef[0]
+    if kind == "A":
+        return ("A",)
+    if kind in ("T", "L"):
+        return (kind, tuple(structure(t) for t in treedef[1]))
+    if kind == "N":
+        return (kind, treedef[1], tuple(structure(t) for t in treedef[2]))
+    if kind == "D":
+        return (kind, treedef[1], tuple(structure(t) for t in treedef[2]))
+    return treedef
+
+
+def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *operands: Any) -> Any:
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, staged when ``pred`` is a tensor.
+
+    Works eagerly on concrete values (it simply calls one branch) and symbolically inside a
+    converted function, where a tensor ``pred`` traces both branches into one ``cond`` op, like
+    ``jax.lax.cond``. Both branches must return the same structure (tuples, lists, dicts) of
+    arrays and numbers, with one shape and dtype per leaf.
+
+    Args:
+        pred: a Python bool, a concrete array with one element, or a symbolic tensor.
+        true_fn, false_fn: functions of ``operands`` returning the result.
+        operands: passed to the chosen branch.
+
+    Returns:
+        The result of the branch taken (for a tensor ``pred``, tensors selecting between both).
+    """
+    if not isinstance(pred, Tensor):
+        return true_fn(*operands) if pred else false_fn(*operands)
+    loc = user_location(2)
+    builder = pred._builder
+    predicate = as_predicate(pred)
+    structures: list[tuple] = []
+
+    def run(fn: Callable[..., Any]) -> Callable[[], list[Any]]:
+        def traced() -> list[Any]:
+            leaves: list[Any] = []
+            structures.append(flatten(fn(*operands), leaves, is_leaf))
+            return leaves
+
+        return traced
+
+    branches = (trace_branch(builder, run(true_fn)), trace_branch(builder, run(false_fn)))
+    if structure(structures[0]) != structure(structures[1]):
+        raise GraphBuildError(
+            "the two branches of cond return different structures",
+            loc,
+            "both branches must return the same nesting of tuples, lists and dicts",
+        )
+    labels = [f"result {i}" if len(branches[0].outputs) > 1 else "the result" for i in range(len(branches[0].outputs))]
+    merged = merge_branches(builder, predicate, branches, labels, loc)
+    return unflatten(structures[0], merged)

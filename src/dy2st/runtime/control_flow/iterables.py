@@ -1,0 +1,252 @@
+"""``for`` loops: a Python loop over Python iterables, a ``while_loop`` over tensor ones.
+
+The loop converter rewrites the iterable calls it recognises, so a tensor bound is never turned into
+a Python int::
+
+    for i in range(n):        ->  _dy2st.convert_for(_dy2st.for_range(n), loop_body, ...)
+    for i, row in enumerate(X) -> _dy2st.for_enumerate(X)
+    for a, b in zip(X, Y)     ->  _dy2st.for_zip(X, Y)
+
+With Python arguments these return the builtin ``range``/``enumerate``/``zip`` objects and the loop
+is unrolled while the graph is built. With a tensor argument they return a ``StagedIterable``:
+something indexed by a counter ``k`` from 0 to its length, and ``convert_for`` stages
+``k = 0; while k < length: loop_body(item(k)); k += 1`` as one ``while_loop`` op. Iterating a tensor
+directly (``for row in X``) goes over its rows the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
+from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.tensor import Tensor
+from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
+
+_COUNTER = "the loop counter"
+
+
+class StagedIterable:
+    """A sequence the graph iterates: ``length()`` items, the ``k``-th given by ``item(k)``."""
+
+    builder: GraphBuilder
+
+    def length(self) -> Any:
+        raise NotImplementedError
+
+    def item(self, k: Tensor) -> Any:
+        raise NotImplementedError
+
+
+class StagedRange(StagedIterable):
+    """``range(start, stop, step)`` where some bound is a 0-d integer tensor."""
+
+    def __init__(self, builder: GraphBuilder, start: Any, stop: Any, step: Any):
+        self.builder = builder
+        self.start, self.stop, self.step = start, stop, step
+
+    def length(self) -> Any:
+        # ceil((stop - start) / step), for either sign of step, and never negative.
+        count = -((self.start - self.stop) // self.step)
+        return np.maximum(count, 0)
+
+    def item(self, k: Tensor) -> Any:
+        if isinstance(self.start, int) and isinstance(self.step, int) and (self.start, self.step) == (0, 1):
+            return k  # the counter itself: range(n) is by far the most common loop
+        value = self.start + k * self.step
+        return _as_python_int(self.builder, value)
+
+
+class StagedRows(StagedIterable):
+    """The rows of a tensor (``for row in X``): ``X[k]`` for ``k`` below ``len(X)``."""
+
+    def __init__(self, tensor: Tensor):
+        if not tensor.shape:
+            raise GraphBuildError("iteration over a 0-d array (NumPy raises TypeError here too)", user_location())
+        self.builder = tensor._builder
+        self.tensor = tensor
+
+    def length(self) -> Any:
+        return self.tensor.shape[0]
+
+    def item(self, k: Tensor) -> Any:
+        return self.tensor[k]
+
+
+class StagedEnumerate(StagedIterable):
+    def __init__(self, inner: StagedIterable, start: Any):
+        self.builder = inner.builder
+        self.inner, self.start = inner, start
+
+    def length(self) -> Any:
+        return self.inner.length()
+
+    def item(self, k: Tensor) -> Any:
+        return (_as_python_int(self.builder, self.start + k), self.inner.item(k))
+
+
+class StagedZip(StagedIterable):
+    def __init__(self, parts: list[StagedIterable]):
+        self.builder = parts[0].builder
+        self.parts = parts
+
+    def length(self) -> Any:
+        lengths = [p.length() for p in self.parts]
+        shortest = lengths[0]
+        for n in lengths[1:]:
+            shortest = min(shortest, n) if isinstance(shortest, int) and isinstance(n, int) else np.minimum(shortest, n)
+        return shortest
+
+    def item(self, k: Tensor) -> Any:
+        return tuple(p.item(k) for p in self.parts)
+
+
+def _as_python_int(builder: GraphBuilder, value: Any) -> Any:
+    """An index as weakly typed int64, so it promotes like the Python int eager code would see."""
+    if not isinstance(value, Tensor) or value.type.weak:
+        return value
+    weak = TensorType((), np.dtype(np.int64), weak=True)
+    op = builder.emit("astype", [value._value], {"dtype": np.dtype(np.int64)}, result_types=[weak])
+    return Tensor(op.result, builder, scalar=True)
+
+
+def staged(iterable: Any) -> StagedIterable | None:
+    """The staged form of ``iterable`` if iterating it needs the graph, else None."""
+    if isinstance(iterable, StagedIterable):
+        return iterable
+    if isinstance(iterable, Tensor):
+        return StagedRows(iterable)
+    return None
+
+
+# --- what converted code calls -------------------------------------------------------------------
+def for_range(*args: Any) -> Any:
+    """``range(...)`` as a for-loop iterable: the builtin for Python ints, staged for a tensor."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    if not tensors:
+        return range(*args)
+    if not 1 <= len(args) <= 3:
+        raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
+    for a in tensors:
+        if a.shape != () or a.dtype.kind not in "iu":
+            raise GraphBuildError(
+                f"range() needs integer bounds, got a tensor {a.type} (NumPy and Python raise TypeError here too)",
+                user_location(2),
+            )
+    start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
+    if isinstance(step, int) and step == 0:
+        raise ValueError("range() arg 3 must not be zero")
+    return StagedRange(tensors[0]._builder, start, stop, step)
+
+
+def for_enumerate(iterable: Any, start: Any = 0) -> Any:
+    """``enumerate(...)`` as a for-loop iterable (staged over a tensor or a staged range)."""
+    inner = staged(iterable)
+    if inner is None:
+        return enumerate(iterable, start)
+    return StagedEnumerate(inner, start)
+
+
+def for_zip(*iterables: Any, strict: bool = False) -> Any:
+    """``zip(...)`` as a for-loop iterable; staged when any part is a tensor or staged range."""
+    parts = [staged(it) for it in iterables]
+    if all(p is None for p in parts):
+        return zip(*iterables, strict=strict)
+    builder = next(p for p in parts if p is not None).builder
+    resolved = []
+    for it, part in zip(iterables, parts):
+        if part is None and isinstance(it, range):
+            part = StagedRange(builder, it.start, it.stop, it.step)
+        if part is None:
+            raise GraphBuildError(
+                f"zip() of a tensor with a Python {type(it).__name__} cannot be staged: the graph "
+                "cannot index a Python object with a tensor counter",
+                user_location(2),
+                "convert it to an array first (np.asarray(...)) or zip tensors only",
+            )
+        resolved.append(part)
+    if strict:
+        raise GraphBuildError("zip(strict=True) over tensors is not supported", user_location(2))
+    return StagedZip(resolved)
+
+
+def convert_for(
+    iterable: Any,
+    loop_body: Callable[[Any], None],
+    get_state: Callable[[], tuple],
+    set_state: Callable[[tuple], None],
+    names: tuple[str, ...],
+    carried: tuple[str, ...],
+) -> None:
+    """Run a converted ``for``: a Python loop over a Python iterable, a ``while_loop`` over a tensor.
+
+    Args:
+        iterable: what the loop iterates (possibly a ``StagedIterable`` from ``for_range``...).
+        loop_body: runs one iteration given the item (it assigns the loop target itself).
+        get_state, set_state, names, carried: as for ``convert_while_loop``.
+    """
+    from dy2st.runtime.logical import StoppableIterable, convert_logical_and
+
+    # A lowered ``break`` wraps the iterable; its flag joins the condition of a staged loop.
+    stoppable = iterable if isinstance(iterable, StoppableIterable) else None
+    sequence = staged(stoppable.iterable if stoppable is not None else iterable)
+    if sequence is None:
+        for item in iterable:
+            loop_body(item)
+        return
+    builder = sequence.builder
+    length = sequence.length()
+    counter = [Tensor(builder.const(0), builder, scalar=True)]
+
+    def condition() -> Any:
+        if stoppable is None:
+            return counter[0] < length
+        return convert_logical_and(lambda: counter[0] < length, stoppable.not_stopped)
+
+    def get_all() -> tuple:
+        return tuple(get_state()) + (counter[0],)
+
+    def set_all(values: tuple) -> None:
+        set_state(values[:-1])
+        counter[0] = values[-1]
+
+    def body() -> None:
+        k = counter[0]
+        loop_body(sequence.item(k))
+        counter[0] = k + 1
+
+    state = LoopState(tuple(names) + (_COUNTER,), tuple(carried) + (_COUNTER,), get_all, set_all)
+    stage_while_loop(builder, condition, body, state, user_location(2))
+
+
+def python_bool(pred: Any, construct: str) -> Any:
+    """The condition of an if/while the converters left in Python because its body has ``construct``.
+
+    Raises:
+        UnsupportedSyntaxError: ``pred`` is a tensor, so the statement would need a graph op.
+    """
+    if isinstance(pred, Tensor):
+        raise UnsupportedSyntaxError(
+            f"this condition is a tensor, so the statement must become a graph op, but its body has {construct}",
+            user_location(2),
+            "move it out of the tensor-dependent block, or use to_static(fallback=True) to run eagerly",
+        )
+    return pred
+
+
+def python_iterable(iterable: Any, construct: str) -> Any:
+    """The iterable of a for loop left in Python because its body has ``construct``."""
+    from dy2st.runtime.logical import StoppableIterable
+
+    inner = iterable.iterable if isinstance(iterable, StoppableIterable) else iterable
+    if staged(inner) is not None:
+        raise UnsupportedSyntaxError(
+            f"this loop iterates a tensor, so it must become a graph op, but its body has {construct}",
+            user_location(2),
+            "move it out of the loop, or use to_static(fallback=True) to run eagerly",
+        )
+    return iterable

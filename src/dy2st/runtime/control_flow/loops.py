@@ -1,0 +1,426 @@
+"""``while`` with a tensor condition: trace the condition and the body into one ``while_loop`` op.
+
+Before (user code)::
+
+    i = 0
+    while i < n:          # n is a 0-d array
+        acc = acc + x[i]
+        i += 1
+
+``convert_while_loop`` runs the loop in Python while the condition is a Python value. Once it is a
+tensor, the remaining iterations are staged::
+
+    %i_1, %acc_1 = while_loop (0, %acc) : (i64[], f32[3])
+        cond (%i: i64[], %acc: f32[3]) { ...; yield %0 }
+    body (%i: i64[], %acc: f32[3]) { ...; yield %i_2, %acc_2 }
+
+Loop-carried values are the variables the static analysis found (written in the body and read
+before being written, or used after the loop) plus any array the body updates in place. Each keeps
+one shape and dtype across iterations. A carried Python number becomes a 0-d tensor of NumPy's
+dtype for it (``0`` -> int64, weakly typed like a Python int) and takes the dtype the body gives it
+when NumPy's promotion allows (``s = 0`` then ``s = s + x.sum()`` carries an f32). A variable first
+assigned in the body and used after the loop starts from zeros of the type the body gives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import GraphBuildError, SourceLocation, user_location
+from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.core import Block, Region, Value
+from dy2st.ir.tensor import Tensor
+from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.cond import as_predicate, structure
+from dy2st.runtime.control_flow.undefined import Undefined
+from dy2st.runtime.pytree import flatten, unflatten
+from dy2st.runtime.control_flow.values import (
+    constant,
+    defined_within,
+    describe,
+    is_python_number,
+    isolated_mutations,
+    same_python_value,
+    static_type,
+    value_in_block,
+    variable_name,
+    weak_promotion_keeps,
+)
+
+_MAX_TRACES = 5  # each retrace fixes at least one slot's type or adds one; real loops need 1-3
+_SAME_TYPE_NOTE = (
+    "a loop-carried variable keeps one shape and dtype across iterations: give it its final "
+    "dtype before the loop (for example with .astype or np.float32(0))"
+)
+
+
+@dataclass
+class LoopState:
+    """The variables of one loop, as converted code exposes them.
+
+    Attributes:
+        names: every variable the body (or a for target) assigns.
+        carried: those whose value flows from one iteration to the next or out of the loop.
+        get: returns the current values of ``names``; set: rebinds them.
+    """
+
+    names: tuple[str, ...]
+    carried: tuple[str, ...]
+    get: Callable[[], tuple]
+    set: Callable[[tuple], None]
+
+
+@dataclass
+class _Slot:
+    """One carried value: a block argument of both regions and a result of the loop.
+
+    ``obj`` is the Tensor object bound to the block argument while the regions are traced: the
+    user's own array object where there is one, so in-place updates through any alias are seen.
+    A variable holding a tuple/list/dict has one slot per array or number in it (``leaf``).
+    """
+
+    label: str
+    obj: Tensor
+    init: Value
+    type: TensorType
+    name: str | None = None  # the variable carried; None for an array updated in place
+    leaf: int = 0  # which leaf of the variable's value
+    number: Any = None  # the Python number the slot started from, if any (it may be retyped)
+    own: bool = False  # obj was made for the loop: no other name refers to it
+
+
+@dataclass
+class _Plan:
+    slots: list[_Slot]
+    structures: dict[str, tuple]  # carried variable -> the structure of its value (pytree treedef)
+
+    def leaf_slots(self, name: str) -> list[_Slot]:
+        return sorted((s for s in self.slots if s.name == name), key=lambda s: s.leaf)
+
+
+@dataclass
+class _Trace:
+    cond_block: Block
+    body_block: Block
+    predicate: Value
+    ends: list[Any]  # per slot: the object at the end of the body
+    end_values: list[Any]  # per slot: its SSA value at the end of the body (or a Python number)
+    final_state: tuple
+    updated: dict[int, tuple[Tensor, Value]] = field(default_factory=dict)  # slot objects updated
+
+
+def stage_while_loop(
+    builder: GraphBuilder,
+    cond_fn: Callable[[], Any],
+    body_fn: Callable[[], None],
+    state: LoopState,
+    loc: SourceLocation | None,
+) -> None:
+    """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables."""
+    init = tuple(state.get())
+    plan = _initial_plan(builder, state, init, loc)
+    for _ in range(_MAX_TRACES):
+        trace, outer_updates = _trace(builder, cond_fn, body_fn, state, init, plan)
+        revised = _revise(builder, state, init, plan, trace, outer_updates, loc)
+        if revised is None:
+            break
+        plan = revised
+    else:
+        raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
+    _emit(builder, state, init, plan, trace, loc)
+
+
+# --- planning the carried values ---------------------------------------------------------------
+def _flat(value: Any) -> tuple[tuple, list[Any]]:
+    from dy2st.runtime.control_flow.cond import is_leaf
+
+    leaves: list[Any] = []
+    return flatten(value, leaves, is_leaf), leaves
+
+
+def _stageable(leaves: list[Any]) -> bool:
+    return bool(leaves) and all(static_type(leaf) is not None for leaf in leaves)
+
+
+def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> _Plan:
+    plan = _Plan([], {})
+    seen: set[int] = set()
+    for name, value in zip(state.names, init):
+        treedef, leaves = _flat(value)
+        if name not in state.carried or not _stageable(leaves):
+            continue  # Python values ride along unchanged; undefined ones wait for the first trace
+        plan.structures[name] = treedef
+        for j, leaf in enumerate(leaves):
+            label = name if len(leaves) == 1 and treedef[0] == "A" else f"{name}[{j}]"
+            if isinstance(leaf, Tensor):
+                own = id(leaf) in seen  # a second name for one array gets a copy of the object
+                obj = Tensor(leaf._value, builder, scalar=leaf._scalar) if own else leaf
+                seen.add(id(obj))
+                plan.slots.append(_Slot(label, obj, obj._value, obj.type, name, j, own=own))
+            else:
+                plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
+    return plan
+
+
+def _number_slot(builder: GraphBuilder, label: str, name: str, leaf: int, value: Any, type: TensorType, loc) -> _Slot:
+    """A slot starting from a constant: a Python number or a concrete NumPy value."""
+    init = constant(builder, value, type, loc)
+    obj = Tensor(init, builder, scalar=not type.shape)
+    number = value if is_python_number(value) else None
+    return _Slot(label, obj, init, type, name, leaf, number, own=True)
+
+
+def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc) -> _Plan | None:
+    """The plan for the next trace, or None when this trace's types are consistent."""
+    revised = _Plan([], dict(plan.structures))
+    changed = False
+    for slot, end in zip(plan.slots, trace.ends):
+        new = _check_slot(builder, slot, end, trace, loc)
+        changed |= new is not slot
+        revised.slots.append(new)
+    for name, before, after in zip(state.names, init, trace.final_state):
+        if name not in state.carried:
+            continue
+        after_def, after_leaves = _flat(after)
+        if name in plan.structures:
+            if structure(after_def) != structure(plan.structures[name]):
+                raise _changed_python_value(name, before, after, loc)
+        elif isinstance(before, Undefined) and _stageable(after_leaves):
+            revised.structures[name] = after_def
+            revised.slots.extend(_zeros_slots(builder, name, after_def, after_leaves, loc))
+            changed = True
+        elif not isinstance(before, Undefined) and not same_python_value(before, after):
+            raise _changed_python_value(name, before, after, loc)
+    slot_ids = {id(s.obj) for s in plan.slots}
+    for tensor, before in outer_updates.values():
+        if id(tensor) not in slot_ids:
+            revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
+            changed = True
+    return revised if changed else None
+
+
+def _changed_python_value(name: str, before: Any, after: Any, loc) -> GraphBuildError:
+    return GraphBuildError(
+        f"{variable_name(name)} is {describe(before)} before the loop and {describe(after)} after an iteration "
+        "of a tensor loop",
+        loc,
+        "a tensor loop carries arrays and numbers (also in tuples, lists and dicts) of one structure; "
+        "other Python values must not change in it",
+    )
+
+
+def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, loc) -> _Slot:
+    """``slot`` if its value at the end of the body fits its type, else a retyped slot."""
+    end_type = static_type(end)
+    if end_type is None:
+        raise GraphBuildError(
+            f"{variable_name(slot.label)} is carried by a tensor loop but is {describe(end)} at the end of "
+            "the loop body",
+            loc,
+            "assign it a value of one shape and dtype on every path through the body",
+        )
+    if slot.name is not None and end is not slot.obj and id(slot.obj) in trace.updated and not slot.own:
+        # Updated in place, then rebound: only the first iteration updates the original array.
+        # That is invisible unless the array is the caller's; otherwise carry the value alone.
+        if slot.init.owner is builder.graph.body:
+            raise GraphBuildError(
+                f"{variable_name(slot.label)} is an argument (or global) array that the loop body both updates "
+                "in place and rebinds, so only the first iteration would update the caller's array",
+                loc,
+                "update a copy (a = a.copy() before the loop), or only update it in place",
+            )
+        fresh = Tensor(slot.init, builder, scalar=slot.obj._scalar)
+        return _Slot(slot.label, fresh, slot.init, slot.type, slot.name, slot.leaf, slot.number, own=True)
+    if (end_type.shape, end_type.dtype) == (slot.type.shape, slot.type.dtype):
+        return slot  # weak vs strong alone does not change the carried dtype
+    if slot.number is not None and end_type.shape == () and weak_promotion_keeps(end_type, slot.number):
+        return _number_slot(builder, slot.label, slot.name, slot.leaf, slot.number, end_type, loc)
+    raise GraphBuildError(
+        f"{variable_name(slot.label)} is {slot.type} before the loop but {end_type} after an iteration of its body",
+        loc,
+        _SAME_TYPE_NOTE,
+    )
+
+
+def _zeros_slots(builder: GraphBuilder, name: str, treedef: tuple, examples: list[Any], loc) -> list[_Slot]:
+    """Slots for a variable first assigned in the body: it starts from zeros of its types."""
+    slots = []
+    for j, example in enumerate(examples):
+        label = name if len(examples) == 1 and treedef[0] == "A" else f"{name}[{j}]"
+        type = static_type(example)
+        if is_python_number(example):
+            slots.append(_number_slot(builder, label, name, j, example.__class__(0), type, loc))
+        else:
+            strong = TensorType(type.shape, type.dtype)
+            slots.append(_number_slot(builder, label, name, j, np.zeros(type.shape, type.dtype), strong, loc))
+    return slots
+
+
+# --- tracing the regions ---------------------------------------------------------------------------
+def _trace(builder, cond_fn, body_fn, state: LoopState, init: tuple, plan: _Plan):
+    slots = plan.slots
+    types = [s.type for s in slots]
+    hints = [s.label.split("[")[0] for s in slots]
+    cond_block, body_block = Block(types, hints), Block(types, hints)
+    bound = list(init)
+    for name, treedef in plan.structures.items():
+        bound[state.names.index(name)] = unflatten(treedef, [s.obj for s in plan.leaf_slots(name)])
+
+    def run_cond():
+        return _predicate(builder, cond_fn())
+
+    def run_body():
+        body_fn()
+        final = tuple(state.get())
+        ends = [_leaf_at_end(final, state, s) if s.name is not None else s.obj for s in slots]
+        values = [e._value if isinstance(e, Tensor) else e for e in ends]
+        return final, ends, values
+
+    predicate, cond_updates = _in_region(builder, cond_block, slots, state, tuple(bound), run_cond)
+    (final, ends, values), body_updates = _in_region(builder, body_block, slots, state, tuple(bound), run_body)
+    slot_ids = {id(s.obj) for s in slots}
+    outer: dict[int, tuple[Tensor, Value]] = {}
+    updated: dict[int, tuple[Tensor, Value]] = {}
+    for block, updates in ((cond_block, cond_updates), (body_block, body_updates)):
+        for key, (tensor, before) in updates.items():
+            if key in slot_ids:
+                updated[key] = (tensor, before)
+            elif not defined_within(before, block):
+                outer.setdefault(key, (tensor, before))
+    return _Trace(cond_block, body_block, predicate, ends, values, final, updated), outer
+
+
+def _leaf_at_end(final: tuple, state: LoopState, slot: _Slot) -> Any:
+    """The slot's leaf of its variable's value at the end of the body (Undefined if missing)."""
+    leaves = _flat(final[state.names.index(slot.name)])[1]
+    return leaves[slot.leaf] if slot.leaf < len(leaves) else Undefined(slot.label)
+
+
+def _in_region(builder, block: Block, slots: list[_Slot], state: LoopState, bound: tuple, run):
+    """Run ``run`` with ops going into ``block`` and slots bound to its arguments; undo afterwards.
+
+    Returns run's result and the first (tensor, value before) of every in-place update.
+    """
+    with builder.in_block(block), isolated_mutations(builder) as log:
+        for slot, arg in zip(slots, block.args):
+            slot.obj._value = arg
+        state.set(bound)
+        result = run()
+    first: dict[int, tuple[Tensor, Value]] = {}
+    for tensor, before in log:
+        first.setdefault(id(tensor), (tensor, before))
+    for tensor, before in first.values():
+        tensor._value = before
+    for slot in slots:
+        slot.obj._value = slot.init
+    return result, first
+
+
+def _predicate(builder: GraphBuilder, value: Any) -> Value:
+    if isinstance(value, Tensor):
+        return as_predicate(value)
+    return builder.const(np.asarray(bool(value)))
+
+
+# --- emitting the op ----------------------------------------------------------------------------------
+def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, loc) -> None:
+    slots = plan.slots
+    yields = [value_in_block(builder, v, s.type, trace.body_block) for s, v in zip(slots, trace.end_values)]
+    with builder.in_block(trace.body_block):
+        builder.emit("yield", yields, loc=loc, result_types=[])
+    with builder.in_block(trace.cond_block):
+        builder.emit("yield", [trace.predicate], loc=loc, result_types=[])
+    regions = [Region(trace.cond_block), Region(trace.body_block)]
+    op = builder.emit(
+        "while_loop", [s.init for s in slots], regions=regions, loc=loc, result_types=[s.type for s in slots]
+    )
+    final = list(init)
+    for i, (before, after) in enumerate(zip(init, trace.final_state)):
+        if state.names[i] not in state.carried and before is not after:
+            final[i] = Undefined(state.names[i])  # not used after the loop (static analysis)
+    after_loop: dict[int, Any] = {}
+    for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
+        result.name_hint = slot.label.split("[")[0]
+        if slot.name is not None and end is not slot.obj:
+            after_loop[id(slot)] = Tensor(result, builder, scalar=not result.type.shape)
+            continue
+        after_loop[id(slot)] = slot.obj
+        if yielded is arg:
+            continue  # never changed by the body
+        slot.obj._value = result
+        slot.obj._version += 1
+        builder.log_mutation(slot.obj, slot.init)
+    for name, treedef in plan.structures.items():
+        final[state.names.index(name)] = unflatten(treedef, [after_loop[id(s)] for s in plan.leaf_slots(name)])
+    state.set(tuple(final))
+
+
+# --- what converted code calls ---------------------------------------------------------------------
+def convert_while_loop(
+    loop_cond: Callable[[], Any],
+    loop_body: Callable[[], None],
+    get_state: Callable[[], tuple],
+    set_state: Callable[[tuple], None],
+    names: tuple[str, ...],
+    carried: tuple[str, ...],
+) -> None:
+    """Run a converted ``while``: a Python loop while the condition is a Python value, and a
+    ``while_loop`` op for the remaining iterations once it is a tensor.
+
+    Args:
+        loop_cond: evaluates the condition.
+        loop_body: runs one iteration (updates variables through nonlocal).
+        get_state, set_state: read and rebind the variables ``names``.
+        names: every variable the body assigns; carried: those live across iterations or after.
+    """
+    while True:
+        pred = loop_cond()
+        if isinstance(pred, Tensor):
+            state = LoopState(names, carried, get_state, set_state)
+            stage_while_loop(pred._builder, loop_cond, loop_body, state, user_location(2))
+            return
+        if not pred:
+            return
+        loop_body()
+
+
+def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], loop_vars: Any) -> Any:
+    """Repeat ``loop_vars = body_fn(loop_vars)`` while ``cond_fn(loop_vars)``; return the final vars.
+
+    Like ``jax.lax.while_loop``/``tf.while_loop``: eager on concrete values (a Python loop), and a
+    ``while_loop`` op inside a converted function once the condition is a tensor. ``loop_vars`` is
+    an array, a number, or a tuple/list/dict of them; ``body_fn`` returns the same structure with
+    one shape and dtype per leaf.
+    """
+    from dy2st.runtime.control_flow.cond import is_leaf
+
+    leaves: list[Any] = []
+    treedef = flatten(loop_vars, leaves, is_leaf)
+    names = tuple(f"loop_vars[{i}]" if len(leaves) > 1 else "loop_vars" for i in range(len(leaves)))
+    box = [loop_vars]
+
+    def get_state() -> tuple:
+        out: list[Any] = []
+        flatten(box[0], out, is_leaf)
+        return tuple(out)
+
+    def set_state(values: tuple) -> None:
+        box[0] = unflatten(treedef, values)
+
+    def body() -> None:
+        new = body_fn(box[0])
+        new_leaves: list[Any] = []
+        if structure(flatten(new, new_leaves, is_leaf)) != structure(treedef):
+            raise GraphBuildError(
+                "body_fn returned a different structure than loop_vars", user_location(2),
+                "return the same nesting of tuples, lists and dicts as loop_vars",
+            )
+        box[0] = new
+
+    convert_while_loop(lambda: cond_fn(box[0]), body, get_state, set_state, names, names)
+    return box[0]
+

@@ -1,0 +1,156 @@
+"""What control-flow staging needs to know about the values flowing through branches and loops.
+
+A variable can hold a symbolic ``Tensor``, a concrete NumPy array or scalar, a Python number, the
+``Undefined`` sentinel, or any other Python object. Only the first three kinds (and Python numbers,
+which become weakly typed 0-d values) can be outputs of a ``cond`` or carried by a ``while_loop``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import SourceLocation
+from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.core import Block, Value
+from dy2st.ir.tensor import Tensor
+from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.runtime.control_flow.undefined import Undefined
+
+PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def is_python_number(value: Any) -> bool:
+    return isinstance(value, PYTHON_NUMBERS)
+
+
+def is_concrete_array(value: Any) -> bool:
+    return isinstance(value, (np.ndarray, np.generic))
+
+
+def static_type(value: Any) -> TensorType | None:
+    """The graph type ``value`` would have as a cond output or loop-carried value, else None."""
+    if isinstance(value, Tensor):
+        return value.type
+    if is_concrete_array(value):
+        return type_of_array(np.asarray(value))
+    if is_python_number(value):
+        return type_of_python_scalar(value)
+    return None
+
+
+def describe(value: Any) -> str:
+    """How an error message names a value: its type for arrays, its value for Python objects."""
+    if isinstance(value, Tensor):
+        return str(value.type)
+    if is_concrete_array(value):
+        return f"the NumPy value {static_type(value)}"
+    if is_python_number(value):
+        return f"the Python {type(value).__name__} {value!r}"
+    if isinstance(value, Undefined):
+        return "not defined"
+    if isinstance(value, (tuple, list, dict)):
+        return f"a {type(value).__name__} of {len(value)} values"
+    return f"a Python {type(value).__name__}"
+
+
+def variable_name(label: str) -> str:
+    """How an error message names a variable: quoted, except the lowered return value."""
+    from dy2st.frontend.transformers.returns import RETURN_VALUE_STEM
+
+    base = label.split("[")[0]
+    if base == RETURN_VALUE_STEM or base.startswith(RETURN_VALUE_STEM + "_"):
+        return "the return value" + label[len(base):]
+    return f"'{label}'"
+
+
+def is_return_value(label: str) -> bool:
+    """Is ``label`` the variable the early-return converter returns through?"""
+    return variable_name(label).startswith("the return value")
+
+
+def same_python_value(a: Any, b: Any) -> bool:
+    """Identity, or equality of same-typed immutable constants (NumPy values never compare here)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or is_concrete_array(a) or isinstance(a, Tensor):
+        return False
+    if isinstance(a, (tuple, list)):
+        return len(a) == len(b) and all(same_python_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same_python_value(a[k], b[k]) for k in a)
+    try:
+        return bool(a == b)
+    except Exception:  # noqa: BLE001 (an object whose == fails is not equal)
+        return False
+
+
+def value_in_block(builder: GraphBuilder, value: Any, type: TensorType, block: Block) -> Value:
+    """The SSA value of ``value`` as a ``type`` inside ``block`` (constants are emitted there).
+
+    ``value`` is an SSA value already, a Tensor, or a Python number / NumPy constant.
+    """
+    if isinstance(value, Value):
+        return value
+    if isinstance(value, Tensor):
+        return value._value
+    with builder.in_block(block):
+        return constant(builder, value, type)
+
+
+def constant(builder: GraphBuilder, value: Any, type: TensorType, loc: SourceLocation | None = None) -> Value:
+    """A constant holding the Python number or NumPy value ``value`` with exactly ``type``."""
+    if type.weak and is_python_number(value):
+        return builder.const(value, loc)
+    array = np.asarray(value)
+    if array.dtype != type.dtype:
+        array = array.astype(type.dtype)
+    return builder.const(array, loc)
+
+
+def weak_promotion_keeps(type: TensorType, number: Any) -> bool:
+    """Does NumPy 2 keep ``type``'s dtype when combining it with the Python number ``number``?
+
+    ``f32`` with ``0.5`` stays ``f32``; ``i64`` with ``0.5`` becomes ``f64`` (not compatible).
+    """
+    if isinstance(number, bool):
+        return type.dtype == np.bool_
+    try:
+        if np.result_type(type.dtype, number) != type.dtype:
+            return False
+        np.asarray(number, dtype=type.dtype)  # out-of-range integers raise (NumPy 2)
+    except (OverflowError, TypeError, ValueError):
+        return False
+    return True
+
+
+def defined_within(value: Value, block: Block) -> bool:
+    """Is ``value`` defined inside ``block`` (directly, or in a region nested in it)?"""
+    owner = value.owner
+    current = owner if isinstance(owner, Block) else getattr(owner, "parent", None)
+    while current is not None:
+        if current is block:
+            return True
+        region = current.parent
+        op = region.parent if region is not None else None
+        current = op.parent if op is not None else None
+    return False
+
+
+
+@contextlib.contextmanager
+def isolated_mutations(builder: GraphBuilder) -> Iterator[list]:
+    """Record the in-place updates made inside the ``with``, hiding them from enclosing records.
+
+    A branch or loop body reports its updates to enclosing branches and loops itself, once, as
+    updates of the values they had before it; the raw entries name values inside its regions.
+    """
+    parent = builder.mutation_logs[-1] if builder.mutation_logs else None
+    mark = len(parent) if parent is not None else 0
+    with builder.recording_mutations() as log:
+        yield log
+    if parent is not None:
+        del parent[mark:]
