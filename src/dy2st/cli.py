@@ -130,6 +130,8 @@ def _add_dump_parser(commands) -> None:
                       help="also print the transformed source (the default when nothing else is asked)")
     dump.add_argument("--locs", action="store_true",
                       help="end every IR op with the user's source line (# file.py:LINE)")
+    dump.add_argument("--memory", action="store_true",
+                      help="print the memory plan's figures: planned peak, live-set lower bound, eager estimate")
 
 
 # --- FILE::FUNC ------------------------------------------------------------------------------
@@ -325,7 +327,8 @@ class Output:
 
 
 def wants_graph(options: argparse.Namespace) -> bool:
-    return bool(options.ir or options.before or options.after or options.passes or options.executor)
+    return bool(options.ir or options.before or options.after or options.passes or options.executor
+                or options.memory)
 
 
 def run_dump(options: argparse.Namespace) -> str:
@@ -364,6 +367,10 @@ def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, 
         out.add("IR after all passes", show(static.graph(*args, **kwargs)))
     if options.executor:
         out.add("generated executor", static.executor_source(*args, **kwargs))
+    if options.memory:
+        from dy2st.passes.memory_plan import memory_report
+
+        out.add("memory", "\n".join(memory_report(static.graph(*args, **kwargs)).lines()))
 
 
 def _after_each_printer(options: argparse.Namespace, out: Output, show: Callable) -> Callable:

@@ -102,3 +102,15 @@ def test_a_call_while_another_thread_holds_the_buffers_runs_unplanned():
     for got, want in zip(results[0], static(x)):
         np.testing.assert_array_equal(got, want)
     assert "out=" not in executor._unplanned.source
+
+
+def test_dump_memory_prints_the_report(tmp_path, capsys):
+    from dy2st.cli import main
+
+    source = tmp_path / "model.py"
+    source.write_text("import numpy as np\n\n\ndef mlp(x, w):\n    h = np.maximum(x @ w + 1.0, 0)\n    return h @ w\n")
+    assert main(["dump", f"{source}::mlp", "--memory", "--arg", "x=f32[512,256]", "--arg", "w=f32[256,256]"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # x @ w and h @ w are 0.5 MiB each and live together; h takes the first product's place.
+    assert lines[0] == "planned peak        1.00 MiB (2 buffers, 0.50 MiB kept across calls)"
+    assert lines[1] == "lower bound         1.00 MiB (largest set of simultaneously live values)"
