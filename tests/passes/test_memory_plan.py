@@ -170,6 +170,8 @@ def test_branch_results_are_fresh_and_branch_temporaries_are_planned():
             lambda: [emit(builder, "cos", x)],
         )
         graph = builder.finish([emit(builder, "add", branch.result, x)])
+    # Only one branch runs: the bound is {exp, sin} or {branch result, add}, 2 x 128 bytes.
+    assert memory_report(graph).lower_bound == 256
     run_pass(MemoryPlan, graph)
     assert plan_of(graph) == {"exp1": (0, None), "add1": (0, None)}  # exp is dead after the branch
     run = Executor(graph)

@@ -3,8 +3,7 @@
 Liveness runs over the executor's schedule: program order, each op numbered in a pre-order walk so
 the ops of a region get the numbers between their parent op's number and its end. A value used
 inside a region is live across the whole ``cond``/``while_loop`` op (the loop may run the use again);
-a value that flows out through a ``yield`` or a loop's initial values is live until the region op's
-results die. Views (``OpDef.view``) share their operand's buffer, so the buffer lives as long as its
+a value a loop body yields lives until the loop ends (the next iteration reads it). Views (``OpDef.view``) share their operand's buffer, so the buffer lives as long as its
 longest-lived view.
 
 Every op with a NumPy ``out=`` form (single-result ufuncs, fused ops, matmul, float reductions,
@@ -181,27 +180,26 @@ def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
         for value in op.operands:
             span = intervals[value]
             span[1] = max(span[1], _use_position(sched, value, op))
-    # A yielded or loop-initial value is the buffer behind the region op's results: extend it.
-    for op in reversed(sched.ops):
-        for value, sinks in _forwarded(op):
-            for sink in sinks:
-                intervals[value][1] = max(intervals[value][1], intervals[sink][1], sched.end[op])
+    # A value a loop body yields is read by the next iteration: it lives until the loop ends. From
+    # there on the region op's results carry the buffer (see ``region_result_intervals``).
+    for op in sched.ops:
+        if op.name == "while_loop":
+            for value in op.regions[1].block.ops[-1].operands:
+                intervals[value][1] = max(intervals[value][1], sched.end[op])
     return intervals
 
 
-def _forwarded(op: Op) -> list[tuple[Value, list[Value]]]:
-    """(value, the region-op results it may become) for each yield/loop-init operand of ``op``."""
-    pairs = []
-    if op.name == "cond":
-        for region in op.regions:
-            for value, result in zip(region.block.ops[-1].operands, op.results):
-                pairs.append((value, [result]))
-    elif op.name == "while_loop":
-        body_yield = op.regions[1].block.ops[-1].operands
-        for i, result in enumerate(op.results):
-            pairs.append((op.operands[i], [result]))
-            pairs.append((body_yield[i], [result]))
-    return pairs
+def region_result_intervals(sched: Schedule, intervals: dict[Value, list[int]]) -> dict[Value, list[int]]:
+    """Intervals of ``cond``/``while_loop`` results as buffers of their own, from the end of the op
+    (where the yielded value they take over dies) to their last use; only one branch runs, so
+    the branches' values never add up."""
+    spans = {}
+    for op in sched.ops:
+        if op.name in _CONTROL_FLOW:
+            for result in op.results:
+                first = sched.end[op] + 1
+                spans[result] = [first, max(first, intervals[result][1])]
+    return spans
 
 
 def view_roots(sched: Schedule) -> dict[Value, Value]:
@@ -379,10 +377,18 @@ def _eager_intervals(sched: Schedule, intervals: dict[Value, list[int]]) -> dict
 def memory_report(graph: Graph) -> MemoryReport:
     """Planned peak, live-set lower bound and an eager NumPy estimate for ``graph`` (as planned
     by ``plan_memory`` now, whether or not the pass ran)."""
+    from dy2st.backend.numpy.codegen import may_alias_inputs  # the backend's alias analysis
+
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     plan = plan_memory(graph)
     allocated = {v: v.type.nbytes for op in sched.ops if _allocating(op) for v in op.results}
+    # Region results are buffers too (a branch's or the last iteration's), unless they may be inputs.
+    aliasing = may_alias_inputs(graph)
+    for value, span in region_result_intervals(sched, intervals).items():
+        intervals[value] = span
+        if value not in aliasing:
+            allocated[value] = value.type.nbytes
     unplanned = {v: n for v, n in allocated.items() if v not in plan.slot_of}
     slot_bytes = sum(nbytes for nbytes, _ in plan.slot_types.values())
     persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
