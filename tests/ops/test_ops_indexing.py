@@ -119,3 +119,24 @@ def takes(x, idx):
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
 def test_take(dtype):
     assert_equivalent(takes, sample((3, 4), dtype), np.array([[0, 3], [-1, 2]]))
+
+
+def views_and_elements(x):
+    view = x[0, ...]
+    alias = view
+    view += 1  # a 0-d view: eager NumPy updates x too, which dy2st refuses (no view tracking)
+    return alias
+
+
+def elements_are_scalars(x):
+    element = x[0, 1]
+    alias = element
+    element += 1  # a NumPy scalar: rebinding leaves the alias and x alone
+    return alias, element, x
+
+
+def test_full_integer_index_gives_a_scalar_and_ellipsis_a_view():
+    assert_equivalent(elements_are_scalars, sample((2, 3), np.float64))
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(views_and_elements)(np.ones((2, 3)))
+    assert_error_at(info.value, views_and_elements, "view += 1", "writes into a view")

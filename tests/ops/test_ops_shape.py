@@ -119,3 +119,20 @@ def scalar_type_casts(x):
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
 def test_scalar_type_constructors_cast_tensors(dtype):
     assert_equivalent(scalar_type_casts, sample((2, 3), dtype))
+
+
+def zero_dimensional_kinds(x, s):
+    arrays = [np.copy(s), x.astype(np.float32), x.copy(), np.full((), 2.0)]
+    aliases = list(arrays)
+    for a in arrays:
+        a += 1  # a 0-d array is updated in place: its alias sees it
+    scalars = [s.astype(np.float32), s.copy(), x.sum(), s.reshape(())]
+    scalar_aliases = list(scalars)
+    for i in range(len(scalars)):
+        scalars[i] += 1  # a NumPy scalar is rebound: its alias keeps the old value
+    return aliases, scalar_aliases
+
+
+def test_zero_dimensional_arrays_and_numpy_scalars_keep_their_kind():
+    assert_equivalent(zero_dimensional_kinds, np.array(1.5), np.float64(2.5))
+

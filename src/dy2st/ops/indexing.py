@@ -145,7 +145,10 @@ def getitem(tensor, index: Any):
 
     template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
-    return apply(kind, tensor, *tensors, template=template)
+    result = apply(kind, tensor, *tensors, template=template)
+    # x[0, 0] is a NumPy scalar, x[0, ...] a 0-d array (a view that += updates in place).
+    result._scalar = result._scalar and Ellipsis not in template
+    return result
 
 
 def setitem(tensor, index: Any, value: Any):

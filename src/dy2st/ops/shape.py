@@ -73,7 +73,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         newshape = resolve_newshape(a.size, shape)
     except ValueError as e:
         raise build_error("np.reshape", e) from None
-    return apply("reshape", a, shape=newshape)
+    return same_kind(apply("reshape", a, shape=newshape), a)
 
 
 @method("reshape")
@@ -86,11 +86,11 @@ def reshape_method(a, *shape, order="C", copy=None):
 @handles(np.transpose, np.permute_dims)
 def transpose(a, axes=None):
     if axes is None:
-        return apply("transpose", a, axes=tuple(range(a.ndim))[::-1])
+        return same_kind(apply("transpose", a, axes=tuple(range(a.ndim))[::-1]), a)
     axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
     if len(axes) != a.ndim:
         raise build_error("np.transpose", ValueError("axes don't match array"))
-    return apply("transpose", a, axes=normalize_axes(axes, a.ndim, "np.transpose"))
+    return same_kind(apply("transpose", a, axes=normalize_axes(axes, a.ndim, "np.transpose")), a)
 
 
 @method("transpose")
@@ -124,13 +124,32 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
         )
     if dtype == a.dtype and not copy:
         return a
-    return apply("astype", a, dtype=dtype)
+    return same_kind(apply("astype", a, dtype=dtype), a)
 
 
 @handles(np.copy)
-@method("copy")
 def copy(a, order="K", subok=False):
-    return apply("copy", a)
+    """Staged ``np.copy``: always an array, even of a NumPy scalar."""
+    return as_array(apply("copy", a))
+
+
+@method("copy")
+def copy_method(a, order="C"):
+    """Staged ``ndarray.copy``: a NumPy scalar's copy is a scalar again."""
+    return same_kind(apply("copy", a), a)
+
+
+def same_kind(result, operand):
+    """Give ``result`` the operand's kind: reshape/transpose/astype/squeeze/copy() keep NumPy
+    scalars scalars and 0-d arrays arrays, which decides whether ``+=`` later rebinds or mutates."""
+    result._scalar = getattr(operand, "_scalar", False)
+    return result
+
+
+def as_array(result):
+    """Mark a 0-d ``result`` as an array (mutable in place), not a NumPy scalar."""
+    result._scalar = False
+    return result
 
 
 def _only_c_order(name, order):
@@ -161,7 +180,7 @@ register(OpDef("broadcast_to", _broadcast_to_rule, lambda x, shape: np.broadcast
 @handles(np.broadcast_to)
 def broadcast_to(array, shape, subok=False):
     """Staged ``np.broadcast_to``; ``array`` may also be a concrete array."""
-    return apply("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to"))
+    return as_array(apply("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to")))
 
 
 @handles(np.expand_dims)
@@ -187,7 +206,7 @@ def squeeze(a, axis=None):
             raise build_error(
                 "np.squeeze", ValueError("cannot select an axis to squeeze out which has size not equal to one")
             )
-    return apply("reshape", a, shape=tuple(d for i, d in enumerate(a.shape) if i not in dropped))
+    return same_kind(apply("reshape", a, shape=tuple(d for i, d in enumerate(a.shape) if i not in dropped)), a)
 
 
 @handles(np.ravel)
