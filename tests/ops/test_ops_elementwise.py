@@ -217,3 +217,14 @@ def test_where_clip_round_are_elementwise_ops():
         assert name in names
         assert get_op(name).elementwise
     assert get_op("clip").ufunc is not None
+
+
+def zero_dimensional_where(c, x):
+    chosen = np.where(c, x, 0.0)
+    alias = chosen
+    chosen += 1  # np.where returns a 0-d array: updated in place, the alias sees it
+    return alias
+
+
+def test_where_of_zero_dimensional_operands_is_an_array():
+    assert_equivalent(zero_dimensional_where, np.array(True), np.array(2.0))

@@ -76,7 +76,9 @@ def where(condition, x=None, y=None):
             user_location(),
             "use the three-argument form np.where(condition, x, y) to keep a static shape",
         )
-    return apply("where", condition, x, y)
+    result = apply("where", condition, x, y)
+    result._scalar = False  # unlike ufuncs, np.where returns a 0-d array, not a NumPy scalar
+    return result
 
 
 _NO_VALUE = np._NoValue
