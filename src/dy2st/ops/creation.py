@@ -36,6 +36,7 @@ from dy2st.ops.arguments import (
     static_shape,
 )
 from dy2st.ops.registry import CREATION_HANDLERS, OpDef, handles, register
+from dy2st.ops.shape import broadcast_to
 
 
 def _full_kernel(*, shape, fill_value, dtype):
@@ -100,7 +101,7 @@ def _check_placement(func_name: str, order: Any, device: Any, like: Any) -> None
 def full_array(func_name: str, shape: tuple[int, ...], fill_value: Any, dtype: np.dtype | None) -> Tensor:
     """A new array of ``shape`` filled with ``fill_value`` (a scalar, an array or a tensor)."""
     if isinstance(fill_value, Tensor) or (isinstance(fill_value, np.ndarray) and fill_value.ndim > 0):
-        return _broadcast_fill(func_name, shape, fill_value, dtype)
+        return _broadcast_fill(shape, fill_value, dtype)
     if dtype is None:
         dtype = np.asarray(fill_value).dtype  # NumPy's choice, for NumPy scalars and 0-d arrays too
     scalar = python_scalar(fill_value[()] if isinstance(fill_value, np.ndarray) else fill_value)
@@ -111,9 +112,7 @@ def full_array(func_name: str, shape: tuple[int, ...], fill_value: Any, dtype: n
     return fresh_array("full", shape=shape, fill_value=scalar, dtype=dtype)
 
 
-def _broadcast_fill(func_name: str, shape, fill_value, dtype) -> Tensor:
-    from dy2st.ops.shape import broadcast_to
-
+def _broadcast_fill(shape, fill_value, dtype) -> Tensor:
     dtype = fill_value.dtype if dtype is None else dtype
     spread = broadcast_to(fill_value, shape)
     result = apply("astype", spread, dtype=dtype) if spread.dtype != dtype else apply("copy", spread)

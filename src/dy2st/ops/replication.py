@@ -43,13 +43,20 @@ def tile(A, reps):
 
 
 # --- repeat ----------------------------------------------------------------------------------------
+def _repeated_length(length: int, repeats) -> int:
+    """The length of an axis of ``length`` elements after repeating by an int or per-element counts."""
+    if not isinstance(repeats, tuple):
+        return length * repeats
+    if len(repeats) == 1:
+        return length * repeats[0]
+    if len(repeats) != length:
+        raise ValueError(f"operands could not be broadcast together with shape ({length},) ({len(repeats)},)")
+    return sum(repeats)
+
+
 def _repeat_rule(types, repeats, axis):
     (t,) = types
-    length = t.size if axis is None else t.shape[axis]
-    if isinstance(repeats, tuple) and len(repeats) not in (1, length):
-        raise ValueError(f"operands could not be broadcast together with shape ({length},) ({len(repeats)},)")
-    total = length * repeats[0] if isinstance(repeats, tuple) and len(repeats) == 1 else (
-        sum(repeats) if isinstance(repeats, tuple) else length * repeats)
+    total = _repeated_length(t.size if axis is None else t.shape[axis], repeats)
     if axis is None:
         return TensorType((total,), t.dtype)
     return TensorType(t.shape[:axis] + (total,) + t.shape[axis + 1:], t.dtype)
