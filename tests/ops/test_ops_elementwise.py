@@ -228,3 +228,33 @@ def zero_dimensional_where(c, x):
 
 def test_where_of_zero_dimensional_operands_is_an_array():
     assert_equivalent(zero_dimensional_where, np.array(True), np.array(2.0))
+
+
+def closeness(x, y):
+    return (np.isclose(x, y), np.isclose(x, y, rtol=0.5), np.isclose(x, 1), np.isclose(x, y, atol=1, equal_nan=True),
+            np.isclose(x, x + 1e-9), np.allclose(x, x), np.allclose(x, y, atol=10))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int8])
+def test_isclose_and_allclose(dtype):
+    x, y = sample((2, 3), dtype, 1), sample((3,), dtype, 2)
+    if dtype in (np.float32, np.float64):
+        x[0, 0], y[0] = np.nan, np.nan
+    actual = dy2st.to_static(closeness)(x, y)
+    expected = closeness(x, y)
+    for a, e in zip(actual[:5], expected[:5]):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        np.testing.assert_array_equal(a, e)
+    assert [bool(a) for a in actual[5:]] == list(expected[5:])  # allclose: a 0-d bool, not a Python bool
+
+
+def assert_close(x):
+    assert np.allclose(x, 0), "x drifted"
+    return x
+
+
+def test_allclose_works_as_a_graph_assertion():
+    static = dy2st.to_static(assert_close)
+    static(np.zeros(3))
+    with pytest.raises(AssertionError, match="x drifted"):
+        static(np.ones(3))

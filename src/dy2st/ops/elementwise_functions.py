@@ -120,3 +120,32 @@ def round_(a, decimals=0, out=None):
     if not isinstance(a, Tensor):
         a = np.asarray(a)
     return apply("round", a, decimals=static_int(decimals, "np.round: decimals"))
+
+
+@handles(np.isclose)
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Staged ``np.isclose``: the very ufunc expression NumPy 2 evaluates, tolerances static."""
+    for name, tolerance in (("rtol", rtol), ("atol", atol)):
+        if isinstance(tolerance, Tensor) or not isinstance(np.asarray(tolerance).item(), (int, float)):
+            raise UnsupportedOpError(f"np.isclose: {name} must be a Python number here", user_location())
+    x, y = (v if isinstance(v, (Tensor, int, float, complex)) else np.asarray(v) for v in (a, b))
+    # NumPy makes y inexact first, so abs() of the most negative integer cannot overflow.
+    if isinstance(y, (Tensor, np.ndarray)):
+        inexact = np.result_type(y.dtype, 1.0)
+        if y.dtype != inexact:
+            y = apply("astype", y, dtype=inexact) if isinstance(y, Tensor) else y.astype(inexact)
+    elif isinstance(y, int):
+        y = float(y)
+    close = apply("less_equal", apply("absolute", apply("subtract", x, y)),
+                  apply("add", atol, apply("multiply", rtol, apply("absolute", y))))
+    result = apply("bitwise_or", apply("bitwise_and", close, apply("isfinite", y)), apply("equal", x, y))
+    if equal_nan:
+        result = apply("bitwise_or", result, apply("bitwise_and", apply("isnan", x), apply("isnan", y)))
+    return result
+
+
+@handles(np.allclose)
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Staged ``np.allclose``: a 0-d bool tensor (a graph value cannot be a Python bool), usable as
+    the condition of a converted ``if``/``while``/``assert``."""
+    return apply("all", isclose(a, b, rtol, atol, equal_nan), axis=None, keepdims=False)
