@@ -140,3 +140,11 @@ def test_full_integer_index_gives_a_scalar_and_ellipsis_a_view():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(views_and_elements)(np.ones((2, 3)))
     assert_error_at(info.value, views_and_elements, "view += 1", "writes into a view")
+
+
+def list_of_tensor_indices(x, i, j):
+    return x[[i, j]], x[[i, 0], [1, j]], x[:, [j, j, i]]
+
+
+def test_lists_holding_integer_tensors_index_like_arrays():
+    assert_equivalent(list_of_tensor_indices, sample((4, 3), np.float32), np.array(2), np.array(1))

@@ -136,3 +136,13 @@ def zero_dimensional_kinds(x, s):
 def test_zero_dimensional_arrays_and_numpy_scalars_keep_their_kind():
     assert_equivalent(zero_dimensional_kinds, np.array(1.5), np.float64(2.5))
 
+
+
+def dtype_queries(x, y):
+    return np.result_type(x, y), np.result_type(x, 1.0), np.result_type(x, np.float64)
+
+
+@pytest.mark.parametrize("dtypes", [(np.float32, np.int32), (np.int8, np.int8), (np.int64, np.float32)])
+def test_result_type_answers_from_static_dtypes(dtypes):
+    x, y = sample((2,), dtypes[0]), sample((2,), dtypes[1])
+    assert dy2st.to_static(dtype_queries)(x, y) == dtype_queries(x, y)

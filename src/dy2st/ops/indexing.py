@@ -43,9 +43,13 @@ def split_index(index) -> tuple[tuple, list]:
     """(template, tensor operands) for a user index."""
     from dy2st.ir.tensor import Tensor
 
+    from dy2st.ops.join import array_from_nested, contains_tensor
+
     items = index if isinstance(index, tuple) else (index,)
     template, tensors = [], []
     for item in items:
+        if isinstance(item, list) and contains_tensor(item):
+            item = array_from_nested("indexing", item)  # x[[i, j]] with tensors i, j: one index tensor
         if isinstance(item, Tensor):
             if item.dtype == np.bool_:
                 raise UnsupportedOpError(

@@ -218,7 +218,8 @@ def _pack(obj: Any, dtype: np.dtype):
     return apply("stack", *(_pack(x, dtype) for x in obj), axis=0)
 
 
-def _array_from_nested(func_name: str, obj: Any, dtype) -> Tensor:
+def array_from_nested(func_name: str, obj: Any, dtype=None) -> Tensor:
+    """``np.array(obj, dtype)`` for a nested list/tuple holding tensors, as stack ops."""
     try:
         # NumPy itself decides the result's shape and dtype, ragged-list errors included.
         expected = np.array(_probe(obj), dtype=dtype)
@@ -237,7 +238,7 @@ def _make_array_handler(func, func_name: str):
             # A bare tensor reaches Tensor.__array__, which raises TensorValueError at the user's line.
             return func(obj, *args, **kwargs)
         bound = _bind_array_arguments(func_name, args, kwargs)
-        return _array_from_nested(func_name, obj, bound)
+        return array_from_nested(func_name, obj, bound)
 
     handler.__name__ = func.__name__
     handler.__doc__ = f"Staged ``{func_name}``: nested lists holding tensors become stack ops."

@@ -287,3 +287,11 @@ def _scalar_type_constructor(scalar_type):
 for _scalar_type in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
                      np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128):
     CREATION_HANDLERS[_scalar_type] = _scalar_type_constructor(_scalar_type)
+
+
+@handles(np.result_type)
+def result_type(*arrays_and_dtypes):
+    """``np.result_type`` with tensors: their static dtypes (Python scalars stay weak)."""
+    from dy2st.ir.tensor import Tensor
+
+    return np.result_type(*(a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes))
