@@ -45,7 +45,7 @@ import gast
 
 from dy2st.frontend.analysis import anno, annotate
 from dy2st.frontend.analysis.scopes import block_usage, node_usage, nonlocal_names, parameter_names
-from dy2st.frontend.transformer import Context, Transformer, copy_location_deep, parse_expr, parse_stmts
+from dy2st.frontend.transformer import Context, Transformer, parse_expr, parse_stmts
 
 _ANALYSED = "control_flow_analysed"
 _STATE_ARG = "control_flow_state_arg"
@@ -79,6 +79,22 @@ def strip_locations(nodes: list[gast.AST]) -> list[gast.AST]:
             if "lineno" in node._attributes:
                 node.lineno = node.end_lineno = None
                 node.col_offset = node.end_col_offset = None
+    return nodes
+
+
+def place_at(nodes: list[gast.AST], stmt: gast.stmt) -> list[gast.AST]:
+    """Give generated nodes (those without a location) the first line and column of ``stmt``.
+
+    Each spans no further than that line: CPython reports a call ``_dy2st.f(...)`` at the end of
+    its ``_dy2st.f`` attribute, which therefore ends ``len('f')`` columns after ``stmt`` starts,
+    so errors point at the ``if``/``while``/``for`` keyword itself.
+    """
+    for root in nodes:
+        for node in gast.walk(root):
+            if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                node.lineno = node.end_lineno = stmt.lineno
+                node.col_offset = stmt.col_offset
+                node.end_col_offset = stmt.col_offset + (len(node.attr) if isinstance(node, gast.Attribute) else 0)
     return nodes
 
 
@@ -184,10 +200,7 @@ class ScopedTransformer(Transformer):
         unbound = tuple(n for n in scope.needs_binding if n not in params and not _bound_before_use(node.body, n))
         if unbound:
             first = 1 if _has_docstring(node) else 0
-            inits = undefined_inits(unbound)
-            for init in inits:
-                copy_location_deep(init, node.body[min(first, len(node.body) - 1)])
-            node.body[first:first] = inits
+            node.body[first:first] = place_at(undefined_inits(unbound), node.body[min(first, len(node.body) - 1)])
         return node
 
     def state_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
@@ -248,12 +261,13 @@ class IfElseTransformer(ScopedTransformer):
             f"_dy2st.convert_ifelse(None, {true_name}, {false_name}, {get_name}, {set_name}, {names!r}, {outputs!r})",
             node.test,
         )
-        return [
+        statements = [
             nonlocal_function(true_name, "", names, node.body),
             nonlocal_function(false_name, "", names, node.orelse),
             *state_functions(get_name, set_name, names, self.ctx),
             call,
         ]
+        return place_at(statements, node)
 
 
 def runtime_wrap(helper: str, value: gast.expr, construct: str) -> gast.expr:
@@ -261,7 +275,7 @@ def runtime_wrap(helper: str, value: gast.expr, construct: str) -> gast.expr:
     call = parse_expr(f"_dy2st.{helper}(None, {construct!r})")
     strip_locations([call])
     call.args[0] = value
-    copy_location_deep(call, value)
+    place_at([call], value)
     return call
 
 

@@ -50,6 +50,7 @@ from dy2st.frontend.transformers.ifelse import (
     blocker,
     ensure_analysed,
     nonlocal_function,
+    place_at,
     runtime_call,
     runtime_wrap,
     state_functions,
@@ -78,13 +79,13 @@ class LoopTransformer(ScopedTransformer):
         call = runtime_call(
             f"_dy2st.convert_while_loop({cond_name}, {body_name}, {get_name}, {set_name}, {names!r}, {carried!r})"
         )
-        return [
+        statements = [
             loop_cond,
             nonlocal_function(body_name, "", names, node.body),
             *state_functions(get_name, set_name, names, self.ctx),
             call,
-            *node.orelse,
         ]
+        return place_at(statements, node) + node.orelse
 
     def visit_For(self, node: gast.For):
         self.generic_visit(node)
@@ -106,12 +107,12 @@ class LoopTransformer(ScopedTransformer):
         call = runtime_call(
             f"_dy2st.convert_for(None, {body_name}, {get_name}, {set_name}, {names!r}, {carried!r})", iterable
         )
-        return [
+        statements = [
             nonlocal_function(body_name, item_name, names, [bind_target, *node.body]),
             *state_functions(get_name, set_name, names, self.ctx),
             call,
-            *node.orelse,
         ]
+        return place_at(statements, node) + node.orelse
 
     def _state(self, node: gast.While | gast.For) -> tuple[tuple[str, ...], tuple[str, ...]]:
         names = self.state_names(anno.get(node, anno.MODIFIED))
@@ -129,9 +130,7 @@ def _staged_iterable(node: gast.expr) -> gast.expr:
         return node
     func = node.func
     if isinstance(func, gast.Name) and func.id in _STAGED_ITERABLES:
-        helper = runtime_attr(_STAGED_ITERABLES[func.id])
-        gast.copy_location(helper, func)
-        node.func = helper
+        node.func = place_at([runtime_attr(_STAGED_ITERABLES[func.id])], func)[0]
         node.args = [_staged_iterable(a) for a in node.args]
     elif _is_runtime_helper(func, "iterate_until") and node.args:
         node.args[0] = _staged_iterable(node.args[0])

@@ -24,15 +24,16 @@ class Undefined:
     def __repr__(self) -> str:
         return f"<dy2st.Undefined {self.name!r}>"
 
-    def error(self, depth: int = 3) -> GraphBuildError:
+    def error(self) -> GraphBuildError:
+        # user_location skips dy2st's frames: it finds the user's line whatever called us.
         return GraphBuildError(
             f"'{self.name}' is used here but is not defined on every path that reaches this line",
-            user_location(depth),
+            user_location(2),
             _NOTE,
         )
 
     def _fail(self, *args, **kwargs):
-        raise self.error(4)
+        raise self.error()
 
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
