@@ -265,7 +265,8 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
     produced = {r for op in ordered for r in op.results}
     outputs = [r for op in ordered for r in op.results if index.users_outside(r, members)]
     inputs = _external_inputs(ordered, produced)
-    body = Block([v.type.strong() for v in inputs], [v.name_hint for v in inputs])
+    # Weak inputs (loop-carried Python numbers) stay weak: they promote like Python scalars.
+    body = Block([v.type for v in inputs], [v.name_hint for v in inputs])
     mapping: dict[Value, Value] = dict(zip(inputs, body.args))
     absorbed: list[Value] = []
     for op in ordered:

@@ -24,8 +24,8 @@ import numpy as np
 from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
 from dy2st.ir.builder import GraphBuilder
 from dy2st.ir.tensor import Tensor
-from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
+from dy2st.runtime.control_flow.values import as_python_number
 
 _COUNTER = "the loop counter"
 
@@ -106,12 +106,12 @@ class StagedZip(StagedIterable):
 
 
 def _as_python_int(builder: GraphBuilder, value: Any) -> Any:
-    """An index as weakly typed int64, so it promotes like the Python int eager code would see."""
+    """An index as a Python int, as eager code sees it (it promotes weakly: ``x_f32 * i`` is f32)."""
     if not isinstance(value, Tensor) or value.type.weak:
         return value
-    weak = TensorType((), np.dtype(np.int64), weak=True)
-    op = builder.emit("astype", [value._value], {"dtype": np.dtype(np.int64)}, result_types=[weak])
-    return Tensor(op.result, builder, scalar=True)
+    if value.dtype != np.int64:
+        value = value.astype(np.int64)
+    return Tensor(as_python_number(builder, value._value), builder, scalar=True)
 
 
 def staged(iterable: Any) -> StagedIterable | None:

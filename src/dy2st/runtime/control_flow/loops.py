@@ -90,7 +90,7 @@ class _Slot:
     name: str | None = None  # the variable carried; None for an array updated in place
     leaf: int = 0  # which leaf of the variable's value
     number: Any = None  # the Python number the slot started from, if any (it may be retyped)
-    own: bool = False  # obj was made for the loop: no other name refers to it
+    origin: Tensor | None = None  # the user's array object, when obj is a copy of it
 
 
 @dataclass
@@ -111,6 +111,7 @@ class _Trace:
     end_values: list[Any]  # per slot: its SSA value at the end of the body (or a Python number)
     final_state: tuple
     updated: dict[int, tuple[Tensor, Value]] = field(default_factory=dict)  # slot objects updated
+    carried_objects: frozenset[int] = frozenset()  # ids of the slot objects
 
 
 def stage_while_loop(
@@ -148,7 +149,6 @@ def _stageable(leaves: list[Any]) -> bool:
 
 def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> _Plan:
     plan = _Plan([], {})
-    seen: set[int] = set()
     for name, value in zip(state.names, init):
         treedef, leaves = _flat(value)
         if name not in state.carried or not _stageable(leaves):
@@ -157,10 +157,10 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
         for j, leaf in enumerate(leaves):
             label = name if len(leaves) == 1 and treedef[0] == "A" else f"{name}[{j}]"
             if isinstance(leaf, Tensor):
-                own = id(leaf) in seen  # a second name for one array gets a copy of the object
-                obj = Tensor(leaf._value, builder, scalar=leaf._scalar) if own else leaf
-                seen.add(id(obj))
-                plan.slots.append(_Slot(label, obj, obj._value, obj.type, name, j, own=own))
+                # A copy of the object: other names for the same array (``x = a``) must keep
+                # seeing the value from before the loop, unless the body updates it in place.
+                copy = Tensor(leaf._value, builder, scalar=leaf._scalar)
+                plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
             else:
                 plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
     return plan
@@ -171,7 +171,7 @@ def _number_slot(builder: GraphBuilder, label: str, name: str, leaf: int, value:
     init = constant(builder, value, type, loc)
     obj = Tensor(init, builder, scalar=not type.shape)
     number = value if is_python_number(value) else None
-    return _Slot(label, obj, init, type, name, leaf, number, own=True)
+    return _Slot(label, obj, init, type, name, leaf, number)
 
 
 def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc) -> _Plan | None:
@@ -223,18 +223,20 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, loc
             loc,
             "assign it a value of one shape and dtype on every path through the body",
         )
-    if slot.name is not None and end is not slot.obj and id(slot.obj) in trace.updated and not slot.own:
-        # Updated in place, then rebound: only the first iteration updates the original array.
-        # That is invisible unless the array is the caller's; otherwise carry the value alone.
-        if slot.init.owner is builder.graph.body:
-            raise GraphBuildError(
-                f"{variable_name(slot.label)} is an argument (or global) array that the loop body both updates "
-                "in place and rebinds, so only the first iteration would update the caller's array",
-                loc,
-                "update a copy (a = a.copy() before the loop), or only update it in place",
-            )
-        fresh = Tensor(slot.init, builder, scalar=slot.obj._scalar)
-        return _Slot(slot.label, fresh, slot.init, slot.type, slot.name, slot.leaf, slot.number, own=True)
+    updated_in_place = slot.name is not None and id(slot.obj) in trace.updated
+    if updated_in_place and end is slot.obj and slot.origin is not None and not _swapped(trace, slot.origin):
+        # The body updates the user's array in place: carry the array object itself, so every
+        # name for it (and the caller, for an argument) sees the updates.
+        return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
+    if updated_in_place and end is not slot.obj and slot.origin is not None and slot.init.owner is builder.graph.body:
+        # Updated in place, then rebound: only the first iteration updates the original array,
+        # which only matters (and is refused) when the array is the caller's.
+        raise GraphBuildError(
+            f"{variable_name(slot.label)} is an argument (or global) array that the loop body both updates "
+            "in place and rebinds, so only the first iteration would update the caller's array",
+            loc,
+            "update a copy (a = a.copy() before the loop), or only update it in place",
+        )
     if (end_type.shape, end_type.dtype) == (slot.type.shape, slot.type.dtype):
         return slot  # weak vs strong alone does not change the carried dtype
     if slot.number is not None and end_type.shape == () and weak_promotion_keeps(end_type, slot.number):
@@ -244,6 +246,11 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, loc
         loc,
         _SAME_TYPE_NOTE,
     )
+
+
+def _swapped(trace: _Trace, obj: Tensor) -> bool:
+    """Is ``obj`` already carried as itself by another slot?"""
+    return id(obj) in trace.carried_objects
 
 
 def _zeros_slots(builder: GraphBuilder, name: str, treedef: tuple, examples: list[Any], loc) -> list[_Slot]:
@@ -291,7 +298,8 @@ def _trace(builder, cond_fn, body_fn, state: LoopState, init: tuple, plan: _Plan
                 updated[key] = (tensor, before)
             elif not defined_within(before, block):
                 outer.setdefault(key, (tensor, before))
-    return _Trace(cond_block, body_block, predicate, ends, values, final, updated), outer
+    trace = _Trace(cond_block, body_block, predicate, ends, values, final, updated, frozenset(slot_ids))
+    return trace, outer
 
 
 def _leaf_at_end(final: tuple, state: LoopState, slot: _Slot) -> Any:
@@ -348,9 +356,10 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         if slot.name is not None and end is not slot.obj:
             after_loop[id(slot)] = Tensor(result, builder, scalar=not result.type.shape)
             continue
+        if yielded is arg:  # never changed by the body
+            after_loop[id(slot)] = slot.origin if slot.origin is not None else slot.obj
+            continue
         after_loop[id(slot)] = slot.obj
-        if yielded is arg:
-            continue  # never changed by the body
         slot.obj._value = result
         slot.obj._version += 1
         builder.log_mutation(slot.obj, slot.init)

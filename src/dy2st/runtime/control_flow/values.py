@@ -18,9 +18,41 @@ from dy2st.ir.builder import GraphBuilder
 from dy2st.ir.core import Block, Value
 from dy2st.ir.tensor import Tensor
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.ops.registry import OpDef, register
 from dy2st.runtime.control_flow.undefined import Undefined
 
 PYTHON_NUMBERS = (bool, int, float, complex)
+
+
+def _as_python_number_rule(types: list[TensorType]) -> TensorType:
+    (t,) = types
+    if t.shape != ():
+        raise ValueError(f"only a 0-d value can become a Python number, got {t}")
+    return TensorType((), t.dtype, weak=True)
+
+
+def _as_python_number(value: Any) -> Any:
+    return value.item() if isinstance(value, (np.ndarray, np.generic)) else value
+
+
+# A loop-carried Python number (``i = 0`` ... ``i += 1``) must stay a Python number from one
+# iteration to the next, as in eager code, so it keeps promoting weakly (``x_f32 * i`` is f32).
+# NumPy returns np.int64 for ``i + 1``; this op turns it back into an int before the next iteration.
+register(
+    OpDef(
+        "as_python_number",
+        _as_python_number_rule,
+        _as_python_number,
+        doc="a 0-d value as a Python number (weakly typed); loop-carried Python numbers",
+    )
+)
+
+
+def as_python_number(builder: GraphBuilder, value: Value) -> Value:
+    """``value`` as a weakly typed Python number (unchanged if it is one already)."""
+    if value.type.weak:
+        return value
+    return builder.emit("as_python_number", [value]).result
 
 
 def is_python_number(value: Any) -> bool:
@@ -93,11 +125,12 @@ def value_in_block(builder: GraphBuilder, value: Any, type: TensorType, block: B
 
     ``value`` is an SSA value already, a Tensor, or a Python number / NumPy constant.
     """
-    if isinstance(value, Value):
-        return value
-    if isinstance(value, Tensor):
-        return value._value
     with builder.in_block(block):
+        if isinstance(value, Tensor):
+            value = value._value
+        if isinstance(value, Value):
+            # A strong value yielded where a Python number is carried becomes a number again.
+            return as_python_number(builder, value) if type.weak and not value.type.weak else value
         return constant(builder, value, type)
 
 
