@@ -171,6 +171,10 @@ class Tensor:
         """Rebind this array object to new contents (an in-place update)."""
         self._check_fresh()
         if self._base is not None:
+            from dy2st.ops.indexing import write_through_view
+
+            if new.shape == self.shape and write_through_view(self, new, what):
+                return  # x[i] += v: the update went into the indexed array
             raise GraphBuildError(
                 f"{what} writes into a view of another array; dy2st does not track aliasing "
                 "between views and their base",

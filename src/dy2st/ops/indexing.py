@@ -9,6 +9,7 @@ is a view, so this costs nothing; advanced indexing allocates one byte per resul
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -150,9 +151,41 @@ def getitem(tensor, index: Any):
     template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
     result = apply(kind, tensor, *tensors, template=template)
+    if kind == "getitem":
+        # Index values, not tensors: an index tensor updated later must not move the view.
+        _VIEW_RECIPES[id(result)] = (tensor, template, [t._value for t in tensors])
+        weakref.finalize(result, _VIEW_RECIPES.pop, id(result), None)
     # x[0, 0] is a NumPy scalar, x[0, ...] a 0-d array (a view that += updates in place).
     result._scalar = result._scalar and Ellipsis not in template
     return result
+
+
+# id of a live basic-indexing view -> (the array it was taken from, index template, index values),
+# so an in-place update of the view (x[i] += v, or v = x[i]; v += 1) can be written into that array.
+# Keyed by id because Tensor.__eq__ is elementwise; a finalizer drops the entry with the view.
+_VIEW_RECIPES: dict[int, tuple] = {}
+
+
+def write_through_view(view, new, what: str) -> bool:
+    """Update the array ``view`` was indexed from so that ``view`` holds ``new``.
+
+    Returns False when ``view`` was not made by basic indexing (reshape/transpose views, for
+    example); the caller then refuses the update. The view's own rebinding is not logged as a
+    mutation: control flow that updates the parent bumps its version, which makes the view stale
+    (refused on use) outside the branch or loop body, instead of leaking a value from inside it.
+    """
+    from dy2st.ir.tensor import Tensor, apply
+
+    recipe = _VIEW_RECIPES.get(id(view))
+    if recipe is None:
+        return False
+    parent, template, index_values = recipe
+    index_tensors = [Tensor(value, view._builder) for value in index_values]
+    parent._assign(apply("setitem", parent, new, *index_tensors, template=template), what)
+    view._value = new._value
+    view._base_version = view._base._version
+    view._version += 1
+    return True
 
 
 def setitem(tensor, index: Any, value: Any):
