@@ -4,7 +4,7 @@ A call binds the arguments, flattens them into array leaves plus a structure (th
 shape and dtype of each array, the value of each Python constant), finds or builds the graph for
 that key, reads the captured global arrays afresh, runs the compiled graph and rebuilds the result.
 
-Calls passing every parameter positionally as an ndarray take a fast path (``FastCall``): the key is
+Calls passing every parameter positionally as an ndarray take a fast path (``build_fast_call``): the key is
 the (shape, dtype) of each argument and everything else is precomputed per graph, so a call costs
 about a microsecond on top of the graph's own work (see docs/performance.md).
 """
@@ -25,6 +25,7 @@ from dy2st.frontend.convert import convert_code, converted_function
 from dy2st.ir.core import Graph
 from dy2st.ir.verifier import verify
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
+from dy2st.runtime.captures import GlobalSource
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
 
@@ -51,34 +52,54 @@ def _positional_arity(signature: inspect.Signature) -> int:
     return len(signature.parameters)
 
 
-class FastCall:
-    """One compiled program's call for all-positional ndarray arguments, with everything that
-    does not depend on the argument values precomputed. Returns ``_CHANGED`` when a captured
-    global was rebound to an array of another type, or a guarded Python global changed."""
+def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], Any]:
+    """Generate the call of one compiled program for ``arity`` positional ndarray arguments.
 
-    __slots__ = ("run", "sources", "capture_types", "program", "num_results", "single")
+    Everything that does not depend on the argument values is baked in: how each capture is
+    read (a module global is one dict lookup), the type each capture must still have, whether
+    guards exist, how outputs are returned. The function returns ``_CHANGED`` when an argument is
+    not exactly an ndarray, a capture was rebound to an array of another type, or a guarded
+    Python global changed; the caller then takes the general path. Example, two args, one global::
 
-    def __init__(self, compiled: CompiledProgram):
-        program = compiled.program
-        self.run = compiled.executor.run
-        self.program = program
-        self.sources = [source.read for source in program.capture_sources]
-        self.capture_types = [(v.type.shape, v.type.dtype) for v in compiled.program.graph.captures]
-        self.num_results = program.num_results
-        self.single = program.output_treedef == ("A",)
-
-    def __call__(self, args: tuple) -> Any:
-        captured = [read() for read in self.sources]
-        for array, (shape, dtype) in zip(captured, self.capture_types):
-            if not isinstance(array, np.ndarray) or array.shape != shape or array.dtype != dtype:
-                return _CHANGED
-        program = self.program
-        if program.guards and not program.guards_hold():
-            return _CHANGED
-        outputs = self.run(*args, *captured)
-        if self.single:
-            return outputs[0]
-        return unflatten(program.output_treedef, outputs[: self.num_results])
+        def fast_call(args):
+            x0, x1 = args
+            if type(x0) is not ndarray or type(x1) is not ndarray:
+                return CHANGED
+            c0 = ns0.get('W')
+            if not isinstance(c0, ndarray) or c0.shape != S0 or (c0.dtype is not D0 and c0.dtype != D0):
+                return CHANGED
+            return run(x0, x1, c0)[0]
+    """
+    program = compiled.program
+    names = {"ndarray": np.ndarray, "CHANGED": _CHANGED, "run": compiled.executor.run,
+             "unflatten": unflatten, "treedef": program.output_treedef, "guards_hold": program.guards_hold}
+    xs = [f"x{i}" for i in range(arity)]
+    lines = ["def fast_call(args):"]
+    if xs:
+        lines += [f"    {', '.join(xs)}, = args",
+                  f"    if {' or '.join(f'type({x}) is not ndarray' for x in xs)}:", "        return CHANGED"]
+    cs = []
+    for i, (source, value) in enumerate(zip(program.capture_sources, program.graph.captures)):
+        c = f"c{i}"
+        cs.append(c)
+        if isinstance(source, GlobalSource):
+            names[f"ns{i}"] = source.namespace
+            lines.append(f"    {c} = ns{i}.get({source.name!r})")
+        else:
+            names[f"read{i}"] = source.read
+            lines.append(f"    {c} = read{i}()")
+        names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.dtype
+        lines += [f"    if not isinstance({c}, ndarray) or {c}.shape != S{i} or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
+                  "        return CHANGED"]
+    if program.guards:
+        lines += ["    if not guards_hold():", "        return CHANGED"]
+    call = f"run({', '.join(xs + cs)})"
+    if program.output_treedef == ("A",):
+        lines.append(f"    return {call}[0]")
+    else:
+        lines.append(f"    return unflatten(treedef, {call}[:{program.num_results}])")
+    exec(compile("\n".join(lines) + "\n", f"<dy2st fast call {compiled.graph.name}>", "exec"), names)
+    return names["fast_call"]
 
 
 class StaticFunction:
@@ -99,7 +120,7 @@ class StaticFunction:
         self.signature = inspect.signature(fn)
         self._cache: dict[tuple, list[CompiledProgram]] = {}
         self._fell_back = False
-        self._fast_calls: dict[tuple, FastCall] = {}
+        self._fast_calls: dict[tuple, Callable[[tuple], Any]] = {}
         self._positional_arity = _positional_arity(self.signature)
 
     # --- introspection -------------------------------------------------------------------
@@ -129,23 +150,19 @@ class StaticFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Fast path: every parameter given positionally as an ndarray. The key is the tuple of
         # (shape, dtype) pairs, which is all the signature holds for such a call, so no binding
-        # or flattening is needed.
+        # or flattening is needed; the generated call checks the argument types itself.
         if not kwargs and len(args) == self._positional_arity:
-            key = []
-            for arg in args:
-                if type(arg) is not np.ndarray:
-                    break
-                key.append((arg.shape, arg.dtype))
-            else:
-                fast = self._fast_calls.get(tuple(key))
-                if fast is not None:
-                    result = fast(args)
-                    if result is not _CHANGED:
-                        return result
-                return self._call_slow(args, kwargs, tuple(key))
-        return self._call_slow(args, kwargs, None)
+            try:
+                fast = self._fast_calls.get(tuple([(a.shape, a.dtype) for a in args]))
+            except AttributeError:  # not arrays
+                fast = None
+            if fast is not None:
+                result = fast(args)
+                if result is not _CHANGED:
+                    return result
+        return self._call_slow(args, kwargs)
 
-    def _call_slow(self, args: tuple, kwargs: dict, fast_key: tuple | None) -> Any:
+    def _call_slow(self, args: tuple, kwargs: dict) -> Any:
         if self._fell_back:
             return self.fn(*args, **kwargs)
         key, arguments, leaves = self._bind(args, kwargs)
@@ -157,8 +174,9 @@ class StaticFunction:
             warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=3)
             self._fell_back = True
             return self.fn(*args, **kwargs)
-        if fast_key is not None:
-            self._fast_calls[fast_key] = FastCall(compiled)
+        if not kwargs and len(args) == self._positional_arity and all(type(a) is np.ndarray for a in args):
+            fast_key = tuple([(a.shape, a.dtype) for a in args])
+            self._fast_calls[fast_key] = build_fast_call(compiled, len(args))
         program = compiled.program
         outputs = compiled.executor.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])

@@ -281,7 +281,27 @@ def plan_memory(graph: Graph) -> Plan:
         for value in dying.pop(position, ()):
             if value not in handed_over:
                 free[plan.slot_types[plan.slot_of[value]]].append(plan.slot_of[value])
-    return plan
+    return _without_lone_outputs(plan)
+
+
+def _without_lone_outputs(plan: Plan) -> Plan:
+    """Drop per-call slots that only ever hold their output: writing it with ``out=`` into a
+    buffer allocated for it saves nothing over letting NumPy allocate it, and costs a keyword.
+    Slots are renumbered densely in order of first use."""
+    occupants: dict[int, int] = defaultdict(int)
+    for slot in plan.slot_of.values():
+        occupants[slot] += 1
+    lone = {slot for slot in plan.per_call if occupants[slot] == 1}
+    kept = sorted(set(plan.slot_types) - lone)
+    renumber = {old: new for new, old in enumerate(kept)}
+    result = Plan()
+    for value, slot in plan.slot_of.items():
+        if slot in renumber:
+            result.slot_of[value] = renumber[slot]
+    result.slot_types = {renumber[s]: plan.slot_types[s] for s in kept}
+    result.per_call = {renumber[s] for s in plan.per_call if s in renumber}
+    result.in_place = {op: i for op, i in plan.in_place.items() if op.results[0] in result.slot_of}
+    return result
 
 
 def _in_place_slot(op: Op, position: int, plan: Plan, intervals, viewed: set[Value],
