@@ -192,3 +192,16 @@ def test_views_left_stale_or_not_made_by_indexing_are_refused():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(reshaped_view_update)(np.ones((2, 2)))
     assert_error_at(info.value, reshaped_view_update, "flat += 1", "writes into a view")
+
+
+def mutate_argument(x, i):
+    x[i] += 1
+    row = x[0]
+    row *= 3
+    return x.sum()
+
+
+def test_augmented_subscript_assignment_mutates_the_callers_array_like_numpy():
+    eager_x, static_x = sample((2, 3), np.float64), sample((2, 3), np.float64)
+    assert mutate_argument(eager_x, np.array(1)) == dy2st.to_static(mutate_argument)(static_x, np.array(1))
+    np.testing.assert_array_equal(static_x, eager_x)
