@@ -126,3 +126,14 @@ def test_other_norm_orders_are_rejected():
     with pytest.raises(dy2st.UnsupportedOpError) as info:
         dy2st.to_static(other_norm)(np.ones(3))
     assert_error_at(info.value, other_norm, "ord=1", "np.linalg.norm", "'ord'")
+
+
+def dot_into_buffer(a, b):
+    buffer = np.zeros(())
+    return np.dot(a, b, out=buffer)
+
+
+def test_dot_out_argument_is_rejected_not_ignored():
+    with pytest.raises(dy2st.UnsupportedOpError) as info:
+        dy2st.to_static(dot_into_buffer)(np.ones(3), np.ones(3))
+    assert_error_at(info.value, dot_into_buffer, "np.dot(a, b, out=buffer)", "np.dot", "'out'")

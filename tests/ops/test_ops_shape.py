@@ -65,6 +65,10 @@ def reshape_fortran(x):
     return x.reshape((3, 2), order="F")
 
 
+def ravel_any_order(x):
+    return x.T.ravel(order="A")
+
+
 def transpose_bad_axis(x):
     return np.transpose(x, (0, 3))
 
@@ -88,6 +92,7 @@ def reshape_wrong_size(x):
 def test_shape_errors_name_the_line():
     cases = [
         (reshape_fortran, dy2st.UnsupportedOpError, 'order="F"', ["order='F'", "memory layout"]),
+        (ravel_any_order, dy2st.UnsupportedOpError, 'order="A"', ["order='A'", "memory layout"]),
         (transpose_bad_axis, dy2st.GraphBuildError, "(0, 3)", ["axis 3 is out of bounds"]),
         (squeeze_non_unit, dy2st.GraphBuildError, "axis=0", ["size not equal to one"]),
         (broadcast_too_small, dy2st.GraphBuildError, "(3,)", ["cannot broadcast an array of shape (2, 3)"]),
