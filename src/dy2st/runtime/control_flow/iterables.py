@@ -27,7 +27,7 @@ from dy2st.ir.tensor import Tensor
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
 from dy2st.runtime.control_flow.values import as_python_number
 
-_COUNTER = "the loop counter"
+_COUNTER = "loop counter"  # not an identifier: never clashes with a user variable
 
 
 class StagedIterable:
@@ -50,6 +50,8 @@ class StagedRange(StagedIterable):
         self.start, self.stop, self.step = start, stop, step
 
     def length(self) -> Any:
+        if isinstance(self.start, int) and isinstance(self.step, int) and (self.start, self.step) == (0, 1):
+            return np.maximum(self.stop, 0)
         # ceil((stop - start) / step), for either sign of step, and never negative.
         count = -((self.start - self.stop) // self.step)
         return np.maximum(count, 0)
