@@ -147,3 +147,36 @@ def scans(x):
 @pytest.mark.parametrize("dtype", DTYPES + [np.int8])
 def test_cumulative_sums_and_products(dtype):
     assert_equivalent(scans, sample((3, 4), dtype))
+
+
+def robust_reductions(x, axis, keepdims):
+    return (np.median(x, axis=axis, keepdims=keepdims), np.ptp(x, axis=axis, keepdims=keepdims),
+            np.nansum(x, axis=axis, keepdims=keepdims), np.nanprod(x, axis), np.nanmean(x, axis=axis),
+            np.nanmax(x, axis=axis, keepdims=keepdims), np.nanmin(x, axis), np.nanstd(x, axis, ddof=1),
+            np.nanvar(x, axis=axis), np.nanmedian(x, axis=axis, keepdims=keepdims))
+
+
+def nan_arg_reductions(x, axis):
+    return np.nanargmax(x, axis=axis), np.nanargmin(x, axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
+@pytest.mark.parametrize("axis", [None, 0, -1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_ptp_and_nan_reductions(dtype, axis, keepdims):
+    x = sample((3, 4), dtype)
+    if dtype in (np.float32, np.float64):
+        x[0, 1] = x[2, 3] = np.nan
+    assert_equivalent(robust_reductions, x, axis, keepdims)
+    if not isinstance(axis, tuple):
+        assert_equivalent(nan_arg_reductions, x, axis)
+
+
+def ptp_of_empty(x):
+    return np.ptp(x, axis=0)
+
+
+def test_empty_reductions_without_identity_fail_like_numpy():
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(ptp_of_empty)(np.ones((0, 2)))
+    assert_error_at(info.value, ptp_of_empty, "np.ptp(x, axis=0)", "zero-size array to reduction operation")

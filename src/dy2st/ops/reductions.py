@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, prod, max, min, any, all, argmax, argmin, std, var (``axis``, ``keepdims``).
+"""Reductions: sum, mean, prod, max, min, any, all, argmax, argmin, std, var, median, ptp and the
+nan-ignoring variants (``axis``, ``keepdims``).
 
 The shape rule is written out; the dtype rule asks NumPy itself on a one-element array of the same
 dtype and rank (cached), so accumulator promotions (``int32.sum() -> int64``, ``int.mean() ->
@@ -28,8 +29,22 @@ REDUCTIONS = {
     "argmin": np.argmin,
     "std": np.std,
     "var": np.var,
+    # Functions without an ndarray method of the same name:
+    "median": np.median,
+    "ptp": np.ptp,
+    "nansum": np.nansum,
+    "nanprod": np.nanprod,
+    "nanmean": np.nanmean,
+    "nanmax": np.nanmax,
+    "nanmin": np.nanmin,
+    "nanstd": np.nanstd,
+    "nanvar": np.nanvar,
+    "nanmedian": np.nanmedian,
+    "nanargmax": np.nanargmax,
+    "nanargmin": np.nanargmin,
 }
-_SINGLE_AXIS = {"argmax", "argmin"}
+_METHODS = ("sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin", "std", "var")
+_SINGLE_AXIS = {"argmax", "argmin", "nanargmax", "nanargmin"}
 
 
 def normalize_axis(axis, ndim: int, single: bool = False):
@@ -65,13 +80,19 @@ def _reduced_dtype(name: str, dtype: np.dtype, ndim: int, axis, keepdims: bool, 
         return np.asarray(REDUCTIONS[name](probe, **kwargs)).dtype
 
 
-def _check_identity(name: str, t: TensorType, axis) -> None:
-    """max/min/argmax/argmin of an empty reduction have no identity: NumPy raises."""
-    if name not in ("max", "min", "argmax", "argmin"):
+def _check_empty(name: str, t: TensorType, axis, keepdims: bool, options: dict) -> None:
+    """Reductions without an identity (max, argmin, ptp, ...) fail on empty input: ask NumPy itself.
+
+    Only an empty operand can fail, and running NumPy on an empty array costs nothing.
+    """
+    if t.size:
         return
-    reduced = range(t.ndim) if axis is None else ((axis,) if isinstance(axis, int) else axis)
-    if (t.ndim == 0 and t.size == 0) or any(t.shape[a] == 0 for a in reduced if t.ndim):
-        raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+    kwargs = {"axis": axis, **options}
+    if name not in _SINGLE_AXIS or keepdims:
+        kwargs["keepdims"] = keepdims
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        REDUCTIONS[name](np.empty(t.shape, t.dtype), **kwargs)
 
 
 def reduction_rule(name: str):
@@ -87,7 +108,7 @@ def reduction_rule(name: str):
                 shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
             else:
                 shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
-        _check_identity(name, t, axis)
+        _check_empty(name, t, axis, keepdims, options)
         return TensorType(shape, _reduced_dtype(name, t.dtype, t.ndim, axis, keepdims, tuple(sorted(options.items()))))
 
     return infer
@@ -120,10 +141,16 @@ _PARAMETERS = {
     "argmin": ("axis", "out"),
     "std": ("axis", "dtype", "out", "ddof", "keepdims"),
     "var": ("axis", "dtype", "out", "ddof", "keepdims"),
+    "median": ("axis", "out", "overwrite_input", "keepdims"),
+    "nanmedian": ("axis", "out", "overwrite_input", "keepdims"),
+    "ptp": ("axis", "out", "keepdims"),
 }
+for _plain in ("sum", "prod", "mean", "max", "min", "std", "var", "argmax", "argmin"):
+    _PARAMETERS["nan" + _plain] = _PARAMETERS[_plain]
 _KEYWORD_ONLY = {"mean": ("where",), "any": ("where",), "all": ("where",), "argmax": ("keepdims",),
                  "argmin": ("keepdims",), "std": ("where", "mean", "correction"),
                  "var": ("where", "mean", "correction")}
+_KEYWORD_ONLY.update({"nan" + name: names for name, names in list(_KEYWORD_ONLY.items())})
 
 
 def _bind(name: str, args: tuple, kwargs: dict) -> dict:
@@ -145,7 +172,7 @@ def _op_options(name: str, bound: dict) -> dict:
     options = {}
     if bound.get("dtype") is not None:
         options["dtype"] = np.dtype(bound["dtype"])
-    if name in ("std", "var"):
+    if name in ("std", "var", "nanstd", "nanvar"):
         ddof, correction = bound.get("ddof", 0), bound.get("correction", np._NoValue)
         if correction is not np._NoValue:
             if ddof != 0:
@@ -182,6 +209,7 @@ def _make_handler(name: str):
         reject_unsupported(
             f"np.{name}", out=(bound.get("out"), None), initial=(bound.get("initial", np._NoValue), np._NoValue),
             where=(bound.get("where", True), True), mean=(bound.get("mean", np._NoValue), np._NoValue),
+            overwrite_input=(bound.get("overwrite_input", False), False),
         )
         return apply(name, a, axis=axis, keepdims=bool(bound.get("keepdims", False)), **options)
 
@@ -192,6 +220,7 @@ for _name, _func in REDUCTIONS.items():
     register(OpDef(_name, reduction_rule(_name), reduction_kernel(_name), doc=f"np.{_name}(axis, keepdims)"))
     _handler = _make_handler(_name)
     handles(_func)(_handler)
-    method(_name)(_handler)
+    if _name in _METHODS:
+        method(_name)(_handler)
 handles(np.amax)(_make_handler("max"))
 handles(np.amin)(_make_handler("min"))
