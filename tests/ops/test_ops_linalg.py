@@ -137,3 +137,22 @@ def test_dot_out_argument_is_rejected_not_ignored():
     with pytest.raises(dy2st.UnsupportedOpError) as info:
         dy2st.to_static(dot_into_buffer)(np.ones(3), np.ones(3))
     assert_error_at(info.value, dot_into_buffer, "np.dot(a, b, out=buffer)", "np.dot", "'out'")
+
+
+def tensordots(a, b):
+    return (np.tensordot(a, b), np.tensordot(a, b, axes=1) if a.shape[-1] == b.shape[0] else a,
+            np.tensordot(a, b, axes=([1, 2], [0, 1])), np.tensordot(a, b, axes=(-1, 1)), np.tensordot(a, b, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_tensordot(dtype):
+    assert_equivalent(tensordots, sample((2, 3, 4), dtype, 1), sample((3, 4, 2), dtype, 2))
+
+
+def convolution_by_windows(image, kernel):
+    windows = np.lib.stride_tricks.sliding_window_view(image, kernel.shape)
+    return np.einsum("ijkl,kl->ij", windows, kernel), np.lib.stride_tricks.sliding_window_view(image, 2, axis=0)
+
+
+def test_convolution_with_sliding_windows():
+    assert_equivalent(convolution_by_windows, sample((5, 6), np.float32), sample((2, 3), np.float32, 1))

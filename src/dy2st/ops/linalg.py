@@ -1,4 +1,4 @@
-"""Linear algebra: matmul (``@``), dot, outer and the 2-norm."""
+"""Linear algebra: matmul (``@``), dot, outer, tensordot and the 2-norm."""
 
 from __future__ import annotations
 
@@ -94,3 +94,31 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise build_error("np.linalg.norm", ValueError("Improper number of dimensions to norm."))
     squares = apply("multiply", x, x)
     return apply("sqrt", apply("sum", squares, axis=tuple(sorted(axes)), keepdims=bool(keepdims)))
+
+
+def _tensordot_axes(axes, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int]]:
+    """``axes`` of np.tensordot as two lists of non-negative axes (an int n: last n of a, first n of b)."""
+    if isinstance(axes, (int, np.integer)):
+        return list(range(a_ndim - int(axes), a_ndim)), list(range(int(axes)))
+    axes_a, axes_b = axes
+    axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
+    axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+    return [int(x) % max(a_ndim, 1) for x in axes_a], [int(x) % max(b_ndim, 1) for x in axes_b]
+
+
+@handles(np.tensordot)
+def tensordot(a, b, axes=2):
+    """Staged ``np.tensordot``, as NumPy computes it: transpose, reshape to matrices, ``dot``, reshape."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    axes_a, axes_b = _tensordot_axes(axes, len(a_shape), len(b_shape))
+    if len(axes_a) != len(axes_b) or any(a_shape[i] != b_shape[j] for i, j in zip(axes_a, axes_b)):
+        raise build_error("np.tensordot", ValueError("shape-mismatch for sum"))
+    kept_a = [k for k in range(len(a_shape)) if k not in axes_a]
+    kept_b = [k for k in range(len(b_shape)) if k not in axes_b]
+    summed = int(np.prod([a_shape[i] for i in axes_a]))
+    a_matrix = apply("reshape", apply("transpose", a, axes=tuple(kept_a + axes_a)),
+                     shape=(int(np.prod([a_shape[i] for i in kept_a])), summed))
+    b_matrix = apply("reshape", apply("transpose", b, axes=tuple(axes_b + kept_b)),
+                     shape=(summed, int(np.prod([b_shape[i] for i in kept_b]))))
+    product = apply("dot", a_matrix, b_matrix)
+    return apply("reshape", product, shape=tuple(a_shape[i] for i in kept_a) + tuple(b_shape[i] for i in kept_b))

@@ -11,7 +11,7 @@ import numpy as np
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.tensor import apply
 from dy2st.ir.types import TensorType
-from dy2st.ops.arguments import build_error, normalize_axes, static_shape
+from dy2st.ops.arguments import build_error, normalize_axes, static_int, static_shape
 from dy2st.ops.registry import CREATION_HANDLERS, OpDef, handles, method, prop, register
 
 
@@ -295,3 +295,33 @@ def result_type(*arrays_and_dtypes):
     from dy2st.ir.tensor import Tensor
 
     return np.result_type(*(a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes))
+
+
+# --- sliding windows: a read-only strided view ---------------------------------------------------
+def _windows_rule(types, window_shape, axis):
+    (t,) = types
+    dummy = np.broadcast_to(np.empty((), np.uint8), t.shape)  # zero-strided: no data
+    shape = np.lib.stride_tricks.sliding_window_view(dummy, window_shape, axis).shape
+    return TensorType(shape, t.dtype)
+
+
+def _windows_kernel(x, window_shape, axis):
+    return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)
+
+
+register(OpDef("sliding_window_view", _windows_rule, _windows_kernel, view=True,
+               doc="np.lib.stride_tricks.sliding_window_view (a read-only view)"))
+
+
+@handles(np.lib.stride_tricks.sliding_window_view)
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """Staged ``sliding_window_view``; ``writeable=True`` is refused (writes would alias)."""
+    from dy2st.ops.arguments import reject_unsupported
+
+    reject_unsupported("np.lib.stride_tricks.sliding_window_view", writeable=(writeable, False))
+    windows = static_shape(window_shape, "sliding_window_view")
+    if isinstance(axis, (tuple, list)):
+        axis = tuple(static_int(a, "sliding_window_view: axis") for a in axis)
+    elif axis is not None:
+        axis = static_int(axis, "sliding_window_view: axis")  # NumPy's own rule checks the rest
+    return as_array(apply("sliding_window_view", x, window_shape=windows, axis=axis))
