@@ -43,8 +43,9 @@ def ufunc_rule(ufunc: np.ufunc):
 
 def _elementwise_ufuncs() -> list[np.ufunc]:
     found = {}
-    for name in dir(np):
-        f = getattr(np, name)
+    # vars(), not dir()+getattr(): getattr would import NumPy's lazily loaded submodules (f2py,
+    # ma, testing...), which costs more than the rest of `import dy2st`.
+    for f in list(vars(np).values()):
         if isinstance(f, np.ufunc) and f.signature is None and f.nin in (1, 2):
             found[f.__name__] = f
     return [found[n] for n in sorted(found)]
