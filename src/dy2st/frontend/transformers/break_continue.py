@@ -256,8 +256,8 @@ class BreakContinueTransformer(Transformer):
         return self._with_else(node, flags)
 
     def _stop_for_at_break(self, node: gast.For, break_flag: str) -> None:
-        stem = node.target.id if isinstance(node.target, gast.Name) else "item"
-        item = self.ctx.namer.new(f"{stem}_item")
+        stem = f"{node.target.id}_item" if isinstance(node.target, gast.Name) else "item"
+        item = self.ctx.namer.new(stem)
         bind_target = gast.Assign(targets=[node.target], value=_name(item), type_comment=None)
         _located(bind_target, node)
         guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)),

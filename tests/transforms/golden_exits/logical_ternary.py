@@ -1,0 +1,2 @@
+def f(x, flag):
+    return x if flag > 0 else -x

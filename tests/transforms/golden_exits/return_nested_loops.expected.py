@@ -1,0 +1,20 @@
+def f(rows, target):
+    do_return = False
+    break__1 = False
+    for item in _dy2st.iterate_until(enumerate(rows), lambda : break__1):
+        if _dy2st.convert_logical_not(break__1):
+            i, row = item
+            break_ = False
+            for v_item in _dy2st.iterate_until(row, lambda : break_):
+                if _dy2st.convert_logical_not(break_):
+                    v = v_item
+                    if v == target:
+                        do_return = True
+                        retval = i
+                        break_ = True
+            if do_return:
+                break__1 = True
+    if _dy2st.convert_logical_not(do_return):
+        do_return = True
+        retval = -1
+    return retval
