@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -270,3 +271,13 @@ def test_argument_maker_is_deterministic():
 def test_argument_maker_rejects_malformed_specs(spec):
     with pytest.raises(UsageError, match="malformed --arg"):
         ArgumentMaker().parse(spec)
+
+
+def test_console_script_is_installed(workdir):
+    script = pathlib.Path(sys.executable).with_name("dy2st")
+    if not script.exists():
+        pytest.skip("dy2st is not installed next to this interpreter")
+    result = subprocess.run([str(script), "dump", "model.py::model"], cwd=workdir, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def model(x, k=2):")
