@@ -281,3 +281,10 @@ def test_console_script_is_installed(workdir):
                             text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("def model(x, k=2):")
+
+
+def test_a_file_named_like_a_library_module_does_not_replace_it(tmp_path):
+    (tmp_path / "json.py").write_text("def helper(v):\n    return v * 3\n\n\ndef f(x):\n    return helper(x) + 1\n")
+    result = run_cli(tmp_path, "dump", "json.py::f", "--before", "--arg", "x=f32[2]")
+    assert result.returncode == 0, result.stderr
+    assert "multiply %x, 3 : f32[2]" in result.stdout  # the helper was converted as user code

@@ -147,7 +147,9 @@ def load_module(path: str):
     """Import the file at ``path`` as a module, so ``inspect.getsource`` finds its functions."""
     if not os.path.isfile(path):
         raise UsageError(f"no such file: {path}")
-    name = re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0]) or "module"
+    # A name of our own: a file called numpy.py or json.py must not replace the real module in
+    # sys.modules, and its functions must not look like library code to convert_call.
+    name = "_dy2st_target_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
     spec = importlib.util.spec_from_file_location(name, os.path.abspath(path))
     if spec is None or spec.loader is None:
         raise UsageError(f"cannot import {path} as a Python module")
