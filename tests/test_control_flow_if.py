@@ -393,3 +393,18 @@ def test_fallback_runs_eagerly_when_a_tensor_branch_cannot_be_staged():
     static = dy2st.to_static(try_in_tensor_branch, fallback=True)
     with pytest.warns(UserWarning, match="running try_in_tensor_branch eagerly"):
         assert_same(static(X, np.array(1)), try_in_tensor_branch(X, np.array(1)))
+
+
+def error_in_branch(x, t):
+    if t > 0:
+        y = x @ np.ones((5, 2))
+    else:
+        y = x
+    return y
+
+
+def test_an_error_inside_a_branch_points_at_the_users_line():
+    with pytest.raises(GraphBuildError) as info:
+        dy2st.to_static(error_in_branch)(X, np.array(1))
+    assert info.value.loc.lineno == line_of(error_in_branch, "y = x @ np.ones")
+    assert "matmul" in info.value.message

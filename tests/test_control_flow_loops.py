@@ -376,3 +376,43 @@ def range_of_float(x, n):
 def test_range_of_a_float_tensor_is_an_error_like_python():
     with pytest.raises(GraphBuildError, match=r"range\(\) needs integer bounds, got a tensor f64\[\]"):
         dy2st.to_static(range_of_float)(X, np.array(2.0))
+
+
+# --- early exits lowered by the early-exit converters, staged here ------------------------------------
+def first_positive(x):
+    for v in x:
+        if v > 0:
+            return v * 2
+    return x[0] * 0
+
+
+def test_return_from_inside_a_loop_over_tensor_rows():
+    check_same_graph(first_positive, (np.array([-1.0, 2.0, 3.0]),), (np.array([-1.0, -2.0, -3.0]),))
+
+
+def find_index(x, n):
+    i = 0
+    while i < n:
+        if x[i] > 1:
+            return i, x[i]
+        i += 1
+    return -1, x[0]
+
+
+def test_return_of_a_tuple_from_inside_a_tensor_while():
+    check_same_graph(find_index, (np.array([0.0, 2.0, 3.0]), np.array(3)), (np.array([0.0, 0.5, 0.1]), np.array(3)))
+
+
+def error_in_body(x, n):
+    i = 0
+    while i < n:
+        x = x @ np.ones((5, 6))
+        i += 1
+    return x
+
+
+def test_an_error_inside_a_loop_body_points_at_the_users_line():
+    with pytest.raises(GraphBuildError) as info:
+        dy2st.to_static(error_in_body)(X, np.array(2))
+    assert info.value.loc.lineno == line_of(error_in_body, "x = x @ np.ones")
+    assert "matmul" in info.value.message
