@@ -116,3 +116,32 @@ def test_pipeline_inside_cond_and_while_regions_keeps_results(capsys):
         capsys.readouterr()
         assert_same_results(execute(graph, x, np.array(n), np.array(p)), [expected])
         assert capsys.readouterr().out == "".join(f"{i}\n" for i in range(n))
+
+
+def recurrent(x, n):
+    i = 0
+    steps = 0
+    while i < n:
+        x = np.tanh(W.T @ (W @ x)) * 1 + x ** 2 * 0.1
+        steps = steps + 1
+        i = i + 1
+    if x.sum() > 0:
+        y = x ** 2
+    else:
+        y = -x
+    return y
+
+
+def test_converted_loops_and_branches_are_optimized_and_match_eager():
+    converted = dy2st.to_static(recurrent)
+    x = np.array([0.3, -0.2, 0.1, 0.9], np.float32)
+    for n in (0, 1, 3, 0, 5):
+        assert_same_results([converted(x, np.array(n))], [recurrent(x, np.array(n))])
+        assert_same_results([converted(-x, np.array(n))], [recurrent(-x, np.array(n))])
+    assert converted.num_graphs == 1
+    graph = converted.graph(x, np.array(1))
+    (loop,) = [op for op in graph.body.ops if op.name == "while_loop"]
+    body_names = [op.name for op in loop.regions[1].block.walk()]
+    assert "transpose" not in body_names  # W.T is hoisted out of the loop
+    assert len(loop.results) == 2  # `steps` is never read: it no longer rides along
+    assert "power" not in [op.name for op in graph.walk()]
