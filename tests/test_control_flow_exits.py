@@ -158,14 +158,15 @@ def continue_and_break(xs):
 
 
 def test_continue_guards_the_rest_and_break_stops_the_for():
+    # `v` is not used after the loop, so it is bound plainly (see the loop_target test below).
     assert lowered(continue_and_break) == expected_source(
         """
 def continue_and_break(xs):
     s = 0
     break_ = False
     for v_item in _dy2st.iterate_until(xs, lambda: break_):
+        v = v_item
         if not break_:
-            v = v_item
             if v == 0:
                 pass
             else:
@@ -379,3 +380,42 @@ def test_exits_under_tensor_conditions_match_eager(fn, args):
 def test_a_tensor_early_return_becomes_one_cond():
     graph = dy2st.to_static(tensor_early_return).graph(np.ones(2), optimize=False)
     assert [op.name for op in graph.walk()].count("cond") == 1
+
+
+def target_used_after(xs):
+    for v in xs:
+        if v > 2:
+            break
+    return v
+
+
+def test_a_for_target_used_after_the_loop_keeps_its_value_through_loop_target():
+    assert "v = _dy2st.loop_target(v_item, lambda: break_, lambda: v)" in lowered(target_used_after)
+
+
+def rows_until_negative(m):
+    total = np.zeros(2)
+    for row in m:
+        if row[0] < 0:
+            break
+        total = total + row
+    return total, row
+
+
+@needs_control_flow
+@pytest.mark.parametrize("m", [np.array([[1.0, 2], [3, 4], [-1, 0], [5, 5]]), np.array([[1.0, 2], [3, 4]])])
+def test_a_tensor_loop_target_first_bound_in_the_loop_keeps_the_row_at_break(m):
+    assert_same(dy2st.to_static(rows_until_negative)(m), rows_until_negative(m))
+
+
+def python_loop_tensor_break(x):
+    for i in range(4):
+        if x[i] > 2:
+            break
+    return x * i
+
+
+@needs_control_flow
+@pytest.mark.parametrize("x", [np.array([1.0, 3.0, 5.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0])])
+def test_an_unrolled_loop_left_by_a_tensor_break_keeps_the_index_at_break(x):
+    assert_same(dy2st.to_static(python_loop_tensor_break)(x), python_loop_tensor_break(x))

@@ -12,6 +12,7 @@ from dy2st.runtime.logical import (
     convert_logical_not,
     convert_logical_or,
     iterate_until,
+    loop_target,
 )
 from dy2st.runtime.asserts import convert_assert
 from dy2st.runtime.control_flow import (
@@ -49,4 +50,5 @@ __all__ = [
     "convert_logical_or",
     "convert_print",
     "iterate_until",
+    "loop_target",
 ]

@@ -165,3 +165,32 @@ class StoppableIterable:
 def iterate_until(iterable: Any, stop_fn: Callable[[], Any]) -> StoppableIterable:
     """``for x in iterate_until(items, lambda: break_)``: a ``for`` that stops at the break flag."""
     return StoppableIterable(iterable, stop_fn)
+
+
+def loop_target(item: Any, stop_fn: Callable[[], Any], previous_fn: Callable[[], Any]) -> Any:
+    """The value of a ``for`` target for ``item`` in a loop whose ``break`` was lowered to a flag.
+
+    ``item`` while the loop runs; once a tensor flag may have stopped it (a Python loop that goes
+    on iterating because Python cannot test the flag), the target keeps its previous value where
+    the flag is set: ``cond(stop, previous, item)``. Used only for targets read after the loop.
+
+    Args:
+        item: the element the iteration got.
+        stop_fn: returns the break flag.
+        previous_fn: returns the target's current value (``Undefined`` before the first item).
+    """
+    stop = stop_fn()
+    if not isinstance(stop, Tensor):
+        return item  # a Python flag stopped the loop before this item if it was set
+    previous = previous_fn()
+    from dy2st.runtime.control_flow import Undefined, cond
+
+    if _any_leaf(previous, lambda leaf: isinstance(leaf, Undefined)):
+        return item  # no element bound yet: the flag cannot have been set before this one
+    return cond(stop, lambda: previous, lambda: item)
+
+
+def _any_leaf(value: Any, predicate: Callable[[Any], bool]) -> bool:
+    if isinstance(value, tuple):
+        return any(_any_leaf(v, predicate) for v in value)
+    return predicate(value)

@@ -2,12 +2,12 @@ def f(rows, target):
     do_return = False
     break__1 = False
     for item in _dy2st.iterate_until(enumerate(rows), lambda : break__1):
+        i, row = item
         if _dy2st.convert_logical_not(break__1):
-            i, row = item
             break_ = False
             for v_item in _dy2st.iterate_until(row, lambda : break_):
+                v = v_item
                 if _dy2st.convert_logical_not(break_):
-                    v = v_item
                     if v == target:
                         do_return = True
                         retval = i

@@ -53,10 +53,12 @@ keeps the element the loop stopped at.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import gast
 
+from dy2st.frontend.analysis import anno, annotate
 from dy2st.frontend.transformer import Context, Transformer, copy_location_deep, runtime_attr
 from dy2st.frontend.transformers.logical import make_lambda
 
@@ -259,10 +261,19 @@ class BreakContinueTransformer(Transformer):
         stem = f"{node.target.id}_item" if isinstance(node.target, gast.Name) else "item"
         item = self.ctx.namer.new(stem)
         bind_target = gast.Assign(targets=[node.target], value=_name(item), type_comment=None)
+        target_names = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
+        if target_names & anno.get(node, anno.LIVE_OUT, target_names):
+            # Used after the loop: keep the element the loop stopped at, even when the flag is a
+            # tensor and Python cannot stop iterating.
+            previous = _as_load(node.target)
+            bind_target.value = gast.Call(
+                func=runtime_attr("loop_target"),
+                args=[_name(item), make_lambda(_name(break_flag)), make_lambda(previous)],
+                keywords=[],
+            )
         _located(bind_target, node)
-        guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)),
-                        body=[bind_target, *node.body], orelse=[])
-        node.body = [_located(guard, node)]
+        guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)), body=node.body, orelse=[])
+        node.body = [bind_target, _located(guard, node)]
         node.target = _name(item, gast.Store)
         node.iter = gast.Call(
             func=runtime_attr("iterate_until"), args=[node.iter, make_lambda(_name(break_flag))], keywords=[]
@@ -270,6 +281,16 @@ class BreakContinueTransformer(Transformer):
         copy_location_deep(node.iter, node)
 
 
+def _as_load(target: gast.expr) -> gast.expr:
+    """A loop target read as an expression (``i, row`` as a tuple of the two variables)."""
+    expression = copy.deepcopy(target)
+    for node in gast.walk(expression):
+        if hasattr(node, "ctx"):
+            node.ctx = gast.Load()
+    return expression
+
+
 def transform(tree: gast.AST, ctx: Context) -> gast.AST:
     """Lower ``break`` and ``continue`` in every loop of ``tree``."""
+    annotate(tree)  # which for-loop targets are used after their loop
     return BreakContinueTransformer(ctx).visit(tree)
