@@ -203,6 +203,9 @@ class ScopedTransformer(Transformer):
             node.body[first:first] = place_at(undefined_inits(unbound), node.body[min(first, len(node.body) - 1)])
         return node
 
+    def visit_ClassDef(self, node: gast.ClassDef) -> gast.ClassDef:
+        return node  # a class body is its own namespace, which nonlocal cannot reach: it stays Python
+
     def state_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
         """Of ``names``, those converted code can rebind, each marked as needing a binding.
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
-from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.builder import GraphBuilder, current_builder
 from dy2st.ir.core import Block, Region, Value
 from dy2st.ir.tensor import Tensor
 from dy2st.ir.types import TensorType
@@ -387,7 +387,7 @@ def convert_while_loop(
         names: every variable the body assigns; carried: those live across iterations or after.
     """
     while True:
-        pred = loop_cond()
+        pred = _probe(loop_cond)
         if isinstance(pred, Tensor):
             state = LoopState(names, carried, get_state, set_state)
             stage_while_loop(pred._builder, loop_cond, loop_body, state, user_location(2))
@@ -395,6 +395,16 @@ def convert_while_loop(
         if not pred:
             return
         loop_body()
+
+
+def _probe(loop_cond: Callable[[], Any]) -> Any:
+    """Evaluate the condition; ops it stages go to a scratch block (a tensor loop re-evaluates it
+    inside its condition region), so the graph holds no dead copy of it."""
+    builder = current_builder()
+    if builder is None:
+        return loop_cond()
+    with builder.in_block(Block()):
+        return loop_cond()
 
 
 def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], loop_vars: Any) -> Any:
