@@ -197,7 +197,9 @@ class ScopedTransformer(Transformer):
         self.scopes.append(scope)
         self.generic_visit(node)
         self.scopes.pop()
-        unbound = tuple(n for n in scope.needs_binding if n not in params and not _bound_before_use(node.body, n))
+        needed = tuple(n for n in scope.needs_binding if n not in params)
+        bound = _bound_before_use(node.body, needed)
+        unbound = tuple(n for n in needed if n not in bound)
         if unbound:
             first = 1 if _has_docstring(node) else 0
             node.body[first:first] = place_at(undefined_inits(unbound), node.body[min(first, len(node.body) - 1)])
@@ -231,14 +233,20 @@ def _has_docstring(node: gast.FunctionDef) -> bool:
 _BINDING_STATEMENTS = (gast.Assign, gast.AnnAssign, gast.Import, gast.ImportFrom, gast.FunctionDef, gast.ClassDef)
 
 
-def _bound_before_use(body: list[gast.stmt], name: str) -> bool:
-    """Does a top-level statement surely bind ``name`` before any generated code declares it nonlocal?"""
+def _bound_before_use(body: list[gast.stmt], names: tuple[str, ...]) -> set[str]:
+    """Of ``names``, those a top-level statement surely binds before generated code declares them
+    nonlocal (reads or rebinds them from a nested function)."""
+    pending, bound = set(names), set()
     for stmt in body:
-        if any(isinstance(n, gast.Nonlocal) and name in n.names for n in gast.walk(stmt)):
-            return False
-        if isinstance(stmt, _BINDING_STATEMENTS) and name in node_usage(stmt).kills:
-            return True
-    return False
+        if not pending:
+            break
+        declared = {n for node in gast.walk(stmt) if isinstance(node, gast.Nonlocal) for n in node.names}
+        pending -= declared
+        if isinstance(stmt, _BINDING_STATEMENTS):
+            newly = pending & set(node_usage(stmt).kills)
+            bound |= newly
+            pending -= newly
+    return bound
 
 
 # --- the if/else converter ------------------------------------------------------------------------------
