@@ -234,8 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [measure(w, options.quick) for w in workloads.WORKLOADS if wanted(w.name)]
     if wanted("W4"):
         rows += first_call_rows(options.quick)
+    blas_threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     print(f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; numpy {np.__version__}; "
-          f"{os.cpu_count()} cpus){'' if numexpr else '; numexpr not installed'}")
+          f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
+          f"{'' if numexpr else '; numexpr not installed'}")
     print_table(rows)
     if options.json:
         with open(options.json, "w") as f:
