@@ -408,3 +408,12 @@ def test_an_error_inside_a_branch_points_at_the_users_line():
         dy2st.to_static(error_in_branch)(X, np.array(1))
     assert info.value.loc.lineno == line_of(error_in_branch, "y = x @ np.ones")
     assert "matmul" in info.value.message
+
+
+def cond_with_different_structures(x, t):
+    return dy2st.cond(t > 0, lambda: (x, x), lambda: x)
+
+
+def test_cond_branches_must_return_one_structure():
+    with pytest.raises(GraphBuildError, match="the two branches of cond return different structures"):
+        dy2st.to_static(cond_with_different_structures)(X, np.array(1))

@@ -416,3 +416,36 @@ def test_an_error_inside_a_loop_body_points_at_the_users_line():
         dy2st.to_static(error_in_body)(X, np.array(2))
     assert info.value.loc.lineno == line_of(error_in_body, "x = x @ np.ones")
     assert "matmul" in info.value.message
+
+
+G = np.zeros(5)
+
+
+def update_global_in_loop(x, n):
+    i = 0
+    while i < n:
+        G[i] = x[i] * 2
+        i += 1
+    return G.sum()
+
+
+def test_a_global_array_updated_in_a_tensor_loop_is_carried_and_written_back():
+    static = dy2st.to_static(update_global_in_loop)
+    x = np.arange(5.0)
+    for n in (3, 5):
+        G[:] = 0
+        want = update_global_in_loop(x, np.array(n))
+        want_g = G.copy()
+        G[:] = 0
+        assert_same(static(x, np.array(n)), want)
+        np.testing.assert_array_equal(G, want_g)
+    assert static.num_graphs == 1
+
+
+def bad_body_structure(x, n):
+    return dy2st.while_loop(lambda v: v[0] < n, lambda v: (v[0] + 1,), (0, x))
+
+
+def test_while_loop_body_must_return_the_structure_of_loop_vars():
+    with pytest.raises(GraphBuildError, match="body_fn returned a different structure than loop_vars"):
+        dy2st.to_static(bad_body_structure)(X, np.array(2))
