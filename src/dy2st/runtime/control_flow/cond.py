@@ -341,23 +341,8 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
     loc = user_location(2)
     builder = pred._builder
     predicate = as_predicate(pred)
-    structures: list[tuple] = []
-
-    def run(fn: Callable[..., Any]) -> Callable[[], list[Any]]:
-        def traced() -> list[Any]:
-            leaves: list[Any] = []
-            structures.append(flatten(fn(*operands), leaves, is_leaf))
-            return leaves
-
-        return traced
-
-    branches = (trace_branch(builder, run(true_fn)), trace_branch(builder, run(false_fn)))
-    if structure(structures[0]) != structure(structures[1]):
-        raise GraphBuildError(
-            "the two branches of cond return different structures",
-            loc,
-            "both branches must return the same nesting of tuples, lists and dicts",
-        )
-    labels = [f"result {i}" if len(branches[0].outputs) > 1 else "the result" for i in range(len(branches[0].outputs))]
-    merged = merge_branches(builder, predicate, branches, labels, loc)
-    return unflatten(structures[0], merged)
+    branches = (
+        trace_branch(builder, lambda: [true_fn(*operands)]),
+        trace_branch(builder, lambda: [false_fn(*operands)]),
+    )
+    return merge_branches(builder, predicate, branches, ["the result"], loc)[0]

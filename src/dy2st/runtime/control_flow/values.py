@@ -96,6 +96,8 @@ def variable_name(label: str) -> str:
     base = label.split("[")[0]
     if base == RETURN_VALUE_STEM or base.startswith(RETURN_VALUE_STEM + "_"):
         return "the return value" + label[len(base):]
+    if not base.isidentifier():
+        return label  # a description such as "the result" of dy2st.cond
     return f"'{label}'"
 
 
