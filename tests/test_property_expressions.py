@@ -46,12 +46,18 @@ def input_shapes(draw) -> list[tuple[int, ...]]:
     return shapes
 
 
-def expressions(depth: int) -> st.SearchStrategy[str]:
+# Views and shape changes; the second property mixes them in (eager errors, e.g. shapes that no
+# longer broadcast, are discarded like any other).
+VIEWS = ["({}).T", "({})[::-1]", "({})[..., None]", "np.expand_dims({}, 0)", "np.squeeze({})",
+         "np.sum({}, axis=0)", "({})[1:]", "np.broadcast_to({}, (2, 3, 4))", "np.concatenate([{0}, {0}], axis=-1)"]
+
+
+def expressions(depth: int, unary_forms: tuple[str, ...] = tuple(UNARY)) -> st.SearchStrategy[str]:
     leaves = st.sampled_from(INPUT_NAMES) | st.sampled_from(SCALARS)
     if depth == 0:
         return leaves
-    inner = expressions(depth - 1)
-    unary = st.tuples(st.sampled_from(UNARY), inner).map(lambda t: t[0].format(t[1]))
+    inner = expressions(depth - 1, unary_forms)
+    unary = st.tuples(st.sampled_from(unary_forms), inner).map(lambda t: t[0].format(t[1]))
     binary = st.tuples(st.sampled_from(BINARY), inner, inner).map(lambda t: t[0].format(t[1], t[2]))
     # keepdims=True keeps the result broadcastable against the other operands.
     reduction = st.tuples(st.sampled_from(REDUCTIONS), st.sampled_from(["-1", "None"]), inner).map(
@@ -78,7 +84,9 @@ def load_function(directory, expression: str):
     path.write_text(f"import numpy as np\n\n\ndef f({', '.join(INPUT_NAMES)}):\n    return {expression}\n")
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)  # e.g. (2 / 2)[::-1], discarded when it runs
+        spec.loader.exec_module(module)
     return module.f
 
 
@@ -89,7 +97,7 @@ def eager_or_none(fn, inputs):
         try:
             with np.errstate(all="raise"):
                 return np.asarray(fn(*(x.copy() for x in inputs)))
-        except (ArithmeticError, ValueError, TypeError, RuntimeWarning, np.exceptions.AxisError):
+        except (ArithmeticError, ValueError, TypeError, IndexError, AttributeError, RuntimeWarning):
             return None
 
 
@@ -117,6 +125,21 @@ def module_dir(tmp_path_factory):
 @given(expression=expressions(3), shapes=input_shapes(),
        dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3), seed=st.integers(0, 2**16))
 def test_random_expression_matches_eager_numpy(module_dir, expression, shapes, dtypes, seed):
+    inputs = make_inputs(shapes, dtypes, seed)
+    fn = load_function(module_dir, expression)
+    expected = eager_or_none(fn, inputs)
+    assume(expected is not None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        actual = dy2st.to_static(fn)(*inputs)
+    assert_matches(actual, expected, f"{expression} with {list(zip(shapes, dtypes))}")
+
+
+@settings(max_examples=60, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(expression=expressions(3, tuple(UNARY + VIEWS + VIEWS)), shapes=input_shapes(),
+       dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3), seed=st.integers(0, 2**16))
+def test_random_expression_with_views_matches_eager_numpy(module_dir, expression, shapes, dtypes, seed):
     inputs = make_inputs(shapes, dtypes, seed)
     fn = load_function(module_dir, expression)
     expected = eager_or_none(fn, inputs)
