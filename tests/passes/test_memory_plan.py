@@ -15,6 +15,7 @@ from pass_harness import (
     tensor_type,
 )
 
+import dy2st
 from dy2st.backend.numpy.executor import Executor
 from dy2st.ir.printer import print_graph
 from dy2st.passes.memory_plan import MemoryPlan, clear_plan, memory_report, planned_slots
@@ -181,3 +182,19 @@ def test_branch_results_are_fresh_and_branch_temporaries_are_planned():
         (result,) = run(x_value, np.array(flag))
         expected = (np.sin(np.exp(x_value)) if flag else np.cos(x_value)) + x_value
         np.testing.assert_array_equal(result, expected)
+
+
+def diagonal_after_reuse(x):
+    a = x * 2.0
+    d = np.diag(a)  # NumPy returns a view of a for a matrix; the op is not flagged as a view
+    e = np.exp(x)  # would take a's buffer if a were dead after np.diag
+    return d + e[0]
+
+
+def test_a_result_that_may_view_its_operand_keeps_the_operand_buffer_alive():
+    x = np.linspace(0, 1, 16 * 16).reshape(16, 16)
+    static = dy2st.to_static(diagonal_after_reuse)
+    graph = static.graph(x)
+    assert plan_of(graph)["multiply1"][0] != plan_of(graph)["exp1"][0]
+    for _ in range(2):
+        np.testing.assert_array_equal(static(x), diagonal_after_reuse(x))

@@ -156,14 +156,6 @@ def _use_position(sched: Schedule, value: Value, user: Op) -> int:
     return sched.end[op] if op.regions else sched.index[op]
 
 
-def _definition_position(sched: Schedule, value: Value) -> int:
-    if isinstance(value.owner, Op):
-        return sched.index[value.owner]
-    block = value.owner
-    owner_op = block.parent.parent if block.parent is not None else None
-    return sched.index[owner_op] if owner_op is not None else -1
-
-
 def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
     """``[first, last]`` schedule positions of every value (closed: an op's operands and results
     are live together). Values forwarded through region ops live as long as what they become."""
@@ -202,14 +194,32 @@ def region_result_intervals(sched: Schedule, intervals: dict[Value, list[int]]) 
     return spans
 
 
-def view_roots(sched: Schedule) -> dict[Value, Value]:
-    """For each view result, the value whose buffer it shares (followed through view chains)."""
-    roots: dict[Value, Value] = {}
+# Ops whose NumPy kernel always returns a new array (besides ufuncs and fused groups). The result
+# of any other op that is not flagged ``view`` may share memory with its operands (``np.diag`` of a
+# matrix is a view, for one), so the planner treats it as a view of all of them.
+_FRESH_RESULTS = frozenset({
+    "matmul", "dot", "copy", "astype", "gather", "setitem", "where",
+    "sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin",
+})
+
+
+def _returns_fresh(op: Op) -> bool:
+    opdef = get_op(op.name)
+    return opdef.ufunc is not None or op.name == "fused" or op.name in _FRESH_RESULTS
+
+
+def view_roots(sched: Schedule) -> dict[Value, set[Value]]:
+    """For each result that may share memory with other values, the buffers it may share
+    (followed through chains): the first operand of a ``view`` op, every operand of an op not
+    known to return a fresh array."""
+    roots: dict[Value, set[Value]] = {}
     for op in sched.ops:
-        if op.name not in _STRUCTURAL and op.operands and get_op(op.name).view:
-            base = op.operands[0]
-            for result in op.results:
-                roots[result] = roots.get(base, base)
+        if op.name in _STRUCTURAL or not op.operands or _returns_fresh(op):
+            continue
+        bases = op.operands[:1] if get_op(op.name).view else op.operands
+        shared = set().union(*(roots.get(base, {base}) for base in bases))
+        for result in op.results:
+            roots[result] = shared
     return roots
 
 
@@ -231,21 +241,22 @@ class Plan:
     in_place: dict[Op, int] = field(default_factory=dict)
 
 
-def _escaping_values(sched: Schedule, roots: dict[Value, Value]) -> set[Value]:
+def _escaping_values(sched: Schedule, roots: dict[Value, set[Value]]) -> set[Value]:
     """Buffers that leave their block through a yield or loop init (directly or via a view):
     NumPy allocates those afresh, so a carried value is never overwritten while still read."""
     escaping: set[Value] = set()
     for op in sched.ops:
         if op.name == "yield" or op.name == "while_loop":
             for value in op.operands:
-                escaping.add(roots.get(value, value))
+                escaping.add(value)
+                escaping.update(roots.get(value, ()))
     return escaping
 
 
-def _outputs(graph: Graph, roots: dict[Value, Value]) -> tuple[set[Value], set[Value]]:
+def _outputs(graph: Graph, roots: dict[Value, set[Value]]) -> tuple[set[Value], set[Value]]:
     """(graph outputs, buffers an output reaches only through a view: never planned)."""
     outputs = set(graph.outputs)
-    through_views = {roots[v] for v in outputs if v in roots}
+    through_views = set().union(*(roots.get(v, set()) for v in outputs))
     return outputs, through_views
 
 
@@ -254,9 +265,10 @@ def plan_memory(graph: Graph) -> Plan:
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     roots = view_roots(sched)
-    for view, root in roots.items():  # a buffer lives as long as its longest-lived view
-        intervals[root][1] = max(intervals[root][1], intervals[view][1])
-    viewed = set(roots.values())
+    for view, bases in roots.items():  # a buffer lives as long as its longest-lived view
+        for base in bases:
+            intervals[base][1] = max(intervals[base][1], intervals[view][1])
+    viewed = set().union(*roots.values())
     escaping = _escaping_values(sched, roots)
     outputs, output_views = _outputs(graph, roots)
     plan = Plan()
