@@ -178,8 +178,10 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     """The plan for the next trace, or None when this trace's types are consistent."""
     revised = _Plan([], dict(plan.structures))
     changed = False
+    claimed = set(trace.carried_objects)  # an array object can back one slot only
     for slot, end in zip(plan.slots, trace.ends):
-        new = _check_slot(builder, slot, end, trace, loc)
+        new = _check_slot(builder, slot, end, trace, claimed, loc)
+        claimed.add(id(new.obj))
         changed |= new is not slot
         revised.slots.append(new)
     for name, before, after in zip(state.names, init, trace.final_state):
@@ -213,7 +215,7 @@ def _changed_python_value(name: str, before: Any, after: Any, loc) -> GraphBuild
     )
 
 
-def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, loc) -> _Slot:
+def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, claimed: set[int], loc) -> _Slot:
     """``slot`` if its value at the end of the body fits its type, else a retyped slot."""
     end_type = static_type(end)
     if end_type is None:
@@ -224,7 +226,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, loc
             "assign it a value of one shape and dtype on every path through the body",
         )
     updated_in_place = slot.name is not None and id(slot.obj) in trace.updated
-    if updated_in_place and end is slot.obj and slot.origin is not None and not _swapped(trace, slot.origin):
+    if updated_in_place and end is slot.obj and slot.origin is not None and id(slot.origin) not in claimed:
         # The body updates the user's array in place: carry the array object itself, so every
         # name for it (and the caller, for an argument) sees the updates.
         return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
@@ -246,11 +248,6 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, loc
         loc,
         _SAME_TYPE_NOTE,
     )
-
-
-def _swapped(trace: _Trace, obj: Tensor) -> bool:
-    """Is ``obj`` already carried as itself by another slot?"""
-    return id(obj) in trace.carried_objects
 
 
 def _zeros_slots(builder: GraphBuilder, name: str, treedef: tuple, examples: list[Any], loc) -> list[_Slot]:
