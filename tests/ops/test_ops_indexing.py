@@ -205,3 +205,41 @@ def test_augmented_subscript_assignment_mutates_the_callers_array_like_numpy():
     eager_x, static_x = sample((2, 3), np.float64), sample((2, 3), np.float64)
     assert mutate_argument(eager_x, np.array(1)) == dy2st.to_static(mutate_argument)(static_x, np.array(1))
     np.testing.assert_array_equal(static_x, eager_x)
+
+
+def view_updated_in_branches(x, flag):
+    row = x[0]
+    if flag > 0:
+        row *= 2
+    else:
+        row -= 1
+    return x
+
+
+def view_updated_in_loop(x, n):
+    row = x[0]
+    k = 0
+    while k < n:
+        row += 1
+        x[1] += row
+        k += 1
+    return x
+
+
+@pytest.mark.parametrize("flag", [0, 1])
+def test_updates_through_a_view_inside_converted_control_flow(flag):
+    assert_equivalent(view_updated_in_branches, sample((2, 3), np.float64), np.array(flag))
+    assert_equivalent(view_updated_in_loop, sample((2, 3), np.float64), np.array(flag + 2))
+
+
+def view_used_after_branch(x, flag):
+    row = x[0]
+    if flag > 0:
+        row *= 2
+    return row
+
+
+def test_a_view_used_after_control_flow_updated_it_is_refused():
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(view_used_after_branch)(np.ones((2, 3)), np.array(1))
+    assert "updated in place after the view was taken" in str(info.value)

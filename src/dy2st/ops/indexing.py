@@ -170,9 +170,9 @@ def write_through_view(view, new, what: str) -> bool:
     """Update the array ``view`` was indexed from so that ``view`` holds ``new``.
 
     Returns False when ``view`` was not made by basic indexing (reshape/transpose views, for
-    example); the caller then refuses the update. The view's own rebinding is not logged as a
-    mutation: control flow that updates the parent bumps its version, which makes the view stale
-    (refused on use) outside the branch or loop body, instead of leaking a value from inside it.
+    example); the caller then refuses the update. Both updates are logged, so a branch that
+    updates through a view is undone for the other branch; after a converted ``if`` or loop the
+    parent's new version leaves the view stale, refused on use rather than aliased wrongly.
     """
     from dy2st.ir.tensor import Tensor, apply
 
@@ -182,6 +182,7 @@ def write_through_view(view, new, what: str) -> bool:
     parent, template, index_values = recipe
     index_tensors = [Tensor(value, view._builder) for value in index_values]
     parent._assign(apply("setitem", parent, new, *index_tensors, template=template), what)
+    view._builder.log_mutation(view, view._value)
     view._value = new._value
     view._base_version = view._base._version
     view._version += 1
