@@ -27,6 +27,7 @@ from dy2st.frontend.analysis import anno
 from dy2st.frontend.analysis.scopes import block_usage, node_usage, nonlocal_names
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
+_OTHER_COMPOUND = tuple(getattr(gast, name) for name in ("Match", "TryStar") if hasattr(gast, name))
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ def _live_before_stmt(stmt: gast.stmt, live: frozenset[str], exits: _LoopExits |
         items = frozenset().union(*(_reads(item) for item in stmt.items))
         return items | _live_before(stmt.body, live, exits)
     usage = node_usage(stmt)
+    if isinstance(stmt, _OTHER_COMPOUND):
+        # Its assignments happen on some paths only: nothing is surely rebound.
+        return live | frozenset(usage.reads)
     return (live - frozenset(usage.kills)) | frozenset(usage.reads)
 
 
