@@ -114,3 +114,29 @@ def test_dump_memory_prints_the_report(tmp_path, capsys):
     # x @ w and h @ w are 0.5 MiB each and live together; h takes the first product's place.
     assert lines[0] == "planned peak        1.00 MiB (2 buffers, 0.50 MiB kept across calls)"
     assert lines[1] == "lower bound         1.00 MiB (largest set of simultaneously live values)"
+
+
+WX = RNG.standard_normal((32, 32)) * 0.3
+WH = RNG.standard_normal((32, 32)) * 0.3
+
+
+def recurrent(xs, h, n):
+    bias = np.tanh(xs[0] @ WX)  # planned before the loop and read in every iteration
+    for i in range(n):
+        z = xs[i] @ WX + h @ WH
+        h = np.tanh(z + bias)
+    return h * 2.0, bias
+
+
+def test_a_converted_loop_with_planned_buffers_matches_eager_call_after_call():
+    static = dy2st.to_static(recurrent)
+    rng = np.random.default_rng(11)
+    xs, h = rng.standard_normal((64, 32)), np.zeros(32)
+    assert "out=" in static.executor_source(xs, h, np.array(5))
+    for steps in (5, 0, 17, 5):  # zero iterations hand back the initial value: a copy of h
+        xs = rng.standard_normal((64, 32))
+        got, want = static(xs, h, np.array(steps)), recurrent(xs, h, np.array(steps))
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(h, 0.0)
