@@ -123,7 +123,7 @@ class CodeGenerator:
         for slot, (shape, dtype) in sorted(slots.items()):
             if slot in per_call:
                 empty = self.bind(np.empty, "np_empty")
-                dtype_name = self.bind(dtype, f"dt_{dtype.name}")
+                dtype_name = self.bind(dtype, "dt_" + "".join(c if c.isalnum() else "_" for c in dtype.name))
                 name = f"p{slot}"
                 self.line(depth, f"{name} = {empty}({shape!r}, {dtype_name})")
             else:
