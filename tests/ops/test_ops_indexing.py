@@ -243,3 +243,17 @@ def test_a_view_used_after_control_flow_updated_it_is_refused():
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(view_used_after_branch)(np.ones((2, 3)), np.array(1))
     assert "updated in place after the view was taken" in str(info.value)
+
+
+def chained_views(x, i):
+    x[0][1] += 5
+    x[1][i] *= 3
+    r = x[2]
+    r[0] -= 7
+    for row in x:
+        row += 1
+    return x
+
+
+def test_updates_through_views_of_views_and_iterated_rows():
+    assert_equivalent(chained_views, sample((3, 3), np.float64), np.array(2))
