@@ -11,7 +11,7 @@ Before (user code)::
 
 After (IR)::
 
-    %h = full {shape=(4, 32), fill_value=0, dtype=float32} : f32[4,32]
+    %h = full {dtype=float32, fill_value=0, shape=(4, 32)} : f32[4,32]
 
 Random number functions (``np.random.rand`` ...) are refused: run at build time they would draw
 once and repeat the same numbers on every call.
@@ -206,19 +206,19 @@ def identity(n, dtype=None, *, like=None):
 @handles(np.zeros_like)
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Staged ``np.zeros_like``: only the shape and dtype of ``a`` matter."""
-    return _filled_like("np.zeros_like", a, 0, dtype, order, subok, shape, device)
+    return _filled_like("np.zeros_like", a, 0, dtype, order, shape, device)
 
 
 @handles(np.ones_like)
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Staged ``np.ones_like``."""
-    return _filled_like("np.ones_like", a, 1, dtype, order, subok, shape, device)
+    return _filled_like("np.ones_like", a, 1, dtype, order, shape, device)
 
 
 @handles(np.full_like)
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Staged ``np.full_like``; the fill value may be a tensor."""
-    return _filled_like("np.full_like", a, fill_value, dtype, order, subok, shape, device)
+    return _filled_like("np.full_like", a, fill_value, dtype, order, shape, device)
 
 
 @handles(np.empty_like)
@@ -228,7 +228,8 @@ def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None)
     return fresh_array("empty", shape=new_shape, dtype=new_dtype)
 
 
-def _filled_like(func_name, a, fill_value, dtype, order, subok, shape, device) -> Tensor:
+def _filled_like(func_name, a, fill_value, dtype, order, shape, device) -> Tensor:
+    # subok is accepted and ignored: symbolic tensors have no subclasses.
     new_shape, new_dtype = _like_signature(func_name, a, dtype, order, shape, device)
     return full_array(func_name, new_shape, fill_value, new_dtype)
 

@@ -109,4 +109,5 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
         raise UnsupportedOpError("np.einsum: an explicit contraction path for optimize= is not supported",
                                  user_location(), "use optimize=True, False, 'greedy' or 'optimal'")
     subscripts, *arrays = operands
-    return apply("einsum", *arrays, subscripts=subscripts, optimize=optimize)
+    options = {"optimize": optimize} if optimize is not False else {}  # NumPy's default stays implicit
+    return apply("einsum", *arrays, subscripts=subscripts, **options)
