@@ -415,5 +415,6 @@ def cond_with_different_structures(x, t):
 
 
 def test_cond_branches_must_return_one_structure():
-    with pytest.raises(GraphBuildError, match="the result is a tuple of 2 values in the true branch but f32.6. in the false"):
+    message = "the result is a tuple of 2 values in the true branch but f32.6. in the false"
+    with pytest.raises(GraphBuildError, match=message):
         dy2st.to_static(cond_with_different_structures)(X, np.array(1))

@@ -18,18 +18,18 @@ After::
         y = -x
 
     def get_state():
-        return (y,)
+        return y,
 
     def set_state(vars_):
         nonlocal y
-        (y,) = vars_
+        y, = vars_
     _dy2st.convert_ifelse(x > 0, true_fn, false_fn, get_state, set_state, ('y',), ('y',))
 
 The state is every variable either branch assigns (found by static analysis); the last tuple names
 the branch outputs, those used after the ``if``. A variable the function does not surely bind
 before is bound to ``_dy2st.Undefined('y')`` at the top of the function, so ``nonlocal`` has a
-binding and a use of a variable defined on one path only is reported by name. ``elif`` is a nested ``if`` in the ``else`` branch,
-converted first (the transformer works bottom-up).
+binding and a use of a variable defined on one path only is reported by name. ``elif`` is a
+nested ``if`` in the ``else`` branch, converted first (the transformer works bottom-up).
 
 An ``if`` whose branches contain something a graph op cannot express (``return``, ``break``,
 ``continue`` not lowered by the early-exit converters, ``try``, ``with``, ``raise``, ``del``) stays

@@ -17,11 +17,11 @@ After::
         i += 1
 
     def get_state():
-        return (acc, i)
+        return acc, i
 
     def set_state(vars_):
         nonlocal acc, i
-        (acc, i) = vars_
+        acc, i = vars_
     _dy2st.convert_while_loop(loop_cond, loop_body, get_state, set_state, ('acc', 'i'), ('acc', 'i'))
 
 A ``for`` loop's body takes the item and assigns the target itself, and the iterable calls the

@@ -224,7 +224,8 @@ def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> Tens
     if isinstance(t, Undefined) or isinstance(f, Undefined):
         defined, undefined = ("true", "false") if isinstance(f, Undefined) else ("false", "true")
         raise GraphBuildError(
-            f"{variable_name(label)} is defined in the {defined} branch of a tensor 'if' but not in the {undefined} branch",
+            f"{variable_name(label)} is defined in the {defined} branch of a tensor 'if' "
+            f"but not in the {undefined} branch",
             loc,
             _BOTH_BRANCHES_NOTE,
         )
