@@ -449,3 +449,36 @@ def bad_body_structure(x, n):
 def test_while_loop_body_must_return_the_structure_of_loop_vars():
     with pytest.raises(GraphBuildError, match="body_fn returned a different structure than loop_vars"):
         dy2st.to_static(bad_body_structure)(X, np.array(2))
+
+
+def python_value_changes_in_tensor_loop(x, n):
+    mode = "start"
+    i = 0
+    while i < n:
+        mode = "running"
+        x = x + 1
+        i += 1
+    return x, mode
+
+
+def test_a_python_value_that_changes_in_a_tensor_loop_is_an_error():
+    with pytest.raises(GraphBuildError) as info:
+        dy2st.to_static(python_value_changes_in_tensor_loop)(X, np.array(2))
+    assert info.value.message == (
+        "'mode' is the Python str 'start' before the loop and the Python str 'running' after an iteration "
+        "of a tensor loop"
+    )
+    assert info.value.loc.lineno == line_of(python_value_changes_in_tensor_loop, "while i < n")
+
+
+def python_value_unchanged_in_tensor_loop(x, n, scale):
+    i = 0
+    while i < n:
+        scale = scale  # rebound to the same Python value: fine
+        x = x * scale
+        i += 1
+    return x
+
+
+def test_a_python_value_rebound_to_itself_in_a_tensor_loop_is_fine():
+    check_same_graph(python_value_unchanged_in_tensor_loop, (X, np.array(2), 1.5), (X, np.array(0), 1.5))

@@ -80,8 +80,10 @@ def describe(value: Any) -> str:
         return str(value.type)
     if is_concrete_array(value):
         return f"the NumPy value {static_type(value)}"
-    if is_python_number(value):
+    if is_python_number(value) or isinstance(value, (str, bytes)):
         return f"the Python {type(value).__name__} {value!r}"
+    if value is None:
+        return "None"
     if isinstance(value, Undefined):
         return "not defined"
     if isinstance(value, (tuple, list, dict)):
