@@ -158,14 +158,12 @@ def continue_and_break(xs):
 
 
 def test_continue_guards_the_rest_and_break_stops_the_for():
-    # `v` is not used after the loop, so it is bound plainly (see the loop_target test below).
     assert lowered(continue_and_break) == expected_source(
         """
 def continue_and_break(xs):
     s = 0
     break_ = False
-    for v_item in _dy2st.iterate_until(xs, lambda: break_):
-        v = v_item
+    for v in _dy2st.iterate_until(xs, lambda: break_):
         if not break_:
             if v == 0:
                 pass
@@ -389,8 +387,8 @@ def target_used_after(xs):
     return v
 
 
-def test_a_for_target_used_after_the_loop_keeps_its_value_through_loop_target():
-    assert "v = _dy2st.loop_target(v_item, lambda: break_, lambda: v)" in lowered(target_used_after)
+def test_a_for_target_used_after_the_loop_is_held_at_the_break():
+    assert "for v in _dy2st.iterate_until(xs, lambda: break_, hold_at_break=True):" in lowered(target_used_after)
 
 
 def rows_until_negative(m):

@@ -119,7 +119,13 @@ class ProgramGenerator:
     def _for(self, scope: _Scope, indent: str) -> list[str]:
         name = self._fresh("i")
         inner = self._nested(scope, in_loop=True, python_index=name)
-        return [f"{indent}for {name} in range(3):", *self._block(inner, self.rng.randint(1, self.max_block))]
+        lines = [f"{indent}for {name} in range(3):", *self._block(inner, self.rng.randint(1, self.max_block))]
+        if self.rng.random() < 0.5:
+            # The loop variable after the loop holds the element of a break. It is bound before the
+            # loop too: the static analysis cannot know range(3) is never empty, and a variable
+            # read after a tensor 'if' must be defined on both of its paths.
+            lines = [f"{indent}{name} = 0", *lines, f"{indent}s = s + {name} * 0.5"]
+        return lines
 
     def _tensor_for(self, scope: _Scope, indent: str) -> list[str]:
         name = self._fresh("j")

@@ -12,7 +12,6 @@ from dy2st.runtime.logical import (
     convert_logical_not,
     convert_logical_or,
     iterate_until,
-    loop_target,
 )
 from dy2st.runtime.asserts import convert_assert
 from dy2st.runtime.control_flow import (
@@ -50,5 +49,4 @@ __all__ = [
     "convert_logical_or",
     "convert_print",
     "iterate_until",
-    "loop_target",
 ]

@@ -134,63 +134,55 @@ def convert_ifexp(test: Any, true_fn: Callable[[], Any], false_fn: Callable[[], 
 class StoppableIterable:
     """An iterable whose ``for`` loop ends once ``stop_fn()`` is true (the lowered ``break``).
 
-    The flag is checked before each next element, so the loop target is not rebound after the
-    ``break``. A tensor flag cannot be tested by Python: iteration then goes on and the loop body's
-    own guard makes the remaining iterations change nothing. The control-flow runtime unwraps
-    this object for tensor loops and ands ``not stop_fn()`` into the loop condition.
+    The flag is checked before each next element, so the loop variable is not rebound after the
+    ``break``. A tensor flag cannot be tested by Python: iteration then goes on (the loop body's
+    own guard makes the remaining iterations change nothing), and with ``hold_at_break`` each
+    element is ``cond(flag, previous element, element)``, so the loop variable keeps the element
+    of the ``break``. The control-flow runtime unwraps this object for a tensor loop and ands
+    ``not_stopped()`` into its condition.
 
     Attributes:
         iterable: what the user's ``for`` iterates over.
         stop_fn: returns the break flag (a Python bool or a 0-d bool tensor).
+        hold_at_break: the loop variable is used after the loop.
     """
 
-    __slots__ = ("iterable", "stop_fn")
+    __slots__ = ("iterable", "stop_fn", "hold_at_break")
 
-    def __init__(self, iterable: Any, stop_fn: Callable[[], Any]):
+    def __init__(self, iterable: Any, stop_fn: Callable[[], Any], hold_at_break: bool = False):
         self.iterable = iterable
         self.stop_fn = stop_fn
+        self.hold_at_break = hold_at_break
 
     def not_stopped(self) -> Any:
         """``not stop_fn()``: what a tensor loop ands into its condition (a bool or 0-d tensor)."""
         return convert_logical_not(self.stop_fn())
 
     def __iter__(self):
+        previous = _NOTHING
         for item in self.iterable:
             stop = self.stop_fn()
-            if not isinstance(stop, Tensor) and stop:
-                return
+            if not isinstance(stop, Tensor):
+                if stop:
+                    return
+            elif self.hold_at_break and previous is not _NOTHING:
+                from dy2st.runtime.control_flow import cond  # the control-flow runtime imports us
+
+                item = cond(stop, lambda held=previous: held, lambda current=item: current)
+            previous = item
             yield item
 
 
-def iterate_until(iterable: Any, stop_fn: Callable[[], Any]) -> StoppableIterable:
-    """``for x in iterate_until(items, lambda: break_)``: a ``for`` that stops at the break flag."""
-    return StoppableIterable(iterable, stop_fn)
+_NOTHING = object()
 
 
-def loop_target(item: Any, stop_fn: Callable[[], Any], previous_fn: Callable[[], Any]) -> Any:
-    """The value of a ``for`` target for ``item`` in a loop whose ``break`` was lowered to a flag.
-
-    ``item`` while the loop runs; once a tensor flag may have stopped it (a Python loop that goes
-    on iterating because Python cannot test the flag), the target keeps its previous value where
-    the flag is set: ``cond(stop, previous, item)``. Used only for targets read after the loop.
+def iterate_until(iterable: Any, stop_fn: Callable[[], Any], hold_at_break: bool = False) -> StoppableIterable:
+    """``for x in iterate_until(items, lambda: break_)``: a ``for`` that stops at the break flag.
 
     Args:
-        item: the element the iteration got.
+        iterable: the loop's iterable.
         stop_fn: returns the break flag.
-        previous_fn: returns the target's current value (``Undefined`` before the first item).
+        hold_at_break: the loop variable is used after the loop, so it must keep the element of
+            the ``break`` even where the flag is a tensor.
     """
-    stop = stop_fn()
-    if not isinstance(stop, Tensor):
-        return item  # a Python flag stopped the loop before this item if it was set
-    previous = previous_fn()
-    from dy2st.runtime.control_flow import Undefined, cond
-
-    if _any_leaf(previous, lambda leaf: isinstance(leaf, Undefined)):
-        return item  # no element bound yet: the flag cannot have been set before this one
-    return cond(stop, lambda: previous, lambda: item)
-
-
-def _any_leaf(value: Any, predicate: Callable[[Any], bool]) -> bool:
-    if isinstance(value, tuple):
-        return any(_any_leaf(v, predicate) for v in value)
-    return predicate(value)
+    return StoppableIterable(iterable, stop_fn, hold_at_break)

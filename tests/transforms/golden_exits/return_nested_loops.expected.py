@@ -1,12 +1,10 @@
 def f(rows, target):
     do_return = False
     break__1 = False
-    for item in _dy2st.iterate_until(enumerate(rows), lambda : break__1):
-        i, row = item
+    for i, row in _dy2st.iterate_until(enumerate(rows), lambda : break__1):
         if _dy2st.convert_logical_not(break__1):
             break_ = False
-            for v_item in _dy2st.iterate_until(row, lambda : break_):
-                v = v_item
+            for v in _dy2st.iterate_until(row, lambda : break_):
                 if _dy2st.convert_logical_not(break_):
                     if v == target:
                         do_return = True

@@ -38,22 +38,20 @@ dropped. A loop's ``else`` runs after the loop unless it was left by ``break``.
 A ``for`` loop with ``break`` cannot and its iterable with a condition, so the iterable is wrapped::
 
     break_ = False
-    for item in _dy2st.iterate_until(items, lambda: break_):
+    for x in _dy2st.iterate_until(items, lambda: break_):
         if not break_:
-            x = item
             ...
 
 ``iterate_until`` checks the flag before each next element, so a Python loop stops right after the
 ``break`` (infinite iterators included). The control-flow runtime recognises the wrapper
-(``dy2st.runtime.logical.StoppableIterable``) and ands ``not stop_fn()`` into the condition of a
-tensor loop. The guard and the renamed target keep the result right where the flag is a tensor
-that Python cannot test: the remaining iterations run but change nothing, and the loop variable
-keeps the element the loop stopped at.
+(``dy2st.runtime.logical.StoppableIterable``) and ands ``not break_`` into the condition of a
+tensor loop. Where the flag is a tensor that Python cannot test (a Python loop left by a ``break``
+under a tensor ``if``), the remaining iterations run under the guard and change nothing, and a loop
+variable used after the loop (``hold_at_break=True``) keeps the element of the ``break``.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import gast
@@ -258,39 +256,21 @@ class BreakContinueTransformer(Transformer):
         return self._with_else(node, flags)
 
     def _stop_for_at_break(self, node: gast.For, break_flag: str) -> None:
-        stem = f"{node.target.id}_item" if isinstance(node.target, gast.Name) else "item"
-        item = self.ctx.namer.new(stem)
-        bind_target = gast.Assign(targets=[node.target], value=_name(item), type_comment=None)
+        guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)), body=node.body, orelse=[])
+        node.body = [_located(guard, node)]
+        keywords = []
         target_names = {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
         if target_names & anno.get(node, anno.LIVE_OUT, target_names):
-            # Used after the loop: keep the element the loop stopped at, even when the flag is a
-            # tensor and Python cannot stop iterating.
-            previous = _as_load(node.target)
-            bind_target.value = gast.Call(
-                func=runtime_attr("loop_target"),
-                args=[_name(item), make_lambda(_name(break_flag)), make_lambda(previous)],
-                keywords=[],
-            )
-        _located(bind_target, node)
-        guard = gast.If(test=gast.UnaryOp(op=gast.Not(), operand=_name(break_flag)), body=node.body, orelse=[])
-        node.body = [bind_target, _located(guard, node)]
-        node.target = _name(item, gast.Store)
+            # Used after the loop: the target must keep the element at the break even when the
+            # flag is a tensor and Python cannot stop iterating.
+            keywords.append(gast.keyword(arg="hold_at_break", value=gast.Constant(value=True, kind=None)))
         node.iter = gast.Call(
-            func=runtime_attr("iterate_until"), args=[node.iter, make_lambda(_name(break_flag))], keywords=[]
+            func=runtime_attr("iterate_until"), args=[node.iter, make_lambda(_name(break_flag))], keywords=keywords
         )
         copy_location_deep(node.iter, node)
 
 
-def _as_load(target: gast.expr) -> gast.expr:
-    """A loop target read as an expression (``i, row`` as a tuple of the two variables)."""
-    expression = copy.deepcopy(target)
-    for node in gast.walk(expression):
-        if hasattr(node, "ctx"):
-            node.ctx = gast.Load()
-    return expression
-
-
 def transform(tree: gast.AST, ctx: Context) -> gast.AST:
     """Lower ``break`` and ``continue`` in every loop of ``tree``."""
-    annotate(tree)  # which for-loop targets are used after their loop
+    annotate(tree)  # which for-loop variables are used after their loop
     return BreakContinueTransformer(ctx).visit(tree)
