@@ -417,3 +417,28 @@ def python_loop_tensor_break(x):
 @pytest.mark.parametrize("x", [np.array([1.0, 3.0, 5.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0])])
 def test_an_unrolled_loop_left_by_a_tensor_break_keeps_the_index_at_break(x):
     assert_same(dy2st.to_static(python_loop_tensor_break)(x), python_loop_tensor_break(x))
+
+
+def returns_two_shapes(x):
+    if np.sum(x) > 0:
+        return x
+    return x[:2]
+
+
+def returns_none_on_one_path(x):
+    if np.sum(x) > 0:
+        return x
+
+
+@needs_control_flow
+@pytest.mark.parametrize(
+    "fn, found",
+    [(returns_two_shapes, "f64[2]"), (returns_none_on_one_path, "None")],
+)
+def test_return_values_that_differ_under_a_tensor_if_name_the_return_value(fn, found):
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(fn)(np.ones(3))
+    message = str(info.value)
+    assert "test_control_flow_exits.py:" in message
+    assert f"error: the return value is f64[3] in the true branch but {found} in the false branch" in message
+    assert "if np.sum(x) > 0:" in message
