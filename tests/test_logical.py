@@ -248,3 +248,15 @@ def test_print_of_a_tensor_prints_the_runtime_value_at_every_call(capsys):
     static(np.array([1.0, 2.0]))
     static(np.array([5.0, 2.0]))
     assert capsys.readouterr().out == "x sum: 3.0\nx sum: 7.0\n"
+
+
+def test_class_bodies_keep_python_logic():
+    def with_class(a):
+        class Limits:
+            low = 0
+            high = low or 10
+
+        return Limits.high if a else Limits.low
+
+    assert dy2st.to_static(with_class)(True) == 10
+    assert "low or 10" in converted_source(with_class, logical)

@@ -17,7 +17,7 @@ keep short-circuiting, tensors become logical ops (see ``dy2st.runtime.logical``
 comparison ``a < b`` is left alone: the tensor operators already stage it.
 
 Expressions holding an assignment expression (``:=``) are left unconverted, since a lambda would
-give the assigned name a scope of its own.
+give the assigned name a scope of its own; so are class bodies, whose names a lambda cannot see.
 """
 
 from __future__ import annotations
@@ -44,6 +44,10 @@ def _has_named_expr(node: gast.AST) -> bool:
 
 class LogicalTransformer(Transformer):
     """Rewrites ``BoolOp``, ``not``, chained ``Compare`` and ``IfExp`` into runtime calls."""
+
+    def visit_ClassDef(self, node: gast.ClassDef) -> gast.ClassDef:
+        # A lambda in a class body cannot see the class's names; such code stays Python.
+        return node
 
     def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
         self.generic_visit(node)
