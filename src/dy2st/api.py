@@ -162,7 +162,21 @@ class StaticFunction:
                     return result
         return self._call_slow(args, kwargs)
 
-    def _call_slow(self, args: tuple, kwargs: dict) -> Any:
+    def _call_bound(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+        """``obj.method(*args)``: the same fast path, keyed also by the instance (each instance
+        has graphs of its own, and the cache keeps it alive, so its id stays unique)."""
+        if not kwargs and len(args) + 1 == self._positional_arity:
+            try:
+                fast = self._fast_calls.get((id(instance), *[(a.shape, a.dtype) for a in args]))
+            except AttributeError:  # not arrays
+                fast = None
+            if fast is not None:
+                result = fast(args)
+                if result is not _CHANGED:
+                    return result
+        return self._call_slow((instance, *args), kwargs, bound=True)
+
+    def _call_slow(self, args: tuple, kwargs: dict, bound: bool = False) -> Any:
         if self._fell_back:
             return self.fn(*args, **kwargs)
         key, arguments, leaves = self._bind(args, kwargs)
@@ -174,9 +188,13 @@ class StaticFunction:
             warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=3)
             self._fell_back = True
             return self.fn(*args, **kwargs)
-        if not kwargs and len(args) == self._positional_arity and all(type(a) is np.ndarray for a in args):
-            fast_key = tuple([(a.shape, a.dtype) for a in args])
-            self._fast_calls[fast_key] = build_fast_call(compiled, len(args))
+        arrays = args[1:] if bound else args
+        if (not kwargs and len(args) == self._positional_arity and len(leaves) == len(arrays)
+                and all(type(a) is np.ndarray for a in arrays)):
+            fast_key = tuple([(a.shape, a.dtype) for a in arrays])
+            if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
+                fast_key = (id(args[0]), *fast_key)
+            self._fast_calls[fast_key] = build_fast_call(compiled, len(arrays))
         program = compiled.program
         outputs = compiled.executor.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])
@@ -229,12 +247,14 @@ class StaticFunction:
 class BoundStaticFunction:
     """A ``StaticFunction`` bound to an instance (``obj.method``)."""
 
+    __slots__ = ("static", "instance")
+
     def __init__(self, static: StaticFunction, instance: Any):
         self.static = static
         self.instance = instance
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.static(self.instance, *args, **kwargs)
+        return self.static._call_bound(self.instance, args, kwargs)
 
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
         return self.static.graph(self.instance, *args, optimize=optimize, **kwargs)

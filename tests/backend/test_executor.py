@@ -104,3 +104,25 @@ def test_small_graphs_run_as_plain_python_and_numpy_calls():
     for got, want in zip(static(*args), rows_and_scalars(*args)):
         assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
         np.testing.assert_array_equal(got, want)
+
+
+class Scaler:
+    def __init__(self, weight):
+        self.weight = weight
+
+    @dy2st.to_static
+    def apply(self, x):
+        return x * self.weight + 1.0
+
+
+def test_method_calls_are_served_per_instance_and_see_attribute_changes():
+    first, second = Scaler(np.full(3, 2.0)), Scaler(np.full(3, -1.0))
+    x = np.arange(3.0)
+    for _ in range(2):  # the second round takes the fast path
+        np.testing.assert_array_equal(first.apply(x), x * 2.0 + 1.0)
+        np.testing.assert_array_equal(second.apply(x), x * -1.0 + 1.0)
+    first.weight[:] = 5.0  # in place: read at every call
+    np.testing.assert_array_equal(first.apply(x), x * 5.0 + 1.0)
+    first.weight = np.full((2, 3), 3.0)  # rebound to another shape: a new graph
+    np.testing.assert_array_equal(first.apply(x), x * np.full((2, 3), 3.0) + 1.0)
+    np.testing.assert_array_equal(second.apply(x), x * -1.0 + 1.0)
