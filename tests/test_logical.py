@@ -260,3 +260,16 @@ def test_class_bodies_keep_python_logic():
 
     assert dy2st.to_static(with_class)(True) == 10
     assert "low or 10" in converted_source(with_class, logical)
+
+
+def _assert_elementwise(x):
+    assert x > 0
+    return x
+
+
+def test_a_tensor_assert_needs_one_element_as_in_numpy():
+    with pytest.raises(ValueError):
+        _assert_elementwise(np.ones(2))
+    ambiguous = r"the truth value of a tensor bool\[2\] with 2 elements is ambiguous"
+    with pytest.raises(dy2st.TensorValueError, match=ambiguous):
+        dy2st.to_static(_assert_elementwise)(np.ones(2))

@@ -2,8 +2,8 @@
 
 A tensor condition is only known when the graph runs, so ``assert pred, msg`` on a tensor emits the
 side-effecting ``assert`` op: it is never removed by the optimizing passes, and it raises
-``GraphAssertionError`` naming the user's file and line at run time when ``pred`` is not all true
-(``np.all``, which for a one-element ``pred`` is its truth value).
+``GraphAssertionError`` naming the user's file and line at run time when ``pred`` is false. As in
+NumPy, ``pred`` must have one element (``assert np.all(x > 0)``, not ``assert x > 0``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 from dy2st.errors import GraphBuildError, user_location
 from dy2st.ir.tensor import Tensor, apply_effect
+from dy2st.runtime.logical import truth_value
 
 
 def convert_assert(pred: Any, message_fn: Callable[[], Any] | None = None) -> None:
@@ -28,6 +29,7 @@ def convert_assert(pred: Any, message_fn: Callable[[], Any] | None = None) -> No
     Raises:
         AssertionError: ``pred`` is a falsy Python value (exactly as Python's ``assert``).
         GraphBuildError: ``pred`` is a tensor and the message is a tensor.
+        TensorValueError: ``pred`` is a tensor with more than one element (NumPy raises too).
     """
     if not isinstance(pred, Tensor):
         if not pred:
@@ -41,4 +43,4 @@ def convert_assert(pred: Any, message_fn: Callable[[], Any] | None = None) -> No
             "format the message from Python values, or print the tensor before the assert",
         )
     text = None if message is None else str(message)
-    apply_effect("assert", pred, message=text, loc=user_location())
+    apply_effect("assert", truth_value(pred), message=text, loc=user_location())
