@@ -117,7 +117,7 @@ def nested_while(x, n, m):
     while i < n:
         j = 0
         while j < m:
-            s = s + x * i + j
+            s = s + x * (i + j)
             j += 1
         i += 1
     return s
@@ -482,3 +482,19 @@ def python_value_unchanged_in_tensor_loop(x, n, scale):
 
 def test_a_python_value_rebound_to_itself_in_a_tensor_loop_is_fine():
     check_same_graph(python_value_unchanged_in_tensor_loop, (X, np.array(2), 1.5), (X, np.array(0), 1.5))
+
+
+def decaying_step(w, g, n):
+    step = 0
+    while step < n:
+        lr = 1.0 / (step + 1)
+        w = w - lr * g
+        step += 1
+    return w
+
+
+def test_arithmetic_on_a_carried_python_number_promotes_like_python_numbers():
+    # step + 1 and 1.0 / (...) are Python numbers in eager code, so w stays float32.
+    w, g = np.ones(3, np.float32), np.full(3, 0.5, np.float32)
+    static = check_same_graph(decaying_step, (w, g, np.array(3)), (w, g, np.array(0)))
+    assert static(w, g, np.array(2)).dtype == np.float32

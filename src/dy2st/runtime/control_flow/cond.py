@@ -45,6 +45,7 @@ from dy2st.runtime.control_flow.values import (
     value_in_block,
     variable_name,
     weak_promotion_keeps,
+    wrap_result,
 )
 from dy2st.runtime.pytree import flatten, unflatten
 
@@ -147,8 +148,9 @@ def merge_branches(
     results: dict[int, Tensor] = {}
     for output, result in zip(outputs, op.results):
         result.name_hint = output.label.split("[")[0]
-        scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
-        results[id(output)] = Tensor(result, builder, scalar=scalar)
+        tensor = wrap_result(builder, result)
+        tensor._scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
+        results[id(output)] = tensor
     for index, treedef, leaves in rebuild:
         merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
     for (tensor, before), result in zip(updated.values(), op.results[len(outputs):]):

@@ -25,7 +25,7 @@ from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
 from dy2st.ir.builder import GraphBuilder
 from dy2st.ir.tensor import Tensor
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
-from dy2st.runtime.control_flow.values import as_python_number
+from dy2st.runtime.control_flow.values import python_number, wrap_result
 
 _COUNTER = "loop counter"  # not an identifier: never clashes with a user variable
 
@@ -113,7 +113,7 @@ def _as_python_int(builder: GraphBuilder, value: Any) -> Any:
         return value
     if value.dtype != np.int64:
         value = value.astype(np.int64)
-    return Tensor(as_python_number(builder, value._value), builder, scalar=True)
+    return python_number(value)
 
 
 def staged(iterable: Any) -> StagedIterable | None:
@@ -202,7 +202,7 @@ def convert_for(
         return
     builder = sequence.builder
     length = sequence.length()
-    counter = [Tensor(builder.const(0), builder, scalar=True)]
+    counter = [wrap_result(builder, builder.const(0))]
 
     def condition() -> Any:
         if stoppable is None:

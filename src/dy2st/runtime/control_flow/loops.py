@@ -49,6 +49,7 @@ from dy2st.runtime.control_flow.values import (
     value_in_block,
     variable_name,
     weak_promotion_keeps,
+    wrap_result,
 )
 
 _MAX_TRACES = 5  # each retrace fixes at least one slot's type or adds one; real loops need 1-3
@@ -169,7 +170,7 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
 def _number_slot(builder: GraphBuilder, label: str, name: str, leaf: int, value: Any, type: TensorType, loc) -> _Slot:
     """A slot starting from a constant: a Python number or a concrete NumPy value."""
     init = constant(builder, value, type, loc)
-    obj = Tensor(init, builder, scalar=not type.shape)
+    obj = wrap_result(builder, init)
     number = value if is_python_number(value) else None
     return _Slot(label, obj, init, type, name, leaf, number)
 
@@ -351,7 +352,7 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
     for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
         result.name_hint = slot.label.split("[")[0]
         if slot.name is not None and end is not slot.obj:
-            after_loop[id(slot)] = Tensor(result, builder, scalar=not result.type.shape)
+            after_loop[id(slot)] = wrap_result(builder, result)
             continue
         if yielded is arg:  # never changed by the body
             after_loop[id(slot)] = slot.origin if slot.origin is not None else slot.obj

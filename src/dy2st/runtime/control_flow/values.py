@@ -55,6 +55,55 @@ def as_python_number(builder: GraphBuilder, value: Value) -> Value:
     return builder.emit("as_python_number", [value]).result
 
 
+class PythonNumber(Tensor):
+    """A 0-d tensor standing for a Python number (a loop counter, a number chosen by a tensor if).
+
+    Python operators between Python numbers give Python numbers (``i + 1`` is an int, weakly
+    typed), so it keeps promoting like one: ``x_f32 * (i + 1)`` stays f32, as in eager code.
+    NumPy functions (``np.add(i, 1)``) give NumPy scalars, as they do eagerly.
+    """
+
+    __slots__ = ()
+
+
+def _is_weak(operand: Any) -> bool:
+    return is_python_number(operand) or (isinstance(operand, Tensor) and operand.type.weak)
+
+
+def _python_number_operator(name: str):
+    tensor_operator = getattr(Tensor, name)
+
+    def operator(self, *others):
+        result = tensor_operator(self, *others)
+        if isinstance(result, Tensor) and all(_is_weak(o) for o in others) and not result.shape:
+            return python_number(result)
+        return result
+
+    operator.__name__ = name
+    return operator
+
+
+for _name in (
+    "add sub mul truediv floordiv mod pow radd rsub rmul rtruediv rfloordiv rmod rpow "
+    "iadd isub imul itruediv ifloordiv imod ipow neg pos abs lt le gt ge eq ne"
+).split():
+    setattr(PythonNumber, f"__{_name}__", _python_number_operator(f"__{_name}__"))
+PythonNumber.__hash__ = Tensor.__hash__
+
+
+def python_number(tensor: Tensor) -> PythonNumber:
+    """``tensor`` (0-d) as a ``PythonNumber``: weakly typed in the graph, a Python number at run time."""
+    value = as_python_number(tensor._builder, tensor._value)
+    return PythonNumber(value, tensor._builder, scalar=True)
+
+
+def wrap_result(builder: GraphBuilder, value: Value) -> Tensor:
+    """The tensor for a cond or loop result: a ``PythonNumber`` if the result is weakly typed."""
+    if value.type.weak:
+        return PythonNumber(value, builder, scalar=True)
+    return Tensor(value, builder, scalar=not value.type.shape)
+
+
 def is_python_number(value: Any) -> bool:
     return isinstance(value, PYTHON_NUMBERS)
 
