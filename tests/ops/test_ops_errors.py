@@ -29,7 +29,7 @@ def unpack(x):
 
 
 def as_array(x):
-    return np.asarray(x)
+    return np.ascontiguousarray(x)
 
 
 def as_list(x):
@@ -46,7 +46,7 @@ def as_item(x):
     (as_float, "float(x.max())", "a Python float"),
     (iterate, "list(x)", "a Python iterable"),
     (unpack, "first, second = x", "a Python iterable"),
-    (as_array, "np.asarray(x)", "a concrete NumPy array"),
+    (as_array, "np.ascontiguousarray(x)", "a concrete NumPy array"),
     (as_list, "x.tolist()", "a Python list"),
     (as_item, "x.item()", "a Python scalar"),
 ])

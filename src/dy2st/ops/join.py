@@ -234,8 +234,9 @@ def array_from_nested(func_name: str, obj: Any, dtype=None) -> Tensor:
 
 def _make_array_handler(func, func_name: str):
     def handler(obj, *args, **kwargs):
-        if isinstance(obj, Tensor) or not contains_tensor(obj):
-            # A bare tensor reaches Tensor.__array__, which raises TensorValueError at the user's line.
+        if isinstance(obj, Tensor):
+            return _array_of_tensor(func, obj, args, kwargs)
+        if not contains_tensor(obj):
             return func(obj, *args, **kwargs)
         bound = _bind_array_arguments(func_name, args, kwargs)
         return array_from_nested(func_name, obj, bound)
@@ -243,6 +244,16 @@ def _make_array_handler(func, func_name: str):
     handler.__name__ = func.__name__
     handler.__doc__ = f"Staged ``{func_name}``: nested lists holding tensors become stack ops."
     return handler
+
+
+def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
+    """``np.asarray(t)`` is ``t`` itself (same array object); ``np.array(t)`` is a copy, unless
+    ``copy=False``; a different ``dtype`` converts, like NumPy."""
+    copy = kwargs.get("copy", func is np.array)
+    dtype = _bind_array_arguments(f"np.{func.__name__}", args, kwargs)
+    if dtype is not None and dtype != tensor.dtype:
+        return apply("astype", tensor, dtype=dtype)
+    return apply("copy", tensor) if copy else tensor
 
 
 def _bind_array_arguments(func_name: str, args: tuple, kwargs: dict):

@@ -252,12 +252,16 @@ class CodeGenerator:
 
     def emit_return(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         outputs = []
+        returned: set[Value] = set()
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
             if i in self.writebacks:
                 self.line(depth, f"np.copyto(a{self.writebacks[i]}, {name})", op)
-            if value in aliasing:
+            # The same value twice (CSE merged `np.zeros(3), np.zeros(3)`) must still give the
+            # caller two arrays, as eager NumPy does.
+            if value in aliasing or (value in returned and i not in self.writebacks):
                 name = f"np.array({name}, copy=True)"
+            returned.add(value)
             outputs.append(name)
         self.line(depth, "return (" + "".join(f"{o}, " for o in outputs) + ")", op)
 
