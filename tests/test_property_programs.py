@@ -302,6 +302,9 @@ def main(argv: list[str] | None = None) -> int:
             report = mismatch(seed, Path(directory), tensor_conditions=not args.python_conditions)
             if report is not None:
                 failures.append(report)
+            done = seed - args.first_seed + 1
+            if done % 100 == 0:
+                print(f"{done} programs run, {len(failures)} mismatches so far", flush=True)
     for report in failures[: args.show]:
         print(report, end="\n\n")
     print(f"{args.programs} programs x {INPUTS_PER_PROGRAM} inputs: {len(failures)} mismatches")
