@@ -1,4 +1,4 @@
-"""Random straight-line programs mixing in-place-capable ufuncs, matmuls, reductions and views: the
+"""Random programs mixing in-place-capable ufuncs, matmuls, reductions, views, loops and branches: the
 planned graph gives bit-identical results to the unplanned one, call after call, never writes its
 inputs, and never touches an array it already handed back."""
 
@@ -6,7 +6,7 @@ import random
 
 import numpy as np
 import pytest
-from pass_harness import F64, const, emit, new_builder, run_pass, tensor_type
+from pass_harness import F64, const, emit, emit_cond, emit_while, new_builder, run_pass, tensor_type
 
 from dy2st.backend.numpy.executor import Executor
 from dy2st.passes.memory_plan import MemoryPlan
@@ -24,7 +24,7 @@ def random_program(seed: int):
             square = [v for v in values if v.type.shape == (N, N)]
             a, b = rng.choice(square), rng.choice(square)
             kind = rng.choice(["unary", "binary", "binary", "scale", "matmul", "transpose", "reverse",
-                               "row_sum", "diagonal"])
+                               "row_sum", "diagonal", "loop", "branch"])
             if kind == "unary":
                 value = emit(builder, rng.choice(["tanh", "negative", "sin", "absolute"]), a)
             elif kind == "binary":
@@ -39,11 +39,40 @@ def random_program(seed: int):
                 value = emit(builder, "getitem", a, template=(slice(None, None, -1),))
             elif kind == "row_sum":
                 value = emit(builder, "subtract", a, emit(builder, "sum", a, axis=(1,), keepdims=True))
-            else:  # np.diag of a matrix may be a view, though the op is not flagged as one
+            elif kind == "diagonal":  # np.diag of a matrix may be a view, not flagged as one
                 value = emit(builder, "add", b, emit(builder, "diag", a, k=0))
+            elif kind == "loop":
+                value = _loop(builder, a, b)
+            else:
+                value = _branch(builder, inputs[0], a, b)
             values.append(value)
         outputs = rng.sample(values[2:], k=min(len(values) - 2, rng.randint(1, 3)))
         return builder.finish(outputs)
+
+
+def _loop(builder, outer, init):
+    """Three iterations of h = (t @ t) / 8 - h with t = tanh(h + outer): the matmul takes a fresh
+    buffer after the body's last read of ``outer``, which the next iteration reads again."""
+
+    def body(i, h):
+        t = emit(builder, "tanh", emit(builder, "add", h, outer))
+        m = emit(builder, "multiply", emit(builder, "matmul", t, t), const(builder, 0.125))
+        return [emit(builder, "add", i, const(builder, 1)), emit(builder, "subtract", m, h)]
+
+    loop = emit_while(builder, [const(builder, np.int64(0)), init], ["i", "h"],
+                      lambda i, h: emit(builder, "less", i, const(builder, 3)), body)
+    return loop.results[1]
+
+
+def _branch(builder, x, a, b):
+    """A cond on the sign of sum(x) with a planned temporary in one branch."""
+    positive = emit(builder, "greater", emit(builder, "sum", x), const(builder, 0.0))
+    branch = emit_cond(
+        builder, positive,
+        lambda: [emit(builder, "add", emit(builder, "multiply", emit(builder, "sin", a), b), a)],
+        lambda: [emit(builder, "subtract", b, a)],
+    )
+    return branch.result
 
 
 @pytest.mark.parametrize("seed", range(60))
