@@ -24,7 +24,7 @@ def random_program(seed: int):
             square = [v for v in values if v.type.shape == (N, N)]
             a, b = rng.choice(square), rng.choice(square)
             kind = rng.choice(["unary", "binary", "binary", "scale", "matmul", "transpose", "reverse",
-                               "row_sum", "diagonal", "loop", "branch"])
+                               "row_sum", "diagonal", "flat", "loop", "branch"])
             if kind == "unary":
                 value = emit(builder, rng.choice(["tanh", "negative", "sin", "absolute"]), a)
             elif kind == "binary":
@@ -41,6 +41,9 @@ def random_program(seed: int):
                 value = emit(builder, "subtract", a, emit(builder, "sum", a, axis=(1,), keepdims=True))
             elif kind == "diagonal":  # np.diag of a matrix may be a view, not flagged as one
                 value = emit(builder, "add", b, emit(builder, "diag", a, k=0))
+            elif kind == "flat":  # a flat f64[64] shares buffers with f64[8,8] values (same bytes)
+                flat = emit(builder, "tanh", emit(builder, "reshape", a, shape=(N * N,)))
+                value = emit(builder, "reshape", flat, shape=(N, N))
             elif kind == "loop":
                 value = _loop(builder, a, b)
             else:
