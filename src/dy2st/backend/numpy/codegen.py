@@ -319,9 +319,10 @@ def runs_unfused(op: Op) -> bool:
     if op.name != "fused" or not op.regions:
         return False
     block = op.regions[0].block
-    inner_results = {r for inner in block.ops[:-1] if inner.name != "const" for r in inner.results}
-    if not all(v in inner_results for v in block.ops[-1].operands):
-        return False  # a yielded argument or constant would alias an input
+    fresh = {r for inner in block.ops[:-1] if inner.name != "const" and not get_op(inner.name).view
+             for r in inner.results}
+    if not all(v in fresh for v in block.ops[-1].operands):
+        return False  # a yielded argument, constant or view could alias an input
     return max(v.type.nbytes for v in (*op.operands, *op.results)) <= SMALL_FUSED_BYTES
 
 
