@@ -39,7 +39,7 @@ class CompiledProgram:
     executor: Executor
 
 
-# Returned by a FastCall when a capture or guard changed since the graph was built.
+# Returned by a generated fast call when an argument, capture or guard no longer fits its graph.
 _CHANGED = object()
 
 
