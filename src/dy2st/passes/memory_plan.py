@@ -3,8 +3,9 @@
 Liveness runs over the executor's schedule: program order, each op numbered in a pre-order walk so
 the ops of a region get the numbers between their parent op's number and its end. A value used
 inside a region is live across the whole ``cond``/``while_loop`` op (the loop may run the use again);
-a value a loop body yields lives until the loop ends (the next iteration reads it). Views (``OpDef.view``) share their operand's buffer, so the buffer lives as long as its
-longest-lived view.
+a value a loop body yields lives until the loop ends (the next iteration reads it). Views
+(``OpDef.view``), and results of ops not known to return fresh arrays, may share their operands'
+buffers, so a buffer lives as long as its longest-lived view.
 
 Every op with a NumPy ``out=`` form (single-result ufuncs, fused ops, matmul, float reductions,
 copies) gets a buffer *slot*; slots are reused once their occupant is dead (same byte size and
@@ -17,7 +18,7 @@ recorded as op attributes the codegen reads and the printer shows::
 
 Slots persist across calls of the same graph (steady-state calls allocate nothing for them), except
 slots that hold a graph output at the end: those are allocated once per call, so the caller owns
-every array it gets back. Inputs, captures, constants and anything that may alias them are never
+every array it gets back (an output alone in its slot is simply left to NumPy). Inputs, captures, constants and anything that may alias them are never
 planned (they are not results of out-capable ops), and values that escape through a ``yield``, a
 loop's initial values or a view that escapes are left to NumPy, which allocates them afresh.
 """
