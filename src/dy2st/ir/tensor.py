@@ -30,7 +30,7 @@ class Tensor:
     raises ``TensorValueError`` naming the user's line.
     """
 
-    __slots__ = ("_value", "_builder", "_base", "_base_version", "_version", "_scalar", "__weakref__")
+    __slots__ = ("_value", "_builder", "_base", "_base_version", "_version", "_scalar", "_guard", "__weakref__")
     __array_priority__ = 1000  # make NumPy defer binary operators to us
 
     def __init__(self, value: Value, builder: GraphBuilder, base: Tensor | None = None, scalar: bool = False):
@@ -42,6 +42,9 @@ class Tensor:
         self._base = base
         self._base_version = base._version if base is not None else 0
         self._version = 0
+        # A run-time check that every use must emit first (a variable a tensor loop may never
+        # have assigned: runtime/control_flow/assigned.py); None for almost every tensor.
+        self._guard = None
 
     # --- properties known statically -----------------------------------------------------
     @property
@@ -231,6 +234,8 @@ def as_value(builder: GraphBuilder, operand: Any) -> Value:
                 user_location(3),
             )
         operand._check_fresh()
+        if operand._guard is not None:
+            operand._guard.check(builder)
         return operand._value
     if isinstance(operand, (PYTHON_SCALARS, np.ndarray, np.generic)):
         return builder.const(operand, user_location(3))

@@ -19,7 +19,9 @@ before being written, or used after the loop) plus any array the body updates in
 one shape and dtype across iterations. A carried Python number becomes a 0-d tensor of NumPy's
 dtype for it (``0`` -> int64, weakly typed like a Python int) and takes the dtype the body gives it
 when NumPy's promotion allows (``s = 0`` then ``s = s + x.sum()`` carries an f32). A variable first
-assigned in the body and used after the loop starts from zeros of the type the body gives it.
+assigned in the body and used after the loop starts from zeros of the type the body gives it, and
+carries an "assigned" flag that every later use checks at run time (``assigned.py``): after zero
+iterations the use raises as Python would, instead of seeing the zeros.
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ from dy2st.ir.builder import GraphBuilder, current_builder
 from dy2st.ir.core import Block, Region, Value
 from dy2st.ir.tensor import Tensor
 from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.assigned import (
+    ASSIGNED,
+    NOT_ASSIGNED,
+    AssignedGuard,
+    assigned_flag_label,
+    guard_leaves,
+)
 from dy2st.runtime.control_flow.cond import as_predicate, structure
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.pytree import flatten, unflatten
@@ -123,6 +132,7 @@ def stage_while_loop(
     loc: SourceLocation | None,
 ) -> None:
     """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables."""
+    state, body_fn, flags = _with_assigned_flags(state, body_fn)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     for _ in range(_MAX_TRACES):
@@ -134,6 +144,45 @@ def stage_while_loop(
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
     _emit(builder, state, init, plan, trace, loc)
+    _guard_first_assignments(state, flags, loc)
+
+
+def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
+    """``state`` and ``body_fn`` extended with an "assigned" flag per carried variable that is
+    undefined before the loop: False before it, True at the end of each iteration.
+
+    Returns the extended state, the extended body, and the flags by variable (the dict the
+    extended state reads and rebinds).
+    """
+    before = state.get()
+    unassigned = [n for n, v in zip(state.names, before) if n in state.carried and isinstance(v, Undefined)]
+    if not unassigned:
+        return state, body_fn, {}
+    flags = {name: NOT_ASSIGNED for name in unassigned}
+    labels = tuple(assigned_flag_label(name) for name in unassigned)
+    count = len(state.names)
+
+    def get() -> tuple:
+        return tuple(state.get()) + tuple(flags[name] for name in unassigned)
+
+    def set(values: tuple) -> None:
+        state.set(values[:count])
+        flags.update(zip(unassigned, values[count:]))
+
+    def body() -> None:
+        body_fn()
+        flags.update(dict.fromkeys(unassigned, ASSIGNED))
+
+    return LoopState(state.names + labels, state.carried + labels, get, set), body, flags
+
+
+def _guard_first_assignments(state: LoopState, flags: dict[str, Any], loc: SourceLocation | None) -> None:
+    """After the loop: make every later use of a variable the loop first assigns check its flag."""
+    values = dict(zip(state.names, state.get()))
+    line = loc.lineno if loc is not None else 0
+    for name, flag in flags.items():
+        if isinstance(flag, Tensor):
+            guard_leaves(values[name], AssignedGuard(flag, name, line))
 
 
 # --- planning the carried values ---------------------------------------------------------------

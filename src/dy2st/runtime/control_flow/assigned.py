@@ -1,0 +1,121 @@
+"""Variables a tensor loop assigns for the first time: checked at run time where they are used.
+
+Eager Python raises ``UnboundLocalError`` when a variable first assigned in a loop body is used
+after a loop that ran zero times. A tensor loop's trip count is only known when the graph runs, so
+the staged loop carries, next to such a variable, a 0-d bool "assigned" flag (False before the
+loop, True at the end of the body). The variable's value after the loop is the loop's result (zeros
+after zero iterations) with an ``AssignedGuard`` attached; every later *use* of it
+(``ir.tensor.as_value``) emits a ``check_assigned`` op at the user's line, which raises
+``UnassignedVariableError`` when the graph runs and the flag is False::
+
+    y = while_loop ...                      # y first assigned in the body
+    check_assigned %y_assigned  {name: 'y', line: 4}
+    %0 = multiply %y, 2.0
+
+A use on a path the graph does not take (a branch of a ``cond``) checks nothing, as in Python,
+because the check sits in that branch's region. One check per block suffices: later uses in the
+same block, or in regions nested in it, are covered by the first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import Dy2stRuntimeError, SourceLocation, user_location
+from dy2st.ir.builder import GraphBuilder
+from dy2st.ir.core import Block
+from dy2st.ir.tensor import Tensor
+from dy2st.ops.registry import OpDef, register
+
+
+class UnassignedVariableError(Dy2stRuntimeError, UnboundLocalError):
+    """A variable first assigned in a tensor loop is used after the loop ran zero times."""
+
+
+def _check_assigned_kernel(assigned, *, name: str, loop_line: int, loc: SourceLocation | None) -> None:
+    if not bool(assigned):
+        raise UnassignedVariableError(
+            f"'{name}' is used here but was never assigned: the loop at line {loop_line} ran zero times "
+            "(Python raises UnboundLocalError)",
+            loc,
+            "assign it before the loop if zero iterations are possible",
+        )
+
+
+register(
+    OpDef(
+        "check_assigned",
+        lambda types, **attrs: [],
+        _check_assigned_kernel,
+        side_effect=True,
+        num_results=0,
+        doc="raise UnboundLocalError for a variable a tensor loop never assigned (flag False)",
+    )
+)
+
+
+def assigned_flag_label(name: str) -> str:
+    """The loop-state name of the flag of ``name`` (not an identifier: it never clashes)."""
+    return f"{name} assigned"
+
+
+NOT_ASSIGNED = np.False_
+ASSIGNED = np.True_
+
+
+class AssignedGuard:
+    """Attached to the value a tensor loop gives a variable it may never have assigned.
+
+    Attributes:
+        flag: the loop's 0-d bool result telling whether the body ran at least once.
+        name: the variable; loop_line: the line of the loop.
+    """
+
+    __slots__ = ("flag", "name", "loop_line", "_checked_blocks")
+
+    def __init__(self, flag: Tensor, name: str, loop_line: int):
+        self.flag = flag
+        self.name = name
+        self.loop_line = loop_line
+        self._checked_blocks: list[Block] = []
+
+    def check(self, builder: GraphBuilder) -> None:
+        """Emit the run-time check for a use of the variable in the current block (once per block)."""
+        block = builder.block
+        if any(_encloses(checked, block) for checked in self._checked_blocks):
+            return
+        self._checked_blocks.append(block)
+        loc = user_location()
+        builder.emit(
+            "check_assigned",
+            [self.flag._value],
+            {"name": self.name, "loop_line": self.loop_line, "loc": loc},
+            loc=loc,
+            result_types=[],
+        )
+
+
+def _encloses(outer: Block, block: Block | None) -> bool:
+    """Is ``block`` ``outer`` itself or a block of a region nested (at any depth) in it?"""
+    current = block
+    while current is not None:
+        if current is outer:
+            return True
+        region = current.parent
+        op = region.parent if region is not None else None
+        current = op.parent if op is not None else None
+    return False
+
+
+def guard_leaves(value: Any, guard: AssignedGuard) -> None:
+    """Attach ``guard`` to every tensor in ``value`` (an array, or a tuple/list/dict of them)."""
+    if isinstance(value, Tensor):
+        value._guard = guard
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            guard_leaves(item, guard)
+    elif isinstance(value, dict):
+        for item in value.values():
+            guard_leaves(item, guard)

@@ -1,0 +1,197 @@
+"""Variables first assigned inside a tensor loop: after zero iterations a use raises, as in Python.
+
+Eager Python raises ``UnboundLocalError`` when such a variable is used after a loop that never ran;
+the converted function must raise too (at run time, at the line of the use) instead of returning
+the zeros the staged loop starts the variable from. A use on a path that does not run (an untaken
+branch) must not raise.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import dy2st
+from dy2st.runtime.control_flow.assigned import UnassignedVariableError
+from test_control_flow_if import assert_same, check_same_graph, line_of, op_names
+
+THIS_FILE = os.path.basename(__file__)
+X = np.linspace(-1.0, 2.0, 6).astype(np.float32)
+
+
+def unassigned_message(name: str, fn, use: str, loop: str) -> str:
+    return (
+        f"{THIS_FILE}:{line_of(fn, use)}:"
+        f"{line_of_column(fn, use)}: error: '{name}' is used here but was never assigned: the loop at line "
+        f"{line_of(fn, loop)} ran zero times (Python raises UnboundLocalError)"
+    )
+
+
+def line_of_column(fn, text: str) -> int:
+    """The 1-based column where ``text`` starts on its line (errors point at the expression)."""
+    import inspect
+
+    for line in inspect.getsourcelines(fn)[0]:
+        if text in line:
+            return line.index(text) + 1
+    raise AssertionError(text)
+
+
+def check_raises_like_eager(fn, args, message_start: str) -> None:
+    with pytest.raises(UnboundLocalError):
+        fn(*args)
+    with pytest.raises(UnassignedVariableError) as caught:
+        dy2st.to_static(fn)(*args)
+    assert message_start in str(caught.value), str(caught.value)
+
+
+# --- while ---------------------------------------------------------------------------------------
+def assigned_in_while(x, n):
+    i = 0
+    while i < n:
+        y = x * (i + 1)
+        i += 1
+    return y + 1
+
+
+def test_while_that_runs_gives_the_eager_result_through_one_graph():
+    check_same_graph(assigned_in_while, (X, np.array(1)), (X, np.array(3)))
+
+
+def test_while_that_runs_zero_times_raises_at_the_use():
+    message = unassigned_message("y", assigned_in_while, "y + 1", "while i < n")
+    check_raises_like_eager(assigned_in_while, (X, np.array(0)), message)
+
+
+def test_the_same_graph_raises_or_not_depending_on_the_trip_count():
+    static = dy2st.to_static(assigned_in_while)
+    assert_same(static(X, np.array(2)), assigned_in_while(X, np.array(2)))
+    with pytest.raises(UnassignedVariableError):
+        static(X, np.array(0))
+    assert_same(static(X, np.array(4)), assigned_in_while(X, np.array(4)))
+    assert static.num_graphs == 1
+
+
+def used_twice(x, n):
+    i = 0
+    while i < n:
+        y = x - i
+        i += 1
+    z = y * 2
+    return z + y
+
+
+def test_uses_in_one_block_share_one_check():
+    assert op_names(dy2st.to_static(used_twice), X, np.array(2)).count("check_assigned") == 1
+    check_same_graph(used_twice, (X, np.array(2)))
+    check_raises_like_eager(used_twice, (X, np.array(0)), unassigned_message("y", used_twice, "y * 2", "while i"))
+
+
+# --- for over a tensor range -----------------------------------------------------------------------
+def assigned_in_for(x, n):
+    for k in range(n):
+        y = x * k
+    return y - 1
+
+
+def target_used_after(x, n):
+    for k in range(n):
+        x = x + 1
+    return x * k
+
+
+def test_for_over_a_tensor_range():
+    check_same_graph(assigned_in_for, (X, np.array(1)), (X, np.array(4)))
+    check_raises_like_eager(assigned_in_for, (X, np.array(0)), unassigned_message("y", assigned_in_for, "y - 1", "for k"))
+
+
+def test_the_loop_target_of_a_tensor_for_is_checked_too():
+    check_same_graph(target_used_after, (X, np.array(1)), (X, np.array(3)))
+    check_raises_like_eager(target_used_after, (X, np.array(0)), unassigned_message("k", target_used_after, "x * k", "for k"))
+
+
+def tuple_assigned_in_loop(x, n):
+    for k in range(n):
+        pair = (x + k, x.sum())
+    first, total = pair
+    return first * total
+
+
+def test_every_leaf_of_a_tuple_is_checked():
+    check_same_graph(tuple_assigned_in_loop, (X, np.array(2)))
+    check_raises_like_eager(
+        tuple_assigned_in_loop, (X, np.array(0)), unassigned_message("pair", tuple_assigned_in_loop, "first * total", "for k")
+    )
+
+
+def returned_directly(x, n):
+    for k in range(n):
+        y = x * k
+    return y
+
+
+def test_returning_the_variable_is_a_use():
+    check_same_graph(returned_directly, (X, np.array(2)))
+    with pytest.raises(UnassignedVariableError, match="'y' is used here but was never assigned"):
+        dy2st.to_static(returned_directly)(X, np.array(0))
+
+
+# --- uses on paths that do not run -------------------------------------------------------------------
+def used_in_one_branch(x, n, flag):
+    for k in range(n):
+        y = x * k
+    if flag > 0:
+        out = y * 2
+    else:
+        out = x
+    return out
+
+
+def test_a_use_in_an_untaken_branch_does_not_raise():
+    static = check_same_graph(used_in_one_branch, (X, np.array(0), np.array(-1.0)), (X, np.array(3), np.array(1.0)))
+    message = unassigned_message("y", used_in_one_branch, "y * 2", "for k")
+    with pytest.raises(UnassignedVariableError) as caught:
+        static(X, np.array(0), np.array(1.0))
+    assert message in str(caught.value)
+    with pytest.raises(UnboundLocalError):
+        used_in_one_branch(X, np.array(0), np.array(1.0))
+
+
+def never_used_after(x, n):
+    for k in range(n):
+        y = x * k
+        x = x + y
+    return x
+
+
+def test_a_variable_not_used_after_the_loop_needs_no_check():
+    static = check_same_graph(never_used_after, (X, np.array(0)), (X, np.array(2)))
+    assert "check_assigned" not in op_names(static, X, np.array(2))
+
+
+def assigned_before(x, n):
+    y = x
+    for k in range(n):
+        y = x * k
+    return y
+
+
+def test_a_variable_assigned_before_the_loop_is_not_checked():
+    static = check_same_graph(assigned_before, (X, np.array(0)), (X, np.array(2)))
+    assert "check_assigned" not in op_names(static, X, np.array(2))
+
+
+# --- the cond analogue is a build-time error ------------------------------------------------------------
+def one_sided_if(x, t):
+    if t > 0:
+        y = x * 2
+    return y
+
+
+def test_a_variable_defined_in_one_branch_of_a_tensor_if_and_used_later_fails_to_build():
+    with pytest.raises(dy2st.GraphBuildError) as caught:
+        dy2st.to_static(one_sided_if)(X, np.array(1.0))
+    assert f"{THIS_FILE}:{line_of(one_sided_if, 'if t > 0')}:" in str(caught.value)
+    assert "'y' is defined in the true branch of a tensor 'if' but not in the false branch" in str(caught.value)
