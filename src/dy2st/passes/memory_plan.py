@@ -20,7 +20,10 @@ Slots persist across calls of the same graph (steady-state calls allocate nothin
 slots that hold a graph output at the end: those are allocated once per call, so the caller owns
 every array it gets back (an output alone in its slot is simply left to NumPy). Inputs, captures, constants and anything that may alias them are never
 planned (they are not results of out-capable ops), and values that escape through a ``yield``, a
-loop's initial values or a view that escapes are left to NumPy, which allocates them afresh.
+loop's initial values or a view that escapes are left to NumPy, which allocates them afresh. The
+one exception is a value a ``cond`` branch yields when the cond result stays inside the graph (not
+an output, not carried by a loop, not viewed): the cond result takes over its buffer, which then
+lives until the result's last use, and the branches share one slot since only one runs.
 """
 
 from __future__ import annotations
@@ -242,16 +245,71 @@ class Plan:
     in_place: dict[Op, int] = field(default_factory=dict)
 
 
-def _escaping_values(sched: Schedule, roots: dict[Value, set[Value]]) -> set[Value]:
+def _escaping_values(sched: Schedule, roots: dict[Value, set[Value]], handed_to_cond=()) -> set[Value]:
     """Buffers that leave their block through a yield or loop init (directly or via a view):
-    NumPy allocates those afresh, so a carried value is never overwritten while still read."""
+    NumPy allocates those afresh, so a carried value is never overwritten while still read.
+    Values in ``handed_to_cond`` (see ``_cond_handovers``) leave through a ``cond`` yield only."""
     escaping: set[Value] = set()
     for op in sched.ops:
         if op.name == "yield" or op.name == "while_loop":
             for value in op.operands:
+                if value in handed_to_cond and _yields_to_cond(op):
+                    continue
                 escaping.add(value)
                 escaping.update(roots.get(value, ()))
     return escaping
+
+
+def _yields_to_cond(op: Op) -> bool:
+    region = op.parent.parent if op.name == "yield" and op.parent is not None else None
+    return region is not None and region.parent is not None and region.parent.name == "cond"
+
+
+def _cond_handovers(sched: Schedule, roots, intervals, outputs: set[Value], output_views: set[Value]):
+    """Values a ``cond`` branch yields whose buffer the cond result may simply take over: the
+    result (and every result the value becomes) stays inside the graph, so a buffer kept across
+    calls is safe. Returns {yielded value: last position of the results it becomes}.
+
+    This is what lets the seed model write ``W @ x`` into a persistent buffer: eager NumPy pays a
+    fresh 1 MiB result (and its page faults) at every call."""
+    escaping = _escaping_values(sched, roots)
+    becomes: dict[Value, list[Value]] = defaultdict(list)
+    for op in sched.ops:
+        if op.name == "cond":
+            for region in op.regions:
+                for value, result in zip(region.block.ops[-1].operands, op.results):
+                    becomes[value].append(result)
+    viewed = set().union(*roots.values())
+    handovers: dict[Value, int] = {}
+    for value, results in becomes.items():
+        conds = {r.owner for r in results}
+        if not isinstance(value.owner, Op) or len(conds) != 1:
+            continue
+        if value.owner.parent not in [region.block for region in next(iter(conds)).regions]:
+            continue  # defined before the cond: its buffer is not the branch's to hand over
+        if any(r in escaping or r in outputs or r in output_views for r in results):
+            continue
+        if value in viewed or value in roots:
+            continue  # views of the yielded value, or a yielded view: left to NumPy
+        handovers[value] = max(intervals[r][1] for r in results)
+    return handovers
+
+
+def _sibling_slot(value: Value, plan: Plan, handovers: dict[Value, int]) -> int | None:
+    """The slot of the value an earlier branch of the same ``cond`` yields in ``value``'s place:
+    only one branch runs, so both may use one buffer."""
+    block = value.owner.parent
+    cond = block.parent.parent
+    terminator = block.ops[-1]
+    for region in cond.regions:
+        if region.block is block:
+            return None
+        for mine, theirs in zip(terminator.operands, region.block.ops[-1].operands):
+            if mine is value and theirs in handovers and theirs in plan.slot_of:
+                slot = plan.slot_of[theirs]
+                if plan.slot_types[slot] == (value.type.nbytes, value.type.dtype):
+                    return slot
+    return None
 
 
 def _outputs(graph: Graph, roots: dict[Value, set[Value]]) -> tuple[set[Value], set[Value]]:
@@ -270,8 +328,11 @@ def plan_memory(graph: Graph) -> Plan:
         for base in bases:
             intervals[base][1] = max(intervals[base][1], intervals[view][1])
     viewed = set().union(*roots.values())
-    escaping = _escaping_values(sched, roots)
     outputs, output_views = _outputs(graph, roots)
+    handovers = _cond_handovers(sched, roots, intervals, outputs, output_views)
+    for value, last in handovers.items():  # the buffer lives on as the cond result
+        intervals[value][1] = max(intervals[value][1], last)
+    escaping = _escaping_values(sched, roots, handovers)
     plan = Plan()
     free: dict[tuple[int, np.dtype], list[int]] = defaultdict(list)
     dying: dict[int, list[Value]] = defaultdict(list)
@@ -284,6 +345,10 @@ def plan_memory(graph: Graph) -> Plan:
             if result not in escaping and result not in output_views:
                 key = (result.type.nbytes, result.type.dtype)
                 slot = _in_place_slot(op, position, plan, intervals, viewed, handed_over)
+                if slot is None and result in handovers:
+                    slot = _sibling_slot(result, plan, handovers)
+                    if slot is not None:
+                        handed_over.add(result)  # the sibling frees the shared slot
                 if slot is None:
                     slot = free[key].pop() if free[key] else len(plan.slot_types)
                 plan.slot_types[slot] = key
@@ -422,7 +487,8 @@ def memory_report(graph: Graph) -> MemoryReport:
         intervals[value] = span
         if value not in aliasing:
             allocated[value] = value.type.nbytes
-    unplanned = {v: n for v, n in allocated.items() if v not in plan.slot_of}
+    unplanned = {v: n for v, n in allocated.items()
+                 if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)}
     slot_bytes = sum(nbytes for nbytes, _ in plan.slot_types.values())
     persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
     length = len(sched.ops)
@@ -433,6 +499,15 @@ def memory_report(graph: Graph) -> MemoryReport:
         persistent=persistent,
         slots=len(plan.slot_types),
     )
+
+
+def _takes_over_planned_buffers(result: Value, plan: Plan) -> bool:
+    """A cond result whose every branch yields a planned value: it is that buffer, not a new one."""
+    cond = result.owner
+    if cond.name != "cond":
+        return False
+    index = cond.results.index(result)
+    return all(region.block.ops[-1].operands[index] in plan.slot_of for region in cond.regions)
 
 
 # --- the pass -----------------------------------------------------------------------------------
