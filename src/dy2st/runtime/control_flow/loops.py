@@ -45,6 +45,7 @@ from dy2st.runtime.control_flow.assigned import (
     guard_leaves,
 )
 from dy2st.runtime.control_flow.cond import as_predicate, structure
+from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.control_flow.values import (
@@ -135,8 +136,10 @@ def stage_while_loop(
     state, body_fn, flags = _with_assigned_flags(state, body_fn)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
+    containers = snapshot_containers([cond_fn, body_fn])
     for _ in range(_MAX_TRACES):
         trace, outer_updates = _trace(builder, cond_fn, body_fn, state, init, plan)
+        check_unchanged(containers, loc)
         revised = _revise(builder, state, init, plan, trace, outer_updates, loc)
         if revised is None:
             break

@@ -1,0 +1,101 @@
+"""Python lists, dicts and sets that a tensor loop would change in place: refused with a clear error.
+
+A tensor loop traces its body once (or a few times) while the graph is built, so ``outs.append(h)``
+inside it appends a value that only exists inside the loop's region, once per trace rather than
+once per iteration. Using the list afterwards used to fail deep in the optimizer. Before the body
+is traced, ``snapshot_containers`` records every list, dict and set the loop's functions can reach
+through their closures (the variables of the enclosing function); ``check_unchanged`` then raises a
+``GraphBuildError`` at the loop's line naming the first one the trace changed.
+
+A container the loop *carries* (a list of arrays rebound or updated leaf by leaf) is never changed
+in place: the loop traces its body on a fresh copy bound to the variable, so it passes the check.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dy2st.errors import GraphBuildError, SourceLocation
+
+_CONTAINERS = (list, dict, set)
+_DY2ST_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+_MAX_DEPTH = 4  # loop functions are wrapped a few times by the runtime (for, break, flags)
+_NOTE = (
+    "a tensor loop runs its body once, while the graph is built, so it cannot grow a Python "
+    "container: write into a preallocated array instead (a = np.zeros(...) before the loop, "
+    "a[i] = v in it), or loop over a Python range and np.stack the list after the loop"
+)
+
+
+@dataclass
+class _Snapshot:
+    name: str
+    container: Any
+    contents: list  # what the container held: items, (key, value) pairs, or set members
+
+
+def _contents(container: Any) -> list:
+    if isinstance(container, dict):
+        return list(container.items())
+    return list(container)
+
+
+def snapshot_containers(functions: list[Callable[..., Any]]) -> list[_Snapshot]:
+    """The lists, dicts and sets reachable through the closures of ``functions`` and their contents."""
+    snapshots: list[_Snapshot] = []
+    seen: set[int] = set()
+
+    def visit(fn: Any, depth: int) -> None:
+        if not isinstance(fn, types.FunctionType) or id(fn) in seen or depth > _MAX_DEPTH:
+            return
+        seen.add(id(fn))
+        users = not fn.__code__.co_filename.startswith(_DY2ST_DIR)  # dy2st's own boxes are fine
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell: a variable not bound yet
+                continue
+            if isinstance(value, _CONTAINERS):
+                if users and id(value) not in seen:
+                    seen.add(id(value))
+                    snapshots.append(_Snapshot(name, value, _contents(value)))
+            else:
+                visit(value, depth + 1)
+
+    for fn in functions:
+        visit(fn, 0)
+    return snapshots
+
+
+def _unchanged(snapshot: _Snapshot) -> bool:
+    now = _contents(snapshot.container)
+    if isinstance(snapshot.container, set):
+        return set(now) == set(snapshot.contents)
+    if len(now) != len(snapshot.contents):
+        return False
+    if isinstance(snapshot.container, dict):
+        return all(k is k0 or k == k0 for (k, _), (k0, _) in zip(now, snapshot.contents)) and all(
+            v is v0 for (_, v), (_, v0) in zip(now, snapshot.contents)
+        )
+    return all(a is b for a, b in zip(now, snapshot.contents))
+
+
+def check_unchanged(snapshots: list[_Snapshot], loc: SourceLocation | None) -> None:
+    """Raise if tracing the loop changed one of the snapshotted containers in place.
+
+    Raises:
+        GraphBuildError: at the loop's line, naming the variable that holds the container.
+    """
+    for snapshot in snapshots:
+        if not _unchanged(snapshot):
+            kind = type(snapshot.container).__name__
+            raise GraphBuildError(
+                f"'{snapshot.name}' is a Python {kind} that this tensor loop changes in place "
+                f"(append, extend, item assignment...); a tensor loop cannot grow a Python {kind}",
+                loc,
+                _NOTE,
+            )
