@@ -7,24 +7,37 @@ closure variables and turns global arrays into graph captures.
 
 from __future__ import annotations
 
+import ast
 import types
 import weakref
-from dataclasses import dataclass
+from functools import cached_property
 
-from dy2st.frontend.codegen import compile_tree, to_source
+from dy2st.frontend.codegen import ast_to_source, compile_tree, to_ast
 from dy2st.frontend.naming import Namer
 from dy2st.frontend.parser import SourceInfo, parse_function
 from dy2st.frontend.transformer import Context
-from dy2st.frontend.transformers import PIPELINE
+from dy2st.frontend.transformers import run_pipeline
+from dy2st.frontend.transformers.unsupported import check as check_unsupported
 
 
-@dataclass(frozen=True)
 class ConvertedCode:
-    """The result of converting one function's code (shared by every closure instance)."""
+    """The result of converting one function's code (shared by every closure instance).
 
-    source: str
-    code: types.CodeType
-    info: SourceInfo
+    Attributes:
+        code: the compiled code object of the converted function.
+        info: where the function's source came from.
+        source: the transformed Python source, generated on first access (only introspection
+            such as ``.code`` and ``dy2st dump`` reads it; running compiles the tree directly).
+    """
+
+    def __init__(self, tree: ast.Module, code: types.CodeType, info: SourceInfo):
+        self._tree = tree
+        self.code = code
+        self.info = info
+
+    @cached_property
+    def source(self) -> str:
+        return ast_to_source(self._tree)
 
 
 _CODE_CACHE: dict[types.CodeType, ConvertedCode] = {}
@@ -38,12 +51,9 @@ def convert_code(fn) -> ConvertedCode:
         return cached
     module, func, info = parse_function(fn)
     ctx = Context(info, Namer.for_tree(module))
-    from dy2st.frontend.transformers.unsupported import check as check_unsupported
-
     check_unsupported(module, ctx)
-    for converter in PIPELINE:
-        module = converter.transform(module, ctx)
-    result = ConvertedCode(to_source(module), compile_tree(module, info), info)
+    tree = to_ast(run_pipeline(module, ctx))
+    result = ConvertedCode(tree, compile_tree(tree, info), info)
     _CODE_CACHE[fn.__code__] = result
     return result
 
