@@ -195,3 +195,39 @@ def test_a_variable_defined_in_one_branch_of_a_tensor_if_and_used_later_fails_to
         dy2st.to_static(one_sided_if)(X, np.array(1.0))
     assert f"{THIS_FILE}:{line_of(one_sided_if, 'if t > 0')}:" in str(caught.value)
     assert "'y' is defined in the true branch of a tensor 'if' but not in the false branch" in str(caught.value)
+
+
+# --- literal ranges that are never empty ------------------------------------------------------------
+def target_of_literal_range_in_one_branch(x, s):
+    for k in range(2):
+        if x[0] > 0:
+            s = s + 1.0
+        else:
+            for i in range(3):
+                s = s + 1.0
+            s = s + i
+    return s
+
+
+def test_the_target_of_a_non_empty_literal_range_is_defined_after_it():
+    check_same_graph(
+        target_of_literal_range_in_one_branch,
+        (np.array([-1.0, 2.0]), np.array(0.0)),
+        (np.array([1.0, 2.0]), np.array(0.5)),
+    )
+
+
+def target_of_empty_literal_range_in_one_branch(x, s):
+    for k in range(2):
+        if x[0] > 0:
+            s = s + 1.0
+        else:
+            for i in range(0):
+                s = s + 1.0
+            s = s + i
+    return s
+
+
+def test_a_genuinely_one_sided_definition_is_still_an_error():
+    with pytest.raises(dy2st.GraphBuildError, match="'i' is used here but is not defined on every path"):
+        dy2st.to_static(target_of_empty_literal_range_in_one_branch)(np.array([-1.0, 2.0]), np.array(0.0))

@@ -112,3 +112,44 @@ def test_break_continues_with_what_is_live_after_the_loop():
         """
     )
     assert "found" in anno.get(loop, anno.LIVE_HEAD)
+
+
+def live_out_of_if_in_outer_loop(inner_range: str) -> frozenset[str]:
+    """What is live after the tensor-style ``if`` whose else branch holds ``for i in <inner_range>``."""
+    nodes = annotated(
+        f"""
+        def f(x, s, n):
+            for k in range(2):
+                if x[0] > 0:
+                    s = s + 1.0
+                else:
+                    for i in {inner_range}:
+                        s = s + 1.0
+                    s = s + i
+            return s
+        """
+    )
+    if_node = next(n for n in nodes if isinstance(n, gast.If))
+    return anno.get(if_node, anno.LIVE_OUT)
+
+
+def test_a_non_empty_literal_range_surely_assigns_its_target():
+    assert "i" not in live_out_of_if_in_outer_loop("range(3)")
+    assert "i" not in live_out_of_if_in_outer_loop("range(1, -2, -1)")
+
+
+def test_a_range_that_may_be_empty_does_not():
+    for inner in ("range(n)", "range(0)", "range(3, 3)", "range(0, 3, -1)", "xs"):
+        assert "i" in live_out_of_if_in_outer_loop(inner), inner
+
+
+def test_the_first_iteration_of_a_non_empty_range_rebinds_what_its_body_assigns():
+    (loop,) = annotated(
+        """
+        def f(x):
+            for k in range(2):
+                y = x * k
+            return y
+        """
+    )
+    assert "y" in anno.get(loop, anno.LIVE_OUT)  # still carried out of the loop

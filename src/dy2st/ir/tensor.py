@@ -239,6 +239,8 @@ def as_value(builder: GraphBuilder, operand: Any) -> Value:
         return operand._value
     if isinstance(operand, (PYTHON_SCALARS, np.ndarray, np.generic)):
         return builder.const(operand, user_location(3))
+    if getattr(type(operand), "unbound_variable", False):
+        raise operand.error()  # ``x + y`` with y unbound (control_flow.Undefined): name y
     raise UnsupportedOpError(
         f"an operand of type {type(operand).__name__} cannot be used in a tensor operation",
         user_location(3),

@@ -6,7 +6,9 @@ scope), an exact pass over the structured AST:
   * backward liveness: a name is live at a point if some path from there reads it before
     rebinding it. ``break`` continues with what is live after the loop, ``continue`` with what is
     live at the loop head, ``return`` with nothing. Loop heads are solved by iterating to a fixed
-    point. Sets stored: ``LIVE_OUT`` on if/while/for, ``LIVE_HEAD`` on while/for.
+    point. Sets stored: ``LIVE_OUT`` on if/while/for, ``LIVE_HEAD`` on while/for. A ``for`` over
+    ``range`` with non-empty literal bounds surely runs its first iteration, so what that iteration
+    rebinds (its target first) is not live before the loop.
 
 Plus ``MODIFIED``: the names written in an if's branches or a loop's body (and a for's target).
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 import gast
 
 from dy2st.frontend.analysis import anno
+from dy2st.frontend.naming import RUNTIME_ALIAS
 from dy2st.frontend.analysis.scopes import block_usage, node_usage, nonlocal_names
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
@@ -116,7 +119,52 @@ def _live_before_for(stmt: gast.For, live: frozenset[str]) -> frozenset[str]:
             break
         head = new_head
     anno.set(stmt, anno.LIVE_HEAD, head)
+    if runs_at_least_once(stmt):
+        # The first iteration surely starts: what it rebinds (the target first) is not live before.
+        first_item = _live_before(stmt.body, head, _LoopExits(live, head))
+        return (first_item - frozenset(target.kills)) | frozenset(target.reads) | _reads(stmt.iter)
     return head | _reads(stmt.iter)
+
+
+def runs_at_least_once(stmt: gast.For | gast.AsyncFor) -> bool:
+    """Is the loop over ``range(...)`` with integer literal bounds that make it non-empty?
+
+    Only literals count (``range(3)``, ``range(1, -2, -1)``): a name could be rebound to anything.
+    """
+    call = _unwrap_break(stmt.iter)
+    if isinstance(stmt, gast.AsyncFor) or not isinstance(call, gast.Call) or call.keywords:
+        return False
+    if not (isinstance(call.func, gast.Name) and call.func.id == "range" and 1 <= len(call.args) <= 3):
+        return False
+    bounds = [_int_literal(arg) for arg in call.args]
+    if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
+        return False
+    return len(range(*bounds)) > 0
+
+
+def _unwrap_break(iterable: gast.expr) -> gast.expr:
+    """The iterable of a loop whose ``break`` was lowered to ``_dy2st.iterate_until(it, stop)``
+    (a ``break`` cannot stop the loop before its first iteration starts)."""
+    func = getattr(iterable, "func", None)
+    if (
+        isinstance(func, gast.Attribute)
+        and func.attr == "iterate_until"
+        and isinstance(func.value, gast.Name)
+        and func.value.id == RUNTIME_ALIAS
+        and iterable.args
+    ):
+        return iterable.args[0]
+    return iterable
+
+
+def _int_literal(node: gast.expr) -> int | None:
+    """The value of an integer literal (``3``, ``-3``), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        inner = _int_literal(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, gast.Constant) and type(node.value) is int:
+        return node.value
+    return None
 
 
 def _live_before_try(stmt: gast.Try, live: frozenset[str], exits: _LoopExits | None) -> frozenset[str]:

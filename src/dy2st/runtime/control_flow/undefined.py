@@ -17,6 +17,7 @@ class Undefined:
     """A variable that is not defined on this path. Every use raises ``GraphBuildError``."""
 
     __slots__ = ("name",)
+    unbound_variable = True  # how ir.tensor.as_value recognises it without importing the runtime
 
     def __init__(self, name: str):
         object.__setattr__(self, "name", name)
