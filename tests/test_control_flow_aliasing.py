@@ -1,0 +1,163 @@
+"""Two names for one array across tensor loops and branches: same results as eager NumPy.
+
+Regression guard for "``x = a; while x > 1: x = x - a*0.25`` returned 0.949 where eager gives 1.0
+(inside the loop, ``a`` read the carried ``x``)". Each function runs eagerly and converted, first
+call and repeated calls with different values, positionally (the fast call path) and by keyword;
+results and the caller's arrays (for in-place updates) must match.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dy2st
+from test_control_flow_if import assert_same
+
+
+def check_calls(fn, calls: list[dict]) -> None:
+    """Every call by position and by keyword on one converted function matches eager NumPy,
+    including what the call does to the caller's arrays."""
+    static = dy2st.to_static(fn)
+    for kwargs in calls:
+        for by_keyword in (False, True):
+            eager_args = {k: np.copy(v) for k, v in kwargs.items()}
+            static_args = {k: np.copy(v) for k, v in kwargs.items()}
+            want = fn(**eager_args)
+            got = static(**static_args) if by_keyword else static(*static_args.values())
+            assert_same(got, want)
+            for name in kwargs:
+                assert_same(static_args[name], eager_args[name])
+    assert static.num_graphs == 1
+
+
+# --- loop-carried variable bound to an argument ------------------------------------------------------
+def shrink_by_quarters(a):
+    x = a
+    while x > 1:
+        x = x - a * 0.25
+    return x
+
+
+def shrink_vector(a, t):
+    x = a
+    while np.sum(x) > t:
+        x = x - a * 0.25
+    return x, a
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_0d_alias_of_a_loop_carried_variable_keeps_the_original_value(dtype):
+    calls = [{"a": np.array(v, dtype)} for v in (1.0, 2.0, 0.5, 3.7, 2.0)]
+    check_calls(shrink_by_quarters, calls)
+
+
+def test_1d_alias_of_a_loop_carried_variable_keeps_the_original_value():
+    a1, a2 = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.25, 4.0])
+    check_calls(shrink_vector, [{"a": a1, "t": np.array(1.0)}, {"a": a2, "t": np.array(2.0)}, {"a": a1, "t": np.array(9.0)}])
+
+
+def counted_alias(a, n):
+    x = a
+    for i in range(n):
+        x = x * 0.5 + a
+    return x + a
+
+
+def test_alias_in_a_tensor_for_loop():
+    a = np.array([1.0, -2.0])
+    check_calls(counted_alias, [{"a": a, "n": np.array(k)} for k in (0, 1, 4, 2)])
+
+
+# --- in-place updates through one name ---------------------------------------------------------------
+def update_alias_in_place(a, n):
+    b = a
+    i = 0
+    while i < n:
+        b += 1.0
+        i += 1
+    return a * 2, b
+
+
+def update_argument_read_alias(a, n):
+    b = a
+    i = 0
+    while i < n:
+        a[0] = a[0] + b[1]
+        i += 1
+    return b.copy()
+
+
+def update_copy_not_alias(a, n):
+    x = a.copy()
+    i = 0
+    while i < n:
+        x[1] = x[1] + a[1]
+        i += 1
+    return x, a
+
+
+@pytest.mark.parametrize("fn", [update_alias_in_place, update_argument_read_alias, update_copy_not_alias])
+def test_in_place_updates_in_a_loop_are_seen_through_every_name(fn):
+    a1, a2 = np.array([1.0, 2.0, 3.0]), np.array([-1.0, 0.5, 0.0])
+    check_calls(fn, [{"a": a1, "n": np.array(2)}, {"a": a2, "n": np.array(0)}, {"a": a1, "n": np.array(3)}])
+
+
+def update_0d_alias_in_place(a, n):
+    b = a
+    i = 0
+    while i < n:
+        b += 0.5
+        i += 1
+    return a + 0, b + 0
+
+
+def test_in_place_update_of_a_0d_argument_through_an_alias():
+    check_calls(update_0d_alias_in_place, [{"a": np.array(v), "n": np.array(k)} for v, k in ((1.0, 2), (3.0, 0), (-1.0, 5))])
+
+
+# --- branch outputs ----------------------------------------------------------------------------------
+def branch_alias(a, t):
+    y = a
+    if t > 0:
+        y = y * 2 - a
+    else:
+        y = a - y * 3
+    return y, a
+
+
+def branch_in_place_alias(a, t):
+    b = a
+    if t > 0:
+        b += 1.0
+    else:
+        a *= 2.0
+    return a + b
+
+
+def loop_of_branch_alias(a, n):
+    x = a
+    i = 0
+    while i < n:
+        if np.sum(x) > 0:
+            x = x - a
+        else:
+            x = x + a * 0.5
+        i += 1
+    return x, a
+
+
+@pytest.mark.parametrize("fn", [branch_alias, branch_in_place_alias])
+def test_alias_of_a_branch_output(fn):
+    calls = [{"a": a, "t": np.array(t)} for a in (np.array(1.5), np.array([1.0, -2.0])[:1].copy()) for t in (1.0, -1.0)]
+    static = dy2st.to_static(fn)
+    for kwargs in calls:
+        eager_args = {k: np.copy(v) for k, v in kwargs.items()}
+        static_args = {k: np.copy(v) for k, v in kwargs.items()}
+        assert_same(static(**static_args), fn(**eager_args))
+        assert_same(static_args["a"], eager_args["a"])
+
+
+def test_alias_inside_a_branch_inside_a_loop():
+    a1, a2 = np.array([1.0, 2.0]), np.array([-3.0, 1.0])
+    check_calls(loop_of_branch_alias, [{"a": a1, "n": np.array(3)}, {"a": a2, "n": np.array(4)}, {"a": a1, "n": np.array(0)}])
