@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import linecache
+import re
 import textwrap
 from dataclasses import dataclass
 
@@ -35,7 +37,13 @@ class SourceInfo:
 
 
 def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
-    """Parse ``fn``'s source into a gast module holding one FunctionDef without decorators."""
+    """Parse ``fn``'s source into a gast module holding one FunctionDef without decorators.
+
+    The source is parsed where it stands in the user's file: blank lines stand in for the lines
+    above it and, for an indented function (a method, a nested function), an ``if 1:`` header
+    takes the indentation. Every node then has the user's line and column, so the compiled code
+    needs no shifting (the ``SourceInfo`` offsets are zero).
+    """
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else "<unknown>"
     if getattr(fn, "__name__", None) == "<lambda>":
@@ -47,21 +55,16 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
             "define the function with 'def' and decorate it with @dy2st.to_static",
         )
     try:
-        lines, start = inspect.getsourcelines(fn)
+        module, start = _parse_source(fn)
     except (OSError, TypeError) as e:
         raise ConversionError(
             f"cannot read the source of {getattr(fn, '__qualname__', fn)!r}: {e}",
             SourceLocation(filename, code.co_firstlineno) if code is not None else None,
             "dy2st converts functions defined in files (not in an interactive session or by exec)",
         ) from None
-    source = "".join(lines)
-    dedented = textwrap.dedent(source)
-    indent = _indent_width(source) - _indent_width(dedented)
-    try:
-        module = gast.parse(dedented)
     except SyntaxError as e:
         raise ConversionError(f"cannot parse the source of {fn.__qualname__}: {e.msg}",
-                              SourceLocation(filename, start + (e.lineno or 1) - 1)) from None
+                              SourceLocation(filename, e.lineno or 1)) from None
     funcs = [n for n in module.body if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))]
     if len(funcs) != 1 or isinstance(funcs[0], gast.AsyncFunctionDef):
         raise ConversionError(
@@ -72,7 +75,68 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     # The decorators ran already (one of them is to_static); running them again would recurse.
     func.decorator_list = []
     module.body = [func]
-    return module, func, SourceInfo(filename, start - 1, indent, func.name)
+    return module, func, SourceInfo(filename, 0, 0, func.name)
+
+
+def _parse_source(fn) -> tuple[gast.Module, int]:
+    """The parsed source of ``fn`` and its first line.
+
+    ``inspect.getsourcelines`` tokenizes the function to find where it ends, most of the cost of
+    reading its source. The lines are taken from ``linecache`` instead, up to the first code line
+    indented no deeper than the ``def``; a construct continuing below that indentation (a string,
+    a bracket) then does not parse, and ``inspect`` delimits the function after all.
+    """
+    guessed = _guess_source_lines(fn)
+    if guessed is not None:
+        try:
+            return _parse_in_place(*guessed), guessed[1]
+        except SyntaxError:
+            pass
+    lines, start = inspect.getsourcelines(fn)
+    return _parse_in_place(lines, start), start
+
+
+def _parse_in_place(lines: list[str], start: int) -> gast.Module:
+    """Parse ``lines`` (the function's, from line ``start`` of its file) at their own lines and columns."""
+    source = "".join(lines)
+    if _indent_width(source) == 0:
+        return gast.parse("\n" * (start - 1) + source)
+    if start < 2:  # no line above for the header (not a file Python imported): columns lose the indent
+        return gast.parse(textwrap.dedent(source))
+    module = gast.parse("\n" * (start - 2) + "if 1:\n" + source)
+    module.body = module.body[0].body
+    return module
+
+
+_DEF_LINE = re.compile(r"\s*(async\s+)?def\s")
+_DEF_OR_DECORATOR = re.compile(r"\s*(@|(async\s+)?def\s)")
+
+
+def _guess_source_lines(fn) -> tuple[list[str], int] | None:
+    """The lines of ``fn`` from its file, ending where its indentation ends (None: ask inspect)."""
+    fn = inspect.unwrap(fn)
+    code = getattr(fn, "__code__", None)
+    globals_ = getattr(fn, "__globals__", None)
+    if code is None or globals_ is None:
+        return None
+    linecache.checkcache(code.co_filename)
+    lines = linecache.getlines(code.co_filename, globals_)
+    first = code.co_firstlineno - 1
+    if not 0 <= first < len(lines) or not _DEF_OR_DECORATOR.match(lines[first]):
+        return None
+    def_line = first
+    while not _DEF_LINE.match(lines[def_line]):  # past the decorators
+        def_line += 1
+        if def_line == len(lines):
+            return None
+    indent = _indent_width(lines[def_line])
+    for end in range(def_line + 1, len(lines)):
+        text = lines[end].lstrip()
+        # Blank lines and comments do not end a block; nor does a line opening with a closing
+        # bracket, such as the ``):`` of a signature written one parameter per line.
+        if text and text[0] not in "#)]}" and len(lines[end]) - len(text) <= indent:
+            return lines[first:end], first + 1
+    return lines[first:], first + 1
 
 
 def _indent_width(text: str) -> int:
