@@ -45,7 +45,7 @@ import gast
 
 from dy2st.frontend.analysis import anno, annotate
 from dy2st.frontend.analysis.scopes import block_usage, node_usage, nonlocal_names, parameter_names
-from dy2st.frontend.transformer import Context, Transformer, parse_expr, parse_stmts
+from dy2st.frontend.transformer import Context, Transformer, parse_expr, parse_stmts, walk
 
 _ANALYSED = "control_flow_analysed"
 _STATE_ARG = "control_flow_state_arg"
@@ -75,7 +75,7 @@ def state_arg(ctx: Context) -> str:
 def strip_locations(nodes: list[gast.AST]) -> list[gast.AST]:
     """Forget template line numbers, so the converted statement's location is copied instead."""
     for root in nodes:
-        for node in gast.walk(root):
+        for node in walk(root):
             if "lineno" in node._attributes:
                 node.lineno = node.end_lineno = None
                 node.col_offset = node.end_col_offset = None
@@ -90,7 +90,7 @@ def place_at(nodes: list[gast.AST], stmt: gast.stmt) -> list[gast.AST]:
     so errors point at the ``if``/``while``/``for`` keyword itself.
     """
     for root in nodes:
-        for node in gast.walk(root):
+        for node in walk(root):
             if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
                 node.lineno = node.end_lineno = stmt.lineno
                 node.col_offset = stmt.col_offset
@@ -240,7 +240,7 @@ def _bound_before_use(body: list[gast.stmt], names: tuple[str, ...]) -> set[str]
     for stmt in body:
         if not pending:
             break
-        declared = {n for node in gast.walk(stmt) if isinstance(node, gast.Nonlocal) for n in node.names}
+        declared = {n for node in walk(stmt) if isinstance(node, gast.Nonlocal) for n in node.names}
         pending -= declared
         if isinstance(stmt, _BINDING_STATEMENTS):
             newly = pending & set(node_usage(stmt).kills)
