@@ -20,6 +20,7 @@ once and repeat the same numbers on every call.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -276,6 +277,20 @@ def _refuse_random(name: str):
     return refuse
 
 
-for _name in _RANDOM_FUNCTIONS:
-    if hasattr(np.random, _name):
-        CREATION_HANDLERS[getattr(np.random, _name)] = _refuse_random(_name)
+_random_refused = False
+
+
+def register_random_refusals() -> None:
+    """Refuse NumPy's random functions in converted code, once ``numpy.random`` is imported.
+
+    Not done when dy2st is imported: touching ``np.random`` imports it (about 8 ms, a fifth of
+    ``import dy2st``). A converted function that calls ``np.random.rand`` has imported it by the
+    time ``convert_call`` sees the call, and ``convert_call`` calls this first.
+    """
+    global _random_refused
+    if _random_refused or "numpy.random" not in sys.modules:
+        return
+    for name in _RANDOM_FUNCTIONS:
+        if hasattr(np.random, name):
+            CREATION_HANDLERS[getattr(np.random, name)] = _refuse_random(name)
+    _random_refused = True

@@ -40,6 +40,7 @@ def convert_call(f: Any) -> Any:
     from dy2st.api import BoundStaticFunction, StaticFunction
     from dy2st.frontend.convert import converted_function
     from dy2st.ops import registry
+    from dy2st.ops.creation import register_random_refusals
 
     if current_builder() is None:
         return f
@@ -49,6 +50,7 @@ def convert_call(f: Any) -> Any:
         return types.MethodType(converted_function(f.static.fn), f.instance)
     if f is builtins.print:
         return convert_print
+    register_random_refusals()
     try:
         staged = registry.CREATION_HANDLERS.get(f)
     except TypeError:  # unhashable callables
