@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import subprocess
+import sys
 
 import gast
 import numpy as np
@@ -165,3 +167,11 @@ def test_method_build_error_names_the_users_line_and_column():
     # Column 16: the method body is indented 8, and ``y[...]`` starts after ``return ``.
     assert f"test_first_call.py:{line}:16: error: gather(f64[3]): index 5 is out of bounds" in str(info.value)
     assert "return y[np.array([5])]" in str(info.value)
+
+
+def test_import_leaves_numpy_random_and_astor_unloaded():
+    """``import dy2st`` stays lean; ``np.random`` calls are still refused (tests/ops)."""
+    script = "import sys, dy2st; print(sorted(m for m in ('numpy.random', 'astor') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
