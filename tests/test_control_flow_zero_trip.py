@@ -132,10 +132,16 @@ def returned_directly(x, n):
     return y
 
 
-def test_returning_the_variable_is_a_use():
+def test_returning_the_variable_is_a_use_reported_at_the_call():
     check_same_graph(returned_directly, (X, np.array(2)))
-    with pytest.raises(UnassignedVariableError, match="'y' is used here but was never assigned"):
-        dy2st.to_static(returned_directly)(X, np.array(0))
+    static = dy2st.to_static(returned_directly)
+    with pytest.raises(UnassignedVariableError) as caught:
+        static(X, np.array(0))  # the line of the call: the function has returned when it is checked
+    call_line = caught.traceback[0].lineno + 1
+    assert (
+        f"{THIS_FILE}:{call_line}:9: error: the function returns 'y', which was never assigned: the loop at line "
+        f"{line_of(returned_directly, 'for k')} ran zero times (Python raises UnboundLocalError)"
+    ) in str(caught.value)
 
 
 # --- uses on paths that do not run -------------------------------------------------------------------

@@ -7,7 +7,9 @@ simply runs) and stages a graph op when it is a symbolic tensor:
   * ``convert_while_loop`` / ``while_loop``: a ``while_loop`` op (``loops.py``);
   * ``convert_for`` with ``for_range``/``for_enumerate``/``for_zip``: a ``while_loop`` over a
     counter when the bound or the iterable is a tensor (``iterables.py``);
-  * ``Undefined``: what a variable holds on a path that has not assigned it (``undefined.py``).
+  * ``Undefined``: what a variable holds on a path that has not assigned it (``undefined.py``);
+  * the run-time check of a variable a tensor loop may never have assigned (``assigned.py``), and
+    the refusal of Python containers a tensor loop changes in place (``containers.py``).
 """
 
 from dy2st.runtime.control_flow.cond import cond, convert_ifelse

@@ -19,6 +19,8 @@ same block, or in regions nested in it, are covered by the first.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -34,10 +36,13 @@ class UnassignedVariableError(Dy2stRuntimeError, UnboundLocalError):
     """A variable first assigned in a tensor loop is used after the loop ran zero times."""
 
 
-def _check_assigned_kernel(assigned, *, name: str, loop_line: int, loc: SourceLocation | None) -> None:
+def _check_assigned_kernel(
+    assigned, *, name: str, loop_line: int, loc: SourceLocation | None, returned: bool = False
+) -> None:
     if not bool(assigned):
+        use = f"the function returns '{name}', which" if returned else f"'{name}' is used here but"
         raise UnassignedVariableError(
-            f"'{name}' is used here but was never assigned: the loop at line {loop_line} ran zero times "
+            f"{use} was never assigned: the loop at line {loop_line} ran zero times "
             "(Python raises UnboundLocalError)",
             loc,
             "assign it before the loop if zero iterations are possible",
@@ -88,13 +93,26 @@ class AssignedGuard:
             return
         self._checked_blocks.append(block)
         loc = user_location()
-        builder.emit(
-            "check_assigned",
-            [self.flag._value],
-            {"name": self.name, "loop_line": self.loop_line, "loc": loc},
-            loc=loc,
-            result_types=[],
-        )
+        attrs = {"name": self.name, "loop_line": self.loop_line, "loc": loc}
+        if _is_graph_output():
+            attrs["returned"] = True  # the function has returned: loc is the line that called it
+        builder.emit("check_assigned", [self.flag._value], attrs, loc=loc, result_types=[])
+
+
+_STAGING_FILE = os.path.join("runtime", "staging.py")
+
+
+def _is_graph_output() -> bool:
+    """Is the use the staging of the function's return value (after the function returned)?"""
+    frame = sys._getframe(2)
+    for _ in range(8):  # as_value <- _output_value <- trace, a few frames up
+        if frame is None:
+            return False
+        code = frame.f_code
+        if code.co_name == "_output_value" and code.co_filename.endswith(_STAGING_FILE):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _encloses(outer: Block, block: Block | None) -> bool:
