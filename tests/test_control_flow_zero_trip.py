@@ -237,3 +237,35 @@ def target_of_empty_literal_range_in_one_branch(x, s):
 def test_a_genuinely_one_sided_definition_is_still_an_error():
     with pytest.raises(dy2st.GraphBuildError, match="'i' is used here but is not defined on every path"):
         dy2st.to_static(target_of_empty_literal_range_in_one_branch)(np.array([-1.0, 2.0]), np.array(0.0))
+
+
+# --- a second loop over a variable the first may not have assigned ---------------------------------
+def rebound_in_second_loop(x, n, m):
+    for k in range(n):
+        y = x * k
+    for j in range(m):
+        y = x + j
+    return y * 1
+
+
+def read_in_second_loop(x, n, m):
+    for k in range(n):
+        y = x * k
+    for j in range(m):
+        y = y + j
+    return y * 1
+
+
+@pytest.mark.parametrize("fn", [rebound_in_second_loop, read_in_second_loop])
+def test_a_second_loop_keeps_the_first_loops_check(fn):
+    static = dy2st.to_static(fn)
+    for n, m in ((2, 3), (0, 3), (2, 0), (0, 0)):
+        args = (X, np.array(n), np.array(m))
+        try:
+            want = fn(*args)
+        except UnboundLocalError:
+            with pytest.raises(UnassignedVariableError):
+                static(*args)
+        else:
+            assert_same(static(*args), want)
+    assert static.num_graphs == 1

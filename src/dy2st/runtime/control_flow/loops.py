@@ -151,17 +151,22 @@ def stage_while_loop(
 
 
 def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
-    """``state`` and ``body_fn`` extended with an "assigned" flag per carried variable that is
-    undefined before the loop: False before it, True at the end of each iteration.
+    """``state`` and ``body_fn`` extended with an "assigned" flag per carried variable that may be
+    unassigned before the loop: False (or the flag of an earlier loop that first assigned it)
+    before it, True at the end of each iteration.
 
     Returns the extended state, the extended body, and the flags by variable (the dict the
     extended state reads and rebinds).
     """
-    before = state.get()
-    unassigned = [n for n, v in zip(state.names, before) if n in state.carried and isinstance(v, Undefined)]
-    if not unassigned:
+    flags: dict[str, Any] = {}
+    for name, value in zip(state.names, state.get()):
+        if name in state.carried:
+            flag = NOT_ASSIGNED if isinstance(value, Undefined) else _earlier_flag(value)
+            if flag is not None:
+                flags[name] = flag
+    if not flags:
         return state, body_fn, {}
-    flags = {name: NOT_ASSIGNED for name in unassigned}
+    unassigned = list(flags)
     labels = tuple(assigned_flag_label(name) for name in unassigned)
     count = len(state.names)
 
@@ -177,6 +182,13 @@ def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
         flags.update(dict.fromkeys(unassigned, ASSIGNED))
 
     return LoopState(state.names + labels, state.carried + labels, get, set), body, flags
+
+
+def _earlier_flag(value: Any) -> Tensor | None:
+    """The "assigned" flag guarding ``value`` (an earlier tensor loop may never have assigned it)."""
+    _, leaves = _flat(value)
+    guards = [leaf._guard for leaf in leaves if isinstance(leaf, Tensor) and leaf._guard is not None]
+    return guards[0].flag if guards else None
 
 
 def _guard_first_assignments(state: LoopState, flags: dict[str, Any], loc: SourceLocation | None) -> None:
@@ -213,6 +225,7 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
                 # A copy of the object: other names for the same array (``x = a``) must keep
                 # seeing the value from before the loop, unless the body updates it in place.
                 copy = Tensor(leaf._value, builder, scalar=leaf._scalar)
+                copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
                 plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
             else:
                 plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
