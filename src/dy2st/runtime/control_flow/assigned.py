@@ -86,12 +86,19 @@ class AssignedGuard:
         self.loop_line = loop_line
         self._checked_blocks: list[Block] = []
 
+    def in_scope(self, builder: GraphBuilder) -> bool:
+        """Can the current block read the flag? Not when the guarded array object was carried out
+        of the region that defined the flag by an in-place update there (which read it, and so was
+        checked, inside that region): the guard is then stale and nothing is left to check."""
+        owner = self.flag._value.owner
+        defining_block = owner if isinstance(owner, Block) else getattr(owner, "parent", None)
+        return _is_open(builder, defining_block)
+
     def check(self, builder: GraphBuilder) -> None:
         """Emit the run-time check for a use of the variable in the current block (once per block)."""
-        block = builder.block
-        if any(_encloses(checked, block) for checked in self._checked_blocks):
+        if any(_is_open(builder, checked) for checked in self._checked_blocks) or not self.in_scope(builder):
             return
-        self._checked_blocks.append(block)
+        self._checked_blocks.append(builder.block)
         loc = user_location()
         attrs = {"name": self.name, "loop_line": self.loop_line, "loc": loc}
         if _is_graph_output():
@@ -115,16 +122,10 @@ def _is_graph_output() -> bool:
     return False
 
 
-def _encloses(outer: Block, block: Block | None) -> bool:
-    """Is ``block`` ``outer`` itself or a block of a region nested (at any depth) in it?"""
-    current = block
-    while current is not None:
-        if current is outer:
-            return True
-        region = current.parent
-        op = region.parent if region is not None else None
-        current = op.parent if op is not None else None
-    return False
+def _is_open(builder: GraphBuilder, block: Block | None) -> bool:
+    """Is ``block`` the current block or one the current block is nested in? (The builder's stack
+    of open blocks: a region being traced has no parent op yet, so parent links cannot tell.)"""
+    return any(open_block is block for open_block in builder.blocks)
 
 
 def guard_leaves(value: Any, guard: AssignedGuard) -> None:

@@ -187,7 +187,11 @@ def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
 def _earlier_flag(value: Any) -> Tensor | None:
     """The "assigned" flag guarding ``value`` (an earlier tensor loop may never have assigned it)."""
     _, leaves = _flat(value)
-    guards = [leaf._guard for leaf in leaves if isinstance(leaf, Tensor) and leaf._guard is not None]
+    guards = [
+        leaf._guard
+        for leaf in leaves
+        if isinstance(leaf, Tensor) and leaf._guard is not None and leaf._guard.in_scope(leaf._builder)
+    ]
     return guards[0].flag if guards else None
 
 
