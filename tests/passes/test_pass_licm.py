@@ -144,3 +144,23 @@ def test_cond_branches_are_not_hoisted_from():
         branch = emit_cond(builder, p, lambda: [emit(builder, "exp", x)], lambda: [x])
         graph = builder.finish([branch.result])
     assert_unchanged_by(LoopInvariantCodeMotion, graph)
+
+
+def halve_until_close(a):
+    x = a * 1.0
+    while np.abs(x - a / 3.0) > 1e-9 * a:
+        x = (x + a / 3.0) * 0.5
+    return x
+
+
+def test_invariants_of_the_loop_condition_are_hoisted_too():
+    import dy2st
+
+    a = np.array(6.0)
+    static = dy2st.to_static(halve_until_close)
+    graph = static.graph(a)
+    loop = next(op for op in graph.body.ops if op.name == "while_loop")
+    condition_ops = [inner.name for op in loop.regions[0].block.ops for inner in op.walk()]
+    # `1e-9 * a` and `a / 3.0` (in the condition) no longer run at every test
+    assert "divide" not in condition_ops and condition_ops.count("multiply") == 0
+    assert static(a) == halve_until_close(a)

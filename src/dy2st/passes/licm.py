@@ -13,9 +13,9 @@ Before::
 After: ``%0`` sits just before the ``while_loop``, and so does anything computed only from it.
 
 An op moves when every operand is defined outside the loop (or by an op that moved), it has no side
-effects and no regions, and it cannot raise at run time. Only the body region is hoisted from: the
-condition region is small (it usually compares a counter), and ``cond`` branches are never hoisted
-from, since that would run the work of the branch not taken. Nested loops are processed innermost
+effects and no regions, and it cannot raise at run time. Both the condition and the body region are
+hoisted from (the condition's invariants, like a tolerance ``1e-12 * a``, would otherwise run at every
+test); ``cond`` branches are never hoisted from, since that would run the work of the branch not taken. Nested loops are processed innermost
 first, so an op can climb out of several loops.
 
 A hoisted op runs even when the loop runs zero times. Ops that can raise at run time (indexing with
@@ -55,7 +55,9 @@ def _hoist_in_block(block: Block) -> bool:
         for region in op.regions:
             changed |= _hoist_in_block(region.block)
         if op.name == "while_loop":
-            hoisted = _take_invariants(op.regions[1].block)
+            # The condition runs at least once, so its invariants are hoisted as safely as the
+            # body's (Newton's ``1e-12 * a`` in ``while abs(x * x - a) > 1e-12 * a``).
+            hoisted = _take_invariants(op.regions[0].block) + _take_invariants(op.regions[1].block)
             new_ops.extend(hoisted)
             changed |= bool(hoisted)
         new_ops.append(op)

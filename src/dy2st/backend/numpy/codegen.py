@@ -74,6 +74,14 @@ class CodeGenerator:
         self.lines: list[str] = []
         self.line_ops: dict[int, Op] = {}
         self.counter = 0
+        # 0-d graph arguments read as NumPy scalars by the scalar operators (see ``scalar_name``).
+        self.scalar_args: dict[str, str] = {}
+        # (op, operand) -> the name that op reads the operand by (a loop bound as a Python int).
+        self.operand_names: dict[tuple[Op, Value], str] = {}
+        # Values that may hold a Python number at run time (literals, loop counters): Python's own
+        # arithmetic on two of them differs from NumPy's (``1 / 0`` raises), so some operators
+        # are written out only when an operand is known to be a NumPy value.
+        self.python_numbers = may_be_python_numbers(graph)
 
     # --- names -----------------------------------------------------------------------------
     def fresh(self, stem: str = "v") -> str:
@@ -160,8 +168,28 @@ class CodeGenerator:
             args.append(f"a{i}")
         self.line(0, f"def run({', '.join(args)}):")
         self.emit_buffers(1)
+        self.emit_scalar_args(1)
         self.emit_block(self.graph.body, 1, aliasing)
         return "\n".join(self.lines) + "\n"
+
+    def emit_scalar_args(self, depth: int) -> None:
+        """``s0 = a0[()]`` for each 0-d argument a scalar operator reads: NumPy scalar math on
+        ``s0`` gives the same values and types as the ufunc a 0-d array operand would call
+        (``np.float64(2.0) - a0``), at a tenth of the cost. Newton's ``x * x - a`` runs on it."""
+        if not any(op.name in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) for op in self.graph.walk()):
+            return
+        ndarray = self.bind(np.ndarray, "np_ndarray")
+        for value in self.graph.body.args:
+            if value.type.ndim == 0:
+                arg = self.name_of(value)
+                name = self.scalar_args[arg] = f"s{arg[1:]}"
+                self.line(depth, f"{name} = {arg}[()] if type({arg}) is {ndarray} else {arg}")
+
+    def scalar_name(self, value: Value) -> str:
+        """The name a scalar operator reads ``value`` by: its NumPy scalar for a 0-d argument
+        (also when it arrives as the argument of a small fused group run op by op)."""
+        name = self.name_of(value)
+        return self.scalar_args.get(name, name)
 
     def emit_block(self, block: Block, depth: int, aliasing: set[Value]) -> None:
         start = len(self.lines)
@@ -174,7 +202,7 @@ class CodeGenerator:
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)
-        elif op.name in _SCALAR_OPERATORS and _is_scalar_arithmetic(op):
+        elif op.name in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) and self.numpy_operand(op):
             self.emit_scalar_operator(op, depth)
         else:
             self.emit_kernel_call(op, depth)
@@ -200,8 +228,20 @@ class CodeGenerator:
         """``v = a < b``: on 0-d values Python's operators reach NumPy's scalar math, ten times
         cheaper than a ufunc call, with the same results (they are what the eager code ran)."""
         name = self.names[op.results[0]] = self.fresh()
-        left, right = (self.name_of(v) for v in op.operands)
-        self.line(depth, f"{name} = {left} {_SCALAR_OPERATORS[op.name]} {right}", op)
+        operands = [self.operand_names.get((op, v)) or self.scalar_name(v) for v in op.operands]
+        if op.name in _UNARY_SCALAR_FUNCTIONS:
+            self.line(depth, f"{name} = {_UNARY_SCALAR_FUNCTIONS[op.name]}({operands[0]})", op)
+        else:
+            left, right = operands
+            self.line(depth, f"{name} = {left} {_SCALAR_OPERATORS[op.name]} {right}", op)
+
+    def numpy_operand(self, op: Op) -> bool:
+        """Division and ``abs`` are written as Python operators only when an operand is known to
+        be a NumPy value, so NumPy's semantics apply (``np.float64(1) / 0`` is inf, ``1 / 0``
+        raises); ``+ - *`` and comparisons agree on Python numbers too."""
+        if op.name not in _NUMPY_ONLY_OPERATORS:
+            return True
+        return any(v not in self.python_numbers for v in op.operands)
 
     def emit_getitem(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """``v = x[i, 1:3]`` written out, instead of a kernel that rebuilds the index each call."""
@@ -299,24 +339,64 @@ class CodeGenerator:
             self.line(depth, "pass")
 
     def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """``while True`` with the carried values as locals; the condition's comparison with a
+        loop-invariant integer bound compares Python ints (``w2 < v0_int``)."""
         cond_block, body_block = op.regions[0].block, op.regions[1].block
         carried = [self.fresh("w") for _ in op.operands]
         for names_for in (cond_block.args, body_block.args):
             for value, name in zip(names_for, carried):
                 self.names[value] = name
         if carried:
-            inits = ", ".join(self.name_of(v) for v in op.operands)
-            self.line(depth, f"{', '.join(carried)}{',' if len(carried) == 1 else ''} = {inits}{',' if len(carried) == 1 else ''}", op)
+            inits = [self.name_of(v) for v in op.operands]
+            self.line(depth, f"{_targets(carried)} = {_targets(inits)}", op)
+        self.emit_integer_bounds(cond_block, depth)
         self.line(depth, "while True:", op)
         self.emit_block_body(cond_block, depth + 1, aliasing)
         self.line(depth + 1, f"if not {self.name_of(cond_block.ops[-1].operands[0])}:", op)
         self.line(depth + 2, "break")
         self.emit_block_body(body_block, depth + 1, aliasing)
-        if carried:
-            yielded = [self.name_of(v) for v in body_block.ops[-1].operands]
-            self.line(depth + 1, f"{', '.join(carried)}{',' if len(carried) == 1 else ''} = {', '.join(yielded)}{',' if len(carried) == 1 else ''}", op)
+        yielded = [self.name_of(v) for v in body_block.ops[-1].operands]
+        # A value the body hands back unchanged needs no re-binding.
+        changed = [(c, y) for c, y in zip(carried, yielded) if c != y]
+        if changed:
+            self.line(depth + 1, f"{_targets([c for c, _ in changed])} = {_targets([y for _, y in changed])}", op)
         for value, name in zip(op.results, carried):
             self.names[value] = name
+
+    def emit_integer_bounds(self, cond_block: Block, depth: int) -> None:
+        """Before the loop, ``v0_int = int(v0)`` for each 0-d integer defined outside the loop that
+        a scalar comparison deciding the loop reads: comparing Python ints is exact for every
+        integer dtype and cheaper than comparing with a NumPy integer. Only a comparison whose
+        result is nothing but the loop's condition qualifies (its result becomes a Python bool)."""
+        condition = cond_block.ops[-1].operands[0]
+        users = [op for op in cond_block.ops if condition in op.operands]
+        compare = condition.owner
+        if not isinstance(compare, Op) or compare.parent is not cond_block or len(users) != 1:
+            return
+        if compare.name not in _COMPARISONS or not _is_scalar_arithmetic(compare):
+            return
+        for value in compare.operands:
+            if value.type.dtype.kind in "iu" and value not in self.python_numbers and _defined_outside(value, cond_block):
+                name = self.fresh(f"{self.name_of(value)}_int")
+                self.line(depth, f"{name} = int({self.name_of(value)})")
+                self.operand_names[(compare, value)] = name
+
+
+def _targets(names: list[str]) -> str:
+    """An assignment side: ``a`` for one name (no tuple to pack), ``a, b`` for more."""
+    return ", ".join(names)
+
+
+def _defined_outside(value: Value, block: Block) -> bool:
+    """Is ``value`` defined outside ``block`` (and so unchanged while the loop runs)?"""
+    owner = value.owner
+    while owner is not None:
+        home = owner.parent if isinstance(owner, Op) else owner
+        if home is block:
+            return False
+        region = home.parent if home is not None else None
+        owner = region.parent if region is not None else None
+    return True
 
 
 # Fused groups whose arrays are all this small run as separate NumPy calls: the tiled kernel's
@@ -342,19 +422,62 @@ _SCALAR_OPERATORS = {
     "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
     "add": "+", "subtract": "-", "multiply": "*",
 }
+_UNARY_SCALAR_FUNCTIONS = {"absolute": "abs"}
+_SCALAR_OPERATORS.update({"divide": "/", **_UNARY_SCALAR_FUNCTIONS})
+_NUMPY_ONLY_OPERATORS = frozenset({"divide", "absolute"})
 _COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
 
 
 def _is_scalar_arithmetic(op: Op) -> bool:
     """0-d operands and result, no planned buffer, and no bools in arithmetic (``True + True`` is
     2 in Python but ``True`` in NumPy)."""
-    if "out_buffer" in op.attrs or len(op.operands) != 2 or op.results[0].type.ndim != 0:
+    arity = 1 if op.name in _UNARY_SCALAR_FUNCTIONS else 2
+    if "out_buffer" in op.attrs or len(op.operands) != arity or op.results[0].type.ndim != 0:
         return False
     if any(v.type.ndim != 0 for v in op.operands):
         return False
     if op.name in _COMPARISONS:
         return True
     return op.results[0].type.dtype.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
+
+
+def may_be_python_numbers(graph: Graph) -> set[Value]:
+    """Values the generated code may hold as Python numbers rather than NumPy values: inline
+    literals, loop counters (``as_python_number``), Python operators on those only, and what
+    control flow carries or yields from them. Arguments and kernel results are NumPy values."""
+    found: set[Value] = set()
+
+    def visit(block: Block) -> None:
+        for op in block.ops:
+            for region in op.regions:
+                visit(region.block)
+            if op.name == "const" and _is_inline_literal(op.attrs["value"]):
+                found.update(op.results)
+            elif op.name == "as_python_number":
+                found.update(op.results)
+            elif op.name in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
+                found.update(op.results)
+            elif op.name == "fused" and op.regions:  # small groups run op by op on the same names
+                inner_yield = op.regions[0].block.ops[-1].operands
+                for arg, operand in zip(op.regions[0].block.args, op.operands):
+                    if operand in found:
+                        found.add(arg)
+                found.update(r for r, v in zip(op.results, inner_yield) if v in found)
+            elif op.name == "cond":
+                for region in op.regions:
+                    yielded = region.block.ops[-1].operands
+                    found.update(r for r, v in zip(op.results, yielded) if v in found)
+            elif op.name == "while_loop":
+                yielded = op.regions[1].block.ops[-1].operands
+                for i, init in enumerate(op.operands):
+                    if init in found or yielded[i] in found:
+                        found.update((op.results[i], op.regions[0].block.args[i], op.regions[1].block.args[i]))
+
+    size = -1
+    while size != len(found):  # loops feed their own arguments: iterate to a fixed point
+        size = len(found)
+        visit(graph.body)
+    return found
 
 
 def _is_index_int(value: Any) -> bool:

@@ -1,0 +1,80 @@
+"""Generated code for 0-d arithmetic and loop conditions: Python operators on NumPy scalars where
+they give exactly the values and types the eager code gets, and NumPy kernels where they would not."""
+
+import warnings
+
+import numpy as np
+
+import dy2st
+
+
+def newton_sqrt(a):
+    x = a / 2.0
+    while np.abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def test_newton_runs_on_numpy_scalars_and_matches_eager_bit_for_bit():
+    static = dy2st.to_static(newton_sqrt)
+    for value in (np.array(1000.0), np.array(2.0), np.array(1e-3), np.array(7.0)):
+        got, want = static(value), newton_sqrt(value)
+        assert type(got) is type(want) and got.dtype == want.dtype
+        assert got == want
+    source = static.executor_source(np.array(2.0))
+    loop = source[source.index("while True:"):]
+    # the argument is read once as a NumPy scalar; abs and / are operators, not ufunc calls
+    assert "s0 = a0[()]" in source
+    assert "k_absolute" not in loop and "k_divide" not in loop and "abs(" in loop and "s0 / " in loop
+    # the condition's loop-invariant tolerance is computed once, before the loop
+    assert "1e-12 * s0" in source[: source.index("while True:")]
+
+
+def counter_reciprocals(n):
+    total = np.zeros(())
+    for i in range(n):
+        total = total + 1 / (i - i + 0)  # Python would raise ZeroDivisionError; NumPy gives inf
+    return total
+
+
+def test_division_of_two_python_numbers_keeps_numpy_semantics():
+    static = dy2st.to_static(counter_reciprocals)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert static(np.array(3)) == np.inf
+    assert "k_divide" in static.executor_source(np.array(3))
+
+
+def running_sum(xs, n):
+    total = np.zeros(xs.shape[1:])
+    for i in range(n):
+        total = total + xs[i]
+    return total
+
+
+def test_a_loop_bound_is_compared_as_a_python_int_and_results_match():
+    xs = np.arange(12.0).reshape(4, 3)
+    static = dy2st.to_static(running_sum)
+    for n in (0, 3, 4, np.int64(2)):
+        got, want = static(xs, np.array(n)), running_sum(xs, np.array(n))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    source = static.executor_source(xs, np.array(3))
+    assert "_int" in source and "= int(" in source
+
+
+def scaled_until(x, limit):
+    i = 0
+    while i < limit:
+        x = x * 2.0
+        i = i + 1
+    return x, i
+
+
+def test_a_bound_used_only_as_the_condition_leaves_the_counter_a_numpy_result():
+    static = dy2st.to_static(scaled_until)
+    x = np.ones(3)
+    got_x, got_i = static(x, np.array(3))
+    want_x, want_i = scaled_until(x, np.array(3))
+    np.testing.assert_array_equal(got_x, want_x)
+    assert got_i == want_i
