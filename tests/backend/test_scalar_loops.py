@@ -78,3 +78,26 @@ def test_a_bound_used_only_as_the_condition_leaves_the_counter_a_numpy_result():
     want_x, want_i = scaled_until(x, np.array(3))
     np.testing.assert_array_equal(got_x, want_x)
     assert got_i == want_i
+
+
+RNN_W = np.linspace(-0.3, 0.3, 16).reshape(4, 4)
+RNN_BIAS = np.linspace(-0.1, 0.1, 4)
+
+
+def rnn(xs, h, n):
+    for i in range(n):
+        h = np.tanh(xs[i] @ RNN_W + h @ RNN_W + RNN_BIAS)
+    return h
+
+
+def test_a_small_step_overwrites_its_own_temporaries_and_matches_eager():
+    xs = np.linspace(-1, 1, 20).reshape(5, 4)
+    h = np.zeros(4)
+    static = dy2st.to_static(rnn)
+    for n in (0, 1, 5):
+        got, want = static(xs, h, np.array(n)), rnn(xs, h, np.array(n))
+        assert got.dtype == want.dtype and got is not h
+        np.testing.assert_array_equal(got, want)
+    source = static.executor_source(xs, h, np.array(5))
+    # the sum's first add allocates; the second add and tanh write into it
+    assert source.count("out=v") == 2
