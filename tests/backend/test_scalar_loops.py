@@ -101,3 +101,22 @@ def test_a_small_step_overwrites_its_own_temporaries_and_matches_eager():
     source = static.executor_source(xs, h, np.array(5))
     # the sum's first add allocates; the second add and tanh write into it
     assert source.count("out=v") == 2
+    # the counter starts at 0 and only ever gets + 1: no Python-number check per step
+    assert "as_python_number" not in source
+
+
+def count_from_array(start, n):
+    total = np.zeros(())
+    i = start
+    while i < n:
+        total = total + i
+        i = i + 1
+    return total, i
+
+
+def test_a_counter_that_starts_as_an_array_value_keeps_its_check():
+    static = dy2st.to_static(count_from_array)
+    got_total, got_i = static(np.array(2), np.array(5))
+    want_total, want_i = count_from_array(np.array(2), np.array(5))
+    assert got_total == want_total and got_i == want_i
+    assert np.asarray(got_total).dtype == np.asarray(want_total).dtype

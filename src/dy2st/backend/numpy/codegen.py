@@ -261,6 +261,10 @@ class CodeGenerator:
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """Loop counters: ``i + 1`` on a Python int already is one (the scalar operators keep it
         so), so the kernel call, 0.3 µs per RNN step, is needed only for NumPy values."""
+        if _is_counter_step(op):
+            # ``i + 1`` on a counter that starts at a literal: always a Python number already.
+            self.names[op.results[0]] = self.name_of(op.operands[0])
+            return
         name = self.names[op.results[0]] = self.fresh()
         value = self.name_of(op.operands[0])
         kernel = self.kernel_for(op)
@@ -443,6 +447,35 @@ def _in_place_temporaries(block: Block) -> dict[Op, Value]:
                 chosen[op] = operand
                 break
     return chosen
+
+
+def _is_counter_step(op: Op) -> bool:
+    """``as_python_number(i + 1)`` where ``i`` is a loop-carried counter that starts at a Python
+    literal and is carried back from this very op: by induction ``i`` is always a Python number,
+    and so is ``i + 1`` (the scalar operators keep Python numbers Python), so no check is needed."""
+    step = op.operands[0].owner
+    if not isinstance(step, Op) or step.name not in ("add", "subtract") or not _is_scalar_arithmetic(step):
+        return False
+    return all(_is_literal(v) or _is_counter_of(v, op) for v in step.operands)
+
+
+def _is_literal(value: Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, Op) and owner.name == "const" and _is_inline_literal(owner.attrs["value"]) \
+        and not isinstance(owner.attrs["value"], (bool, complex))
+
+
+def _is_counter_of(value: Value, step: Op) -> bool:
+    """Is ``value`` a while body argument whose initial value is a literal and whose next value
+    is ``step``'s result?"""
+    block = value.owner
+    if not isinstance(block, Block) or block.parent is None or block.parent.parent is None:
+        return False
+    loop = block.parent.parent
+    if loop.name != "while_loop" or block is not loop.regions[1].block:
+        return False
+    index = block.args.index(value)
+    return _is_literal(loop.operands[index]) and block.ops[-1].operands[index] is step.results[0]
 
 
 def _writes_fresh_array(op: Op) -> bool:
