@@ -60,7 +60,22 @@ def test_a_loop_bound_is_compared_as_a_python_int_and_results_match():
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
     source = static.executor_source(xs, np.array(3))
-    assert "_int" in source and "= int(" in source
+    # a counted loop: Python's range does the compare and the + 1
+    assert "= int(" in source and "in range(0, " in source and "while True" not in source
+
+
+def count_up(n):
+    i = 0
+    while i < n:
+        i = i + 1
+    return np.zeros(()) + i
+
+
+def test_a_counted_loop_leaves_its_counter_where_the_while_loop_would():
+    static = dy2st.to_static(count_up)
+    for n in (-2, 0, 3):
+        got, want = static(np.array(n)), count_up(np.array(n))
+        assert got == want and np.asarray(got).dtype == np.asarray(want).dtype
 
 
 def scaled_until(x, limit):

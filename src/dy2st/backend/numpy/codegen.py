@@ -350,7 +350,11 @@ class CodeGenerator:
 
     def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """``while True`` with the carried values as locals; the condition's comparison with a
-        loop-invariant integer bound compares Python ints (``w2 < v0_int``)."""
+        loop-invariant integer bound compares Python ints (``w2 < v0_int``). A counted loop
+        becomes a ``for`` over ``range`` (see ``counted_loop``)."""
+        if counted_loop(op) is not None:
+            self.emit_counted_loop(op, depth, aliasing)
+            return
         cond_block, body_block = op.regions[0].block, op.regions[1].block
         carried = [self.fresh("w") for _ in op.operands]
         for names_for in (cond_block.args, body_block.args):
@@ -370,6 +374,40 @@ class CodeGenerator:
         changed = [(c, y) for c, y in zip(carried, yielded) if c != y]
         if changed:
             self.line(depth + 1, f"{_targets([c for c, _ in changed])} = {_targets([y for _, y in changed])}", op)
+        for value, name in zip(op.results, carried):
+            self.names[value] = name
+
+    def emit_counted_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """``for w2 in range(0, int(bound))``: Python's range does the compare and the ``+ 1`` the
+        while loop would run at every step. The counter's final value is the bound (or the start,
+        for a loop that never runs), as the while loop leaves it."""
+        index, step = counted_loop(op)
+        cond_block, body_block = op.regions[0].block, op.regions[1].block
+        carried = [self.fresh("w") for _ in op.operands]
+        for names_for in (cond_block.args, body_block.args):
+            for value, name in zip(names_for, carried):
+                self.names[value] = name
+        others = [i for i in range(len(carried)) if i != index]
+        if others:
+            inits = [self.name_of(op.operands[i]) for i in others]
+            self.line(depth, f"{_targets([carried[i] for i in others])} = {_targets(inits)}", op)
+        compare = cond_block.ops[-1].operands[0].owner
+        start = self.name_of(op.operands[index])
+        bound = self.fresh("bound")
+        self.line(depth, f"{bound} = int({self.name_of(compare.operands[1])})", op)
+        self.line(depth, f"for {carried[index]} in range({start}, {bound}):", op)
+        skipped = {step, step.operands[0].owner}
+        start_lines = len(self.lines)
+        for inner in body_block.ops[:-1]:
+            if inner not in skipped:
+                self.emit_op(inner, depth + 1, aliasing)
+        yielded = [self.name_of(v) for i, v in enumerate(body_block.ops[-1].operands) if i != index]
+        changed = [(carried[i], y) for i, y in zip(others, yielded) if carried[i] != y]
+        if changed:
+            self.line(depth + 1, f"{_targets([c for c, _ in changed])} = {_targets([y for _, y in changed])}", op)
+        if len(self.lines) == start_lines:
+            self.line(depth + 1, "pass")
+        self.line(depth, f"{carried[index]} = {bound} if {bound} > {start} else {start}", op)
         for value, name in zip(op.results, carried):
             self.names[value] = name
 
@@ -447,6 +485,40 @@ def _in_place_temporaries(block: Block) -> dict[Op, Value]:
                 chosen[op] = operand
                 break
     return chosen
+
+
+def counted_loop(op: Op) -> tuple[int, Op] | None:
+    """(counter index, its ``as_python_number`` step op) when ``op`` is a while loop of the form
+    ``i = literal int; while i < bound: ...; i = i + 1`` with a loop-invariant integer bound, the
+    condition being just that comparison and the step's values used by nothing else; else None."""
+    cond_block, body_block = op.regions[0].block, op.regions[1].block
+    if len(cond_block.ops) != 2:
+        return None
+    compare = cond_block.ops[0]
+    if compare.name != "less" or cond_block.ops[-1].operands[0] is not compare.results[0]:
+        return None
+    counter, bound = compare.operands
+    if counter not in cond_block.args or not _defined_outside(bound, cond_block):
+        return None
+    if bound.type.ndim != 0 or bound.type.dtype.kind not in "iu":
+        return None
+    index = cond_block.args.index(counter)
+    init = op.operands[index].owner
+    if not (_is_literal(op.operands[index]) and type(init.attrs["value"]) is int):
+        return None
+    step = body_block.ops[-1].operands[index].owner
+    if not isinstance(step, Op) or step.name != "as_python_number" or step.parent is not body_block:
+        return None
+    add = step.operands[0].owner
+    if not (isinstance(add, Op) and add.name == "add" and add.parent is body_block and _is_counter_step(step)):
+        return None
+    if add.operands[0] is not body_block.args[index] or not _is_literal(add.operands[1]) \
+            or type(add.operands[1].owner.attrs["value"]) is not int or add.operands[1].owner.attrs["value"] != 1:
+        return None
+    uses = [v for inner in body_block.ops for v in inner.operands]
+    if uses.count(add.results[0]) != 1 or uses.count(step.results[0]) != 1:
+        return None
+    return index, step
 
 
 def _is_counter_step(op: Op) -> bool:
