@@ -54,28 +54,13 @@ class Executor:
         return self.run(*args)
 
     def _run(self, *args: Any) -> tuple:
-        try:
-            return self.function(*args)
-        except Dy2stError:
-            raise
-        except Exception as e:
-            mapped = self._runtime_error(e)
-            if mapped is None:
-                raise
-            raise mapped from e
+        return self._call(self.function, args)
 
     def _run_exclusive(self, *args: Any) -> tuple:
         if not self._lock.acquire(blocking=False):
             return self._run_unplanned(*args)
         try:
-            return self.function(*args)
-        except Dy2stError:
-            raise
-        except Exception as e:
-            mapped = self._runtime_error(e)
-            if mapped is None:
-                raise
-            raise mapped from e
+            return self._call(self.function, args)
         finally:
             self._lock.release()
 
@@ -84,8 +69,12 @@ class Executor:
         if code is None:
             code = self._unplanned = generate(self.graph, self.writebacks, plan=False)
             self._codes[code.filename] = code
+        return self._call(code.function, args)
+
+    def _call(self, function, args: tuple) -> tuple:
+        """Run generated code; a NumPy error becomes a dy2st error naming the op and line."""
         try:
-            return code.function(*args)
+            return function(*args)
         except Dy2stError:
             raise
         except Exception as e:
