@@ -8,19 +8,22 @@ functions of the pass's module; the class is a thin wrapper.
 
 from __future__ import annotations
 
+import abc
+
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from dy2st.ir.core import Graph
 
 
-class Pass:
+class Pass(abc.ABC):
     """Base class of every pass. Subclasses set ``name`` and implement ``run``."""
 
     name: ClassVar[str] = ""
 
-    def run(self, graph: Graph) -> bool:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abc.abstractmethod
+    def run(self, graph: Graph) -> bool:
+        """Rewrite ``graph`` in place; return whether anything changed."""
 
     def __repr__(self) -> str:
         return f"<pass {self.name}>"

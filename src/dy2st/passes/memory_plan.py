@@ -100,7 +100,7 @@ def out_kernel(op: Op) -> Callable:
         return _copy_into
     if op.name == "astype":
         return _cast_into
-    raise NotImplementedError(f"op {op.name!r} has no out= form")
+    raise KeyError(f"op {op.name!r} has no out= form (the planner only plans ops _accepts_out allows)")
 
 
 def kernel_attrs(op: Op) -> dict:

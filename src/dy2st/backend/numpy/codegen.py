@@ -111,7 +111,7 @@ class CodeGenerator:
             return self.bind(factory(op), self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
         if kernel is None:
-            raise NotImplementedError(f"no NumPy kernel for op {op.name!r}")
+            raise KeyError(f"no NumPy kernel for op {op.name!r}: the backend handles it itself or it is a bug")
         attrs = kernel_attrs(op)
         if attrs:
             return self.bind(functools.partial(kernel, **attrs), self.fresh(f"k_{op.name}_"))

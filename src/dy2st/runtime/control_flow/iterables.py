@@ -16,6 +16,8 @@ directly (``for row in X``) goes over its rows the same way.
 
 from __future__ import annotations
 
+import abc
+
 from collections.abc import Callable
 from typing import Any
 
@@ -30,16 +32,18 @@ from dy2st.runtime.control_flow.values import python_number, wrap_result
 _COUNTER = "loop counter"  # not an identifier: never clashes with a user variable
 
 
-class StagedIterable:
+class StagedIterable(abc.ABC):
     """A sequence the graph iterates: ``length()`` items, the ``k``-th given by ``item(k)``."""
 
     builder: GraphBuilder
 
+    @abc.abstractmethod
     def length(self) -> Any:
-        raise NotImplementedError
+        """How many items (a Python int or a 0-d integer tensor)."""
 
+    @abc.abstractmethod
     def item(self, k: Tensor) -> Any:
-        raise NotImplementedError
+        """The ``k``-th item, staged on the loop counter ``k``."""
 
 
 class StagedRange(StagedIterable):
