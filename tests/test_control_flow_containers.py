@@ -48,7 +48,7 @@ def check_refused(fn, name: str, kind: str, loop: str) -> None:
         dy2st.to_static(fn)(X, np.array(3))
     text = str(caught.value)
     assert f"{THIS_FILE}:{line_of(fn, loop)}:5: error: '{name}' is a Python {kind} that this tensor loop changes in place" in text
-    assert f"a tensor loop cannot grow a Python {kind}" in text
+    assert f"a tensor loop cannot change a Python {kind}" in text
     assert "a[i] = v" in text and "np.stack" in text
 
 
@@ -102,3 +102,38 @@ def carried_list(x, n):
 def test_containers_the_loop_carries_are_not_refused():
     check_same_graph(carried_dict, (X, np.array(0)), (X, np.array(2)))
     check_same_graph(carried_list, (X, np.array(0)), (X, np.array(2)))
+
+
+def append_in_tensor_if(x, flag):
+    outs = []
+    if flag > 0:
+        outs.append(x * 2)
+    else:
+        outs.append(x - 1)
+    return outs[0]
+
+
+def append_in_python_if(x, k):
+    outs = []
+    if k > 0:
+        outs.append(x * 2)
+    else:
+        outs.append(x - 1)
+    return outs[0]
+
+
+def test_appending_to_a_list_in_a_tensor_if_is_refused():
+    # Both branches are traced, so the list would get both appends whichever branch runs.
+    with pytest.raises(dy2st.GraphBuildError) as caught:
+        dy2st.to_static(append_in_tensor_if)(X, np.array(1))
+    text = str(caught.value)
+    line = line_of(append_in_tensor_if, "if flag > 0")
+    assert f"{THIS_FILE}:{line}:" in text
+    assert "'outs' is a Python list that this tensor 'if' changes in place" in text
+    assert "change the container after the 'if'" in text
+
+
+def test_appending_to_a_list_under_a_python_if_still_works():
+    static = dy2st.to_static(append_in_python_if)
+    for k in (1, -1):
+        np.testing.assert_array_equal(static(X, k), append_in_python_if(X, k))

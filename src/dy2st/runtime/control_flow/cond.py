@@ -33,6 +33,7 @@ from dy2st.ir.builder import GraphBuilder
 from dy2st.ir.core import Block, Region, Value
 from dy2st.ir.tensor import Tensor
 from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     defined_within,
@@ -299,7 +300,9 @@ def convert_ifelse(
 
         return traced
 
+    containers = snapshot_containers([true_fn, false_fn])
     branches = (trace_branch(builder, run(true_fn)), trace_branch(builder, run(false_fn)))
+    check_unchanged(containers, loc, construct="'if'")
     live = [name in outputs for name in names]
     set_state(tuple(merge_branches(builder, predicate, branches, names, loc, live)))
 

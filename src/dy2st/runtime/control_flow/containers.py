@@ -84,18 +84,26 @@ def _unchanged(snapshot: _Snapshot) -> bool:
     return all(a is b for a, b in zip(now, snapshot.contents))
 
 
-def check_unchanged(snapshots: list[_Snapshot], loc: SourceLocation | None) -> None:
-    """Raise if tracing the loop changed one of the snapshotted containers in place.
+_IF_NOTE = (
+    "both branches of a tensor 'if' are traced while the graph is built, so a change to a Python "
+    "container in a branch would happen whichever branch runs: assign arrays in the branches "
+    "(y = ...) and change the container after the 'if'"
+)
+
+
+def check_unchanged(snapshots: list[_Snapshot], loc: SourceLocation | None, construct: str = "loop") -> None:
+    """Raise if tracing a tensor loop (or the branches of a tensor ``if``) changed one of the
+    snapshotted containers in place.
 
     Raises:
-        GraphBuildError: at the loop's line, naming the variable that holds the container.
+        GraphBuildError: at the loop's (or if's) line, naming the variable that holds the container.
     """
     for snapshot in snapshots:
         if not _unchanged(snapshot):
             kind = type(snapshot.container).__name__
             raise GraphBuildError(
-                f"'{snapshot.name}' is a Python {kind} that this tensor loop changes in place "
-                f"(append, extend, item assignment...); a tensor loop cannot grow a Python {kind}",
+                f"'{snapshot.name}' is a Python {kind} that this tensor {construct} changes in place "
+                f"(append, extend, item assignment...); a tensor {construct} cannot change a Python {kind}",
                 loc,
-                _NOTE,
+                _NOTE if construct == "loop" else _IF_NOTE,
             )
