@@ -161,3 +161,23 @@ def test_alias_of_a_branch_output(fn):
 def test_alias_inside_a_branch_inside_a_loop():
     a1, a2 = np.array([1.0, 2.0]), np.array([-3.0, 1.0])
     check_calls(loop_of_branch_alias, [{"a": a1, "n": np.array(3)}, {"a": a2, "n": np.array(4)}, {"a": a1, "n": np.array(0)}])
+
+
+def update_through_one_of_two_carried_names(x, n):
+    a = x.copy()
+    b = a
+    i = 0
+    while i < n:
+        a[0] += 1.0
+        b = b * 1.0
+        i += 1
+    return a, b
+
+
+def test_an_in_place_update_through_one_of_two_carried_names_is_refused():
+    # Both names are carried, each as its own value: the update through 'a' would be lost for 'b'.
+    with pytest.raises(dy2st.GraphBuildError) as caught:
+        dy2st.to_static(update_through_one_of_two_carried_names)(np.ones(3), np.array(3))
+    text = str(caught.value)
+    assert "'a' and 'b' are the same array, and the loop body updates it in place through 'a'" in text
+    assert "b = a.copy()" in text

@@ -248,6 +248,7 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     """The plan for the next trace, or None when this trace's types are consistent."""
     revised = _Plan([], dict(plan.structures))
     changed = False
+    _refuse_updates_through_shared_arrays(plan, trace, loc)
     claimed = set(trace.carried_objects)  # an array object can back one slot only
     for slot, end in zip(plan.slots, trace.ends):
         new = _check_slot(builder, slot, end, trace, claimed, loc)
@@ -273,6 +274,26 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
             revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
             changed = True
     return revised if changed else None
+
+
+def _refuse_updates_through_shared_arrays(plan: _Plan, trace: _Trace, loc) -> None:
+    """Two carried variables bound to one array object are carried as separate values, so an
+    in-place update through one would not be seen through the other: refuse that case."""
+    names_by_origin: dict[int, list[str]] = {}
+    for slot in plan.slots:
+        if slot.origin is not None:
+            names_by_origin.setdefault(id(slot.origin), []).append(slot.label)
+    for slot in plan.slots:
+        sharing = names_by_origin.get(id(slot.origin), []) if slot.origin is not None else []
+        if len(sharing) > 1 and slot.name is not None and id(slot.obj) in trace.updated:
+            others = " and ".join(f"'{n}'" for n in sharing if n != slot.label)
+            raise GraphBuildError(
+                f"'{slot.label}' and {others} are the same array, and the loop body updates it in place "
+                f"through '{slot.label}'; a tensor loop carries each variable as its own value, so the "
+                "update would not be seen through the other name",
+                loc,
+                "give one of them its own copy before the loop (b = a.copy()), or use one name",
+            )
 
 
 def _changed_python_value(name: str, before: Any, after: Any, loc) -> GraphBuildError:
