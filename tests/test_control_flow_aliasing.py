@@ -181,3 +181,55 @@ def test_an_in_place_update_through_one_of_two_carried_names_is_refused():
     text = str(caught.value)
     assert "'a' and 'b' are the same array, and the loop body updates it in place through 'a'" in text
     assert "b = a.copy()" in text
+
+
+def update_then_rebind_local(x, n):
+    v = x.copy()
+    w = v  # eager: w sees the first iteration's v[0] = 5, and nothing after the rebinding
+    i = 0
+    while i < n:
+        v[0] = 5.0
+        v = v * 2.0
+        i += 1
+    return v, w
+
+
+def update_then_rebind_argument(v, n):
+    i = 0
+    while i < n:
+        v[0] = 5.0
+        v = v * 2.0
+        i += 1
+    return v
+
+
+def update_only_local(x, n):
+    v = x.copy()
+    w = v
+    i = 0
+    while i < n:
+        v[0] += 1.0
+        i += 1
+    return v, w
+
+
+@pytest.mark.parametrize("fn, whose", [
+    (update_then_rebind_local, "that array"),
+    (update_then_rebind_argument, "the caller's array"),
+])
+def test_update_in_place_then_rebind_in_a_tensor_loop_is_refused(fn, whose):
+    with pytest.raises(dy2st.GraphBuildError) as caught:
+        dy2st.to_static(fn)(np.ones(3), np.array(2))
+    text = str(caught.value)
+    assert "'v' names an array from before the loop that the loop body both updates in place and rebinds" in text
+    assert f"only the first iteration would update {whose}" in text
+
+
+def test_update_in_place_only_is_seen_through_every_name():
+    static = dy2st.to_static(update_only_local)
+    for n in (0, 3):
+        got_v, got_w = static(np.ones(3), np.array(n))
+        want_v, want_w = update_only_local(np.ones(3), np.array(n))
+        np.testing.assert_array_equal(got_v, want_v)
+        np.testing.assert_array_equal(got_w, want_w)
+    assert static.num_graphs == 1

@@ -321,12 +321,14 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         # The body updates the user's array in place: carry the array object itself, so every
         # name for it (and the caller, for an argument) sees the updates.
         return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
-    if updated_in_place and end is not slot.obj and slot.origin is not None and slot.init.owner is builder.graph.body:
-        # Updated in place, then rebound: only the first iteration updates the original array,
-        # which only matters (and is refused) when the array is the caller's.
+    if updated_in_place and end is not slot.obj and slot.origin is not None:
+        # Updated in place, then rebound: in eager code only the first iteration updates the
+        # array object from before the loop, and any other name for it (or the caller, for an
+        # argument) sees that update. The loop carries the variable's value only, so refuse.
+        whose = "the caller's array" if slot.init.owner is builder.graph.body else "that array"
         raise GraphBuildError(
-            f"{variable_name(slot.label)} is an argument (or global) array that the loop body both updates "
-            "in place and rebinds, so only the first iteration would update the caller's array",
+            f"{variable_name(slot.label)} names an array from before the loop that the loop body both "
+            f"updates in place and rebinds, so only the first iteration would update {whose}",
             loc,
             "update a copy (a = a.copy() before the loop), or only update it in place",
         )
