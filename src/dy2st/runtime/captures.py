@@ -272,6 +272,10 @@ def capture_value(value: Any, source: Source) -> Any:
     if builder is None:
         return value
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:
+            from dy2st.runtime.pytree import refuse_array_subclass
+
+            refuse_array_subclass(value)  # returns for np.memmap
         return builder.capture_tensor(value, source)
     if isinstance(value, _GUARDED):
         builder.guards.append((source, value))

@@ -32,8 +32,30 @@ class Identity:
         return f"<{type(self.obj).__name__} object>"
 
 
+# Subclasses whose operators and functions mean what they mean for plain arrays.
+PLAIN_ARRAY_TYPES = (np.ndarray, np.memmap)
+
+
 def is_array(x: Any) -> bool:
+    if isinstance(x, np.ndarray) and type(x) not in PLAIN_ARRAY_TYPES:
+        refuse_array_subclass(x)
     return isinstance(x, (np.ndarray, np.generic))
+
+
+def refuse_array_subclass(x: np.ndarray) -> None:
+    """ndarray subclasses (np.matrix, masked arrays, ...) give operators other meanings
+    (np.matrix's ``*`` is a matrix product): staging them as plain arrays would be wrong."""
+    from dy2st.errors import UnsupportedOpError, user_location
+
+    cls = type(x)
+    if cls in PLAIN_ARRAY_TYPES:
+        return
+    raise UnsupportedOpError(
+        f"{cls.__module__}.{cls.__qualname__} is a subclass of np.ndarray, which dy2st does not "
+        "stage: its operators and functions may mean something else than for plain arrays",
+        user_location(),
+        "pass a plain array (np.asarray(value)) if plain NumPy semantics are what you want",
+    )
 
 
 def flatten(obj: Any, leaves: list, is_leaf: Callable[[Any], bool] = is_array) -> tuple:
