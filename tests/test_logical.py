@@ -250,6 +250,23 @@ def test_print_of_a_tensor_prints_the_runtime_value_at_every_call(capsys):
     assert capsys.readouterr().out == "x sum: 3.0\nx sum: 7.0\n"
 
 
+def _printing_python_values(x, flag):
+    print("start", 3)
+    if flag > 0:
+        print("positive")
+    else:
+        print("not positive")
+    return x * 2
+
+
+def test_print_of_python_values_prints_at_every_call_and_only_in_the_taken_branch(capsys):
+    static = dy2st.to_static(_printing_python_values)
+    for flag in (1, -1, 1):
+        static(np.ones(2), np.array(flag))
+    assert capsys.readouterr().out == "start 3\npositive\nstart 3\nnot positive\nstart 3\npositive\n"
+    assert static.num_graphs == 1
+
+
 def test_class_bodies_keep_python_logic():
     def with_class(a):
         class Limits:

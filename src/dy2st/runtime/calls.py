@@ -76,11 +76,12 @@ def _convert_or_keep(fn):
 
 
 def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
-    """``print``: a runtime print op when an argument is a tensor, Python's print otherwise."""
+    """``print`` while a graph is built: a print op that prints at every run, as the eager function
+    prints at every call (also when no argument is a tensor). ``file=`` prints at build time."""
     from dy2st.ir.tensor import Tensor, apply_effect
     from dy2st.ops.structural import Literal
 
-    if file is not None or not any(isinstance(a, Tensor) for a in args):
+    if file is not None or current_builder() is None:
         return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
     template = tuple(None if isinstance(a, Tensor) else Literal(a) for a in args)
     apply_effect("print", *(a for a in args if isinstance(a, Tensor)), template=template, sep=sep, end=end)
