@@ -250,9 +250,25 @@ def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> Tens
 
 
 def _mismatch(label: str, t: Any, f: Any, loc: SourceLocation | None, note: str = _SAME_TYPE_NOTE) -> GraphBuildError:
+    # Point at the line that computed the false branch's value (the design's error shape), and
+    # name the 'if' in the note; fall back to the 'if' itself when no op made either value.
+    where = _defining_location(f) or _defining_location(t)
+    if where is not None and loc is not None and where != loc:
+        note = f"{note} (the 'if' is at line {loc.lineno})"
     return GraphBuildError(
-        f"{variable_name(label)} is {describe(t)} in the true branch but {describe(f)} in the false branch", loc, note
+        f"{variable_name(label)} is {describe(t)} in the true branch but {describe(f)} in the false branch",
+        where or loc,
+        note,
     )
+
+
+def _defining_location(value: Any) -> SourceLocation | None:
+    """Where the op that computed a branch's value came from, when an op did."""
+    if isinstance(value, Tensor):
+        op = value._value.op
+        if op is not None and op.name != "const":
+            return op.loc
+    return None
 
 
 def as_predicate(pred: Tensor) -> Value:
