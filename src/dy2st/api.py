@@ -161,29 +161,28 @@ class StaticFunction:
         # (shape, dtype) pairs, which is all the signature holds for such a call, so no binding
         # or flattening is needed; the generated call checks the argument types itself.
         if not kwargs and len(args) == self._positional_arity:
-            try:
-                fast = self._fast_calls.get(tuple([(a.shape, a.dtype) for a in args]))
-            except AttributeError:  # not arrays
-                fast = None
-            if fast is not None:
-                result = fast(args)
-                if result is not _CHANGED:
-                    return result
+            result = self._call_fast((), args)
+            if result is not _CHANGED:
+                return result
         return self._call_slow(args, kwargs)
 
     def _call_bound(self, instance: Any, args: tuple, kwargs: dict) -> Any:
         """``obj.method(*args)``: the same fast path, keyed also by the instance (each instance
         has graphs of its own, and the cache keeps it alive, so its id stays unique)."""
         if not kwargs and len(args) + 1 == self._positional_arity:
-            try:
-                fast = self._fast_calls.get((id(instance), *[(a.shape, a.dtype) for a in args]))
-            except AttributeError:  # not arrays
-                fast = None
-            if fast is not None:
-                result = fast(args)
-                if result is not _CHANGED:
-                    return result
+            result = self._call_fast((id(instance),), args)
+            if result is not _CHANGED:
+                return result
         return self._call_slow((instance, *args), kwargs, bound=True)
+
+    def _call_fast(self, prefix: tuple, args: tuple) -> Any:
+        """Run the fast call keyed by ``prefix`` and the (shape, dtype) of each argument, or
+        return ``_CHANGED`` when there is none (or a capture or guard changed)."""
+        try:
+            fast = self._fast_calls.get((*prefix, *[(a.shape, a.dtype) for a in args]))
+        except AttributeError:  # not arrays
+            return _CHANGED
+        return _CHANGED if fast is None else fast(args)
 
     def _call_slow(self, args: tuple, kwargs: dict, bound: bool = False) -> Any:
         if self._fell_back:

@@ -14,32 +14,11 @@ from dy2st.runtime.logical import (
     iterate_until,
 )
 from dy2st.runtime.asserts import convert_assert
-from dy2st.runtime.control_flow import (
-    Undefined,
-    cond,
-    convert_for,
-    convert_ifelse,
-    convert_while_loop,
-    for_enumerate,
-    for_range,
-    for_zip,
-    python_bool,
-    python_iterable,
-    while_loop,
-)
+from dy2st.runtime import control_flow
+from dy2st.runtime.control_flow import *  # noqa: F403  (its __all__: the if/while/for helpers)
 
 __all__ = [
-    "Undefined",
-    "cond",
-    "convert_for",
-    "convert_ifelse",
-    "convert_while_loop",
-    "for_enumerate",
-    "for_range",
-    "for_zip",
-    "python_bool",
-    "python_iterable",
-    "while_loop",
+    *control_flow.__all__,
     "convert_assert",
     "convert_call",
     "convert_compare_chain",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gast
 
+from dy2st.frontend.transformer import walk
 from dy2st.frontend.transformers import asserts, break_continue, calls, ifelse, logical, loops, returns
 
 PIPELINE = (
@@ -50,21 +51,8 @@ the rewriting of these nodes (``tests/test_first_call.py`` checks that skipping 
 
 
 def node_types(tree: gast.AST) -> set[type]:
-    """The types of all nodes in ``tree`` (twice as fast as collecting them over ``gast.walk``)."""
-    found: set[type] = set()
-    stack: list = [tree]
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, gast.AST):  # a list field may hold strings (``global`` names)
-            continue
-        found.add(type(node))
-        for name in node._fields:
-            value = getattr(node, name, None)
-            if type(value) is list:
-                stack.extend(value)
-            elif isinstance(value, gast.AST):
-                stack.append(value)
-    return found
+    """The types of all nodes in ``tree``."""
+    return {type(node) for node in walk(tree)}
 
 
 def run_pipeline(tree: gast.AST, ctx, skip_absent: bool = True) -> gast.AST:
