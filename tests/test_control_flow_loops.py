@@ -498,3 +498,24 @@ def test_arithmetic_on_a_carried_python_number_promotes_like_python_numbers():
     w, g = np.ones(3, np.float32), np.full(3, 0.5, np.float32)
     static = check_same_graph(decaying_step, (w, g, np.array(3)), (w, g, np.array(0)))
     assert static(w, g, np.array(2)).dtype == np.float32
+
+
+def count_and_pick(x, n):
+    i = 0
+    total = 0.0
+    while i < n:
+        total = total + 1.5
+        i += 1
+    k = 1 if x.sum() > 0 else 2
+    return x * 2, i, total, k
+
+
+@pytest.mark.parametrize("n", [0, 3])
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_python_numbers_carried_by_tensor_control_flow_come_back_as_python_numbers(n, sign):
+    static = dy2st.to_static(count_and_pick)
+    x = sign * np.ones(2)
+    got, want = static(x, np.array(n)), count_and_pick(x, np.array(n))
+    assert [type(v) for v in got] == [type(v) for v in want] == [np.ndarray, int, float, int]
+    assert got[1:] == want[1:]
+    np.testing.assert_array_equal(got[0], want[0])

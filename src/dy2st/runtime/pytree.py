@@ -91,6 +91,8 @@ def _build(treedef: tuple, it, hook=None) -> Any:
     kind = treedef[0]
     if kind == "A":
         return next(it)
+    if kind == "P":  # a result that is a Python number in eager code: staged as a 0-d array
+        return next(it).item()
     if kind == "T":
         return tuple(_build(t, it, hook) for t in treedef[1])
     if kind == "N":

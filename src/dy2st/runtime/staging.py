@@ -82,7 +82,7 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
         result = fn(*bound.args, **bound.kwargs)
 
         out_leaves: list = []
-        output_treedef = flatten(result, out_leaves, is_output_leaf)
+        output_treedef = _tag_python_numbers(flatten(result, out_leaves, is_output_leaf), iter(out_leaves))
         outputs = [_output_value(builder, leaf) for leaf in out_leaves]
         num_results = len(outputs)
         writebacks = {}
@@ -103,3 +103,18 @@ def _output_value(builder: GraphBuilder, leaf: Any):
 
 def _object_argument(param: str, obj: Any) -> Any:
     return capture_value(obj, ObjectSource(obj, param))
+
+
+def _tag_python_numbers(treedef: tuple, leaves) -> tuple:
+    """Mark result leaves that are Python numbers in eager code (a loop counter, a number picked
+    by a tensor ``if``): the caller gets them back as Python numbers, not 0-d arrays."""
+    from dy2st.runtime.control_flow.values import PythonNumber
+
+    kind = treedef[0]
+    if kind == "A":
+        return ("P",) if isinstance(next(leaves), PythonNumber) else treedef
+    if kind in ("T", "L"):
+        return (kind, tuple(_tag_python_numbers(t, leaves) for t in treedef[1]))
+    if kind in ("N", "D"):
+        return (kind, treedef[1], tuple(_tag_python_numbers(t, leaves) for t in treedef[2]))
+    return treedef
