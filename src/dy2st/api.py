@@ -28,6 +28,7 @@ from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime.captures import GlobalSource
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
+from dy2st.passes import optimize
 
 
 @dataclass
@@ -241,8 +242,6 @@ class StaticFunction:
         if VERIFY_EVERY_PASS:
             verify(graph)
         if self.optimize:
-            from dy2st.passes import optimize
-
             graph = optimize(graph)
         compiled = CompiledProgram(program, graph, Executor(graph, program.writebacks))
         self._cache.setdefault(key, []).append(compiled)

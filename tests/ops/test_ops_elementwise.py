@@ -209,7 +209,7 @@ def graph_of_elementwise(x):
 
 
 def test_where_clip_round_are_elementwise_ops():
-    from dy2st.ops.registry import get_op
+    from dy2st.ir.opdefs import get_op
 
     graph = dy2st.to_static(graph_of_elementwise).graph(np.ones(3), optimize=False)
     names = [op.name for op in graph.walk()]

@@ -15,7 +15,7 @@ import numpy as np
 import dy2st
 from dy2st.backend.numpy.executor import Executor
 from dy2st.errors import SourceLocation
-from dy2st.ir.builder import GraphBuilder
+from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block, Graph, Op, Region, Value
 from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType

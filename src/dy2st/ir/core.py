@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dy2st.errors import SourceLocation
+from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType
 
 TERMINATORS = frozenset({"yield", "return"})
@@ -176,8 +177,6 @@ class Graph:
         return self.body.walk()
 
     def __str__(self) -> str:
-        from dy2st.ir.printer import print_graph
-
         return print_graph(self)
 
     def __repr__(self) -> str:

@@ -7,10 +7,14 @@ indentation; ``locs=True`` appends ``# file.py:LINE`` to each op.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ir.types import TensorType
+
+if TYPE_CHECKING:  # core.py imports this module to print graphs
+    from dy2st.ir.core import Block, Graph, Op, Value
 
 
 class _Namer:
@@ -174,3 +178,8 @@ class Printer:
 def print_graph(graph: Graph, locs: bool = False) -> str:
     """The graph as text. ``locs=True`` appends the user's ``file.py:LINE`` to each op."""
     return Printer(locs).print_graph(graph)
+
+
+def describe_op(op: Op) -> str:
+    """``matmul(f32[512,512], f32[256])`` for error messages."""
+    return f"{op.name}({', '.join(str(v.type) for v in op.operands)})"

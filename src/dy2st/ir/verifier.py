@@ -16,7 +16,7 @@ import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ir.types import TensorType
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 
 # Ops whose result types are set at staging; the verifier checks them structurally instead.
 _STRUCTURAL = {"const", "cond", "while_loop", "yield", "return"}

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import TensorValueError, UnsupportedOpError, user_location
-from dy2st.ir.tensor import Tensor, apply
+from dy2st.staging.tensor import Tensor, apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import (
     build_error,
@@ -36,7 +36,8 @@ from dy2st.ops.arguments import (
     static_int,
     static_shape,
 )
-from dy2st.ops.registry import CREATION_HANDLERS, OpDef, handles, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.ops.shape import broadcast_to
 
 

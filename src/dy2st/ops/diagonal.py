@@ -20,10 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
-from dy2st.ir.tensor import apply
+from dy2st.staging.tensor import apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import handles, method
 
 
 def _triangle_rule(types, k):

@@ -18,10 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.ir.tensor import apply
+from dy2st.staging.tensor import apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported
-from dy2st.ops.registry import OpDef, handles, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import handles
 
 _ELLIPSIS = "."  # "..." is collapsed to one character while parsing
 

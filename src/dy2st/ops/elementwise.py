@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.ir.types import TensorType
-from dy2st.ops.registry import OpDef, register
+from dy2st.ir.opdefs import OpDef, register
 
 
 def promotion_operand(t: TensorType):

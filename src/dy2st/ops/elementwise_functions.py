@@ -24,11 +24,12 @@ import functools
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.ir.tensor import Tensor, apply
+from dy2st.staging.tensor import Tensor, apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import handles, method
 
 CLIP_UFUNC: np.ufunc = np._core.umath.clip
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from dy2st.ir.types import TensorType
-from dy2st.ops.registry import OpDef, register
+from dy2st.ir.opdefs import OpDef, register
 
 
 def fused_rule(types: list[TensorType], *, regions: list[Any] | None = None, **attrs: Any) -> list[TensorType]:
@@ -42,19 +42,12 @@ def fused_rule(types: list[TensorType], *, regions: list[Any] | None = None, **a
     return [v.type.strong() for v in terminator.operands]
 
 
-def _fused_kernel_factory(op):
-    # Imported late: the backend imports the op registry, not the other way round.
-    from dy2st.backend.numpy.fused import build_fused_kernel
-
-    return build_fused_kernel(op)
-
-
 register(
     OpDef(
         "fused",
         fused_rule,
         num_results=-1,
         doc="a fused group of elementwise ops run in cache-sized tiles; one region",
-        extra={"kernel_factory": _fused_kernel_factory},
+        region_kernel=True,
     )
 )

@@ -17,7 +17,10 @@ import numpy as np
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import INDEXING, handles, method
+from dy2st.staging.tensor import Tensor, apply
+from dy2st.ops.join import array_from_nested, contains_tensor
 
 
 class _TensorSlot:
@@ -42,10 +45,6 @@ TENSOR_SLOT = _TensorSlot()
 
 def split_index(index) -> tuple[tuple, list]:
     """(template, tensor operands) for a user index."""
-    from dy2st.ir.tensor import Tensor
-
-    from dy2st.ops.join import array_from_nested, contains_tensor
-
     items = index if isinstance(index, tuple) else (index,)
     template, tensors = [], []
     for item in items:
@@ -146,8 +145,6 @@ register(OpDef("setitem", _setitem_rule, _setitem_kernel, doc="x with x[index] =
 
 
 def getitem(tensor, index: Any):
-    from dy2st.ir.tensor import apply
-
     template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
     result = apply(kind, tensor, *tensors, template=template)
@@ -174,8 +171,6 @@ def write_through_view(view, new, what: str) -> bool:
     updates through a view is undone for the other branch; after a converted ``if`` or loop the
     parent's new version leaves the view stale, refused on use rather than aliased wrongly.
     """
-    from dy2st.ir.tensor import Tensor, apply
-
     recipe = _VIEW_RECIPES.get(id(view))
     if recipe is None:
         return False
@@ -190,8 +185,6 @@ def write_through_view(view, new, what: str) -> bool:
 
 
 def setitem(tensor, index: Any, value: Any):
-    from dy2st.ir.tensor import apply
-
     template, tensors = split_index(index)
     return apply("setitem", tensor, value, *tensors, template=template)
 
@@ -201,10 +194,11 @@ def setitem(tensor, index: Any, value: Any):
 @method("take")
 def take(a, indices, axis=None, out=None, mode="raise"):
     """Staged ``np.take`` (``mode='raise'``): indexing along one axis, or into the flattened array."""
-    from dy2st.ir.tensor import apply
-
     reject_unsupported("np.take", out=(out, None), mode=(mode, "raise"))
     if axis is None:
         return getitem(apply("reshape", a, shape=(a.size,)), indices)
     (axis,) = normalize_axes(axis, a.ndim, "np.take")
     return getitem(a, (slice(None),) * axis + (indices,))
+
+
+INDEXING.update(read=getitem, write=setitem, write_through_view=write_through_view)

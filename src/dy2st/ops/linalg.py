@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.ir.tensor import apply
+from dy2st.staging.tensor import apply
 from dy2st.ir.types import TensorType
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
+from dy2st.staging.handlers import handles, method
 
 
 def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -53,6 +54,8 @@ def _dot_rule(types):
 
 
 register(OpDef("matmul", _matmul_rule, np.matmul, doc="np.matmul / @"))
+# ``@`` and np.matmul on tensors stage this op. Not OpDef.ufunc: that marks elementwise ufuncs.
+UFUNC_OPS[np.matmul] = "matmul"
 register(OpDef("dot", _dot_rule, np.dot, doc="np.dot"))
 
 

@@ -13,9 +13,12 @@ import warnings
 
 import numpy as np
 
-from dy2st.ir.tensor import apply
+from dy2st.staging.tensor import apply
 from dy2st.ir.types import TensorType
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import handles, method
+from dy2st.errors import GraphBuildError, user_location
+from dy2st.ops.arguments import reject_unsupported
 
 REDUCTIONS = {
     "sum": np.sum,
@@ -194,9 +197,6 @@ def _zero_dimensional_axis(name: str, dtype: np.dtype, axis) -> None:
 
 def _make_handler(name: str):
     def handler(a, *args, **kwargs):
-        from dy2st.errors import GraphBuildError, user_location
-        from dy2st.ops.arguments import reject_unsupported
-
         ndim = a.ndim if hasattr(a, "ndim") else np.ndim(a)
         try:
             bound = _bind(name, args, kwargs)

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.ir.tensor import Tensor, apply
+from dy2st.staging.tensor import Tensor, apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, static_shape
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import handles, method
 
 
 # --- tile ------------------------------------------------------------------------------------------

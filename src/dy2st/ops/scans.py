@@ -19,10 +19,11 @@ import functools
 import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
-from dy2st.ir.tensor import apply
+from dy2st.staging.tensor import apply
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
-from dy2st.ops.registry import OpDef, handles, method, register
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import handles, method
 
 SCANS = {"cumsum": np.cumsum, "cumprod": np.cumprod}
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.ir.tensor import apply
+from dy2st.staging.tensor import Tensor, apply
 from dy2st.ir.types import TensorType
-from dy2st.ops.arguments import build_error, normalize_axes, static_int, static_shape
-from dy2st.ops.registry import CREATION_HANDLERS, OpDef, handles, method, prop, register
+from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.staging.handlers import CREATION_HANDLERS, handles, method, prop
 
 
 def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
@@ -272,8 +273,6 @@ def size_of(a, axis=None):
 # --- scalar type constructors: np.float32(t) casts a tensor ------------------------------------
 def _scalar_type_constructor(scalar_type):
     def construct(*args, **kwargs):
-        from dy2st.ir.tensor import Tensor
-
         if len(args) == 1 and not kwargs and isinstance(args[0], Tensor):
             # np.float32(array) casts the array (a NumPy scalar for a 0-d one), like astype.
             return apply("astype", args[0], dtype=np.dtype(scalar_type))
@@ -292,8 +291,6 @@ for _scalar_type in (np.float16, np.float32, np.float64, np.int8, np.int16, np.i
 @handles(np.result_type)
 def result_type(*arrays_and_dtypes):
     """``np.result_type`` with tensors: their static dtypes (Python scalars stay weak)."""
-    from dy2st.ir.tensor import Tensor
-
     return np.result_type(*(a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes))
 
 
@@ -316,8 +313,6 @@ register(OpDef("sliding_window_view", _windows_rule, _windows_kernel, view=True,
 @handles(np.lib.stride_tricks.sliding_window_view)
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
     """Staged ``sliding_window_view``; ``writeable=True`` is refused (writes would alias)."""
-    from dy2st.ops.arguments import reject_unsupported
-
     reject_unsupported("np.lib.stride_tricks.sliding_window_view", writeable=(writeable, False))
     windows = static_shape(window_shape, "sliding_window_view")
     if isinstance(axis, (tuple, list)):

@@ -12,7 +12,7 @@ import numpy as np
 
 from dy2st.errors import GraphAssertionError
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
-from dy2st.ops.registry import OpDef, register
+from dy2st.ir.opdefs import OpDef, register
 
 
 def _const_type(types, value):

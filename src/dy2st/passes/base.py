@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from dy2st.ir.core import Graph
+from dy2st.ir.verifier import VerificationError, verify
 
 
 class Pass(abc.ABC):
@@ -50,8 +51,6 @@ class PassManager:
         self.after_each = after_each
 
     def run(self, graph: Graph) -> Graph:
-        from dy2st.ir.verifier import VerificationError, verify
-
         for p in self.passes:
             changed = p.run(graph)
             if not isinstance(changed, bool):

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
 

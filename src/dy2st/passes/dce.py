@@ -19,7 +19,7 @@ without side effects also removes a loop that might never end: we accept that, a
 from __future__ import annotations
 
 from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value, use_counts
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
 

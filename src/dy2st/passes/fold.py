@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
 MAX_FOLDED_ELEMENTS = 1024
@@ -95,7 +95,7 @@ def is_foldable(op: Op) -> bool:
     if not op.operands or op.regions or op.name == "const":
         return False
     opdef = get_op(op.name)
-    if opdef.kernel is None or opdef.side_effect or "kernel_factory" in opdef.extra:
+    if opdef.kernel is None or opdef.side_effect:
         return False
     if any(r.type.size > MAX_FOLDED_ELEMENTS for r in op.results):
         return False

@@ -40,7 +40,7 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 from __future__ import annotations
 
 from dy2st.ir.core import Block, Op, Region, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
 

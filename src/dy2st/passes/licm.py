@@ -26,7 +26,7 @@ zero) may then warn for a loop that never ran; we accept that, since no value th
 from __future__ import annotations
 
 from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
 # Ops that can raise at run time with a valid static type: indexing with tensor indices (their

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
 # The op attributes this pass writes; kernels never see them.
@@ -70,7 +70,7 @@ def _accepts_out(op: Op) -> bool:
         return False
     if opdef.ufunc is not None:
         return opdef.ufunc.nout == 1
-    if op.name == "fused" or opdef.extra.get("accepts_out"):
+    if op.name == "fused":
         from dy2st.backend.numpy.codegen import runs_unfused  # the backend decides; imported late
 
         return not runs_unfused(op)
@@ -89,9 +89,10 @@ def out_kernel(op: Op) -> Callable:
     attrs = kernel_attrs(op)
     if opdef.ufunc is not None:
         return opdef.ufunc
-    factory = opdef.extra.get("kernel_factory")
-    if factory is not None:
-        return factory(op)
+    if opdef.region_kernel:
+        from dy2st.backend.numpy.fused import build_fused_kernel
+
+        return build_fused_kernel(op)
     if op.name == "matmul":
         return np.matmul
     if op.name in _REDUCTIONS_WITH_OUT:
@@ -112,7 +113,7 @@ def _in_place_safe(op: Op) -> bool:
     """May the result overwrite an input of the same shape? True for plain elementwise ufuncs,
     which read each element before writing it; never for matmul or reductions."""
     opdef = get_op(op.name)
-    return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or bool(opdef.extra.get("in_place_safe"))
+    return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or False
 
 
 # --- the schedule and liveness -----------------------------------------------------------------

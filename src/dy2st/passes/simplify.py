@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 from dy2st.passes.fold import constant_value
 

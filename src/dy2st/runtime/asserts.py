@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dy2st.errors import GraphBuildError, user_location
-from dy2st.ir.tensor import Tensor, apply_effect
+from dy2st.staging.tensor import Tensor, apply_effect
 from dy2st.runtime.logical import truth_value
 
 

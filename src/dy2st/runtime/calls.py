@@ -11,7 +11,7 @@ import types
 from typing import Any
 
 from dy2st.errors import ConversionError
-from dy2st.ir.builder import current_builder
+from dy2st.staging.builder import current_builder
 
 
 @functools.lru_cache(maxsize=None)
@@ -39,7 +39,7 @@ def convert_call(f: Any) -> Any:
     """What a call to ``f`` inside a converted function actually calls."""
     from dy2st.api import BoundStaticFunction, StaticFunction
     from dy2st.frontend.convert import converted_function
-    from dy2st.ops import registry
+    from dy2st.staging.handlers import CREATION_HANDLERS
     from dy2st.ops.creation import register_random_refusals
 
     if current_builder() is None:
@@ -52,7 +52,7 @@ def convert_call(f: Any) -> Any:
         return convert_print
     register_random_refusals()
     try:
-        staged = registry.CREATION_HANDLERS.get(f)
+        staged = CREATION_HANDLERS.get(f)
     except TypeError:  # unhashable callables
         staged = None
     if staged is not None:
@@ -78,7 +78,7 @@ def _convert_or_keep(fn):
 def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
     """``print`` while a graph is built: a print op that prints at every run, as the eager function
     prints at every call (also when no argument is a tensor). ``file=`` prints at build time."""
-    from dy2st.ir.tensor import Tensor, apply_effect
+    from dy2st.staging.tensor import Tensor, apply_effect
     from dy2st.ops.structural import Literal
 
     if file is not None or current_builder() is None:

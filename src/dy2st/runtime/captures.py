@@ -266,7 +266,7 @@ def _holds_arrays(value: Any, depth: int = 0) -> bool:
 
 def capture_value(value: Any, source: Source) -> Any:
     """What converted code sees for ``value`` read through ``source`` (see the module docstring)."""
-    from dy2st.ir.builder import current_builder
+    from dy2st.staging.builder import current_builder
 
     builder = current_builder()
     if builder is None:

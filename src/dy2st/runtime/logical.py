@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dy2st.errors import TensorValueError, user_location
-from dy2st.ir.tensor import Tensor, apply
+from dy2st.staging.tensor import Tensor, apply
 
 _COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "Eq": operator.eq,

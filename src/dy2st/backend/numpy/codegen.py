@@ -30,7 +30,8 @@ import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ops.indexing import TENSOR_SLOT
-from dy2st.ops.registry import get_op
+from dy2st.backend.numpy.fused import build_fused_kernel
+from dy2st.ir.opdefs import get_op
 from dy2st.passes.memory_plan import kernel_attrs, out_kernel, planned_slots, schedule
 
 _INLINE_TYPES = (bool, int, float, complex)
@@ -105,10 +106,9 @@ class CodeGenerator:
 
     def kernel_for(self, op: Op) -> str:
         opdef = get_op(op.name)
-        factory = opdef.extra.get("kernel_factory")
-        if factory is not None:
+        if opdef.region_kernel:
             # Ops with a body (fused groups) build one kernel per op instance from the op itself.
-            return self.bind(factory(op), self.fresh(f"k_{op.name}_"))
+            return self.bind(build_fused_kernel(op), self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
         if kernel is None:
             raise KeyError(f"no NumPy kernel for op {op.name!r}: the backend handles it itself or it is a bug")

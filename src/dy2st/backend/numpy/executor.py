@@ -8,11 +8,7 @@ from typing import Any
 from dy2st.backend.numpy.codegen import GeneratedCode, generate
 from dy2st.errors import Dy2stError, Dy2stRuntimeError
 from dy2st.ir.core import Graph, Op
-
-
-def describe_op(op: Op) -> str:
-    """``matmul(f32[512,512], f32[256])`` for error messages."""
-    return f"{op.name}({', '.join(str(v.type) for v in op.operands)})"
+from dy2st.ir.printer import describe_op
 
 
 class Executor:

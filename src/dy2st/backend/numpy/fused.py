@@ -53,7 +53,8 @@ import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError
 from dy2st.ir.core import Block, Op, Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
+from dy2st.ir.printer import describe_op
 
 TILE_ELEMENTS = 65536
 
@@ -322,8 +323,6 @@ class FusedKernel:
         op = self._failing_op(error)
         if op is None:
             return error
-        from dy2st.backend.numpy.executor import describe_op
-
         where = f" ({op.loc.short})" if op.loc else ""
         message = f"while executing {describe_op(op)}{where} in {self.name}: {type(error).__name__}: {error}"
         return Dy2stRuntimeError(message, op.loc)

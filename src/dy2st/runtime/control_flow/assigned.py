@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError, SourceLocation, user_location
-from dy2st.ir.builder import GraphBuilder
+from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block
-from dy2st.ir.tensor import Tensor
-from dy2st.ops.registry import OpDef, register
+from dy2st.staging.tensor import Tensor
+from dy2st.ir.opdefs import OpDef, register
 
 
 class UnassignedVariableError(Dy2stRuntimeError, UnboundLocalError):

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
-from dy2st.ir.builder import GraphBuilder
+from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block, Region, Value
-from dy2st.ir.tensor import Tensor
+from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
-from dy2st.ir.builder import GraphBuilder
-from dy2st.ir.tensor import Tensor
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
 from dy2st.runtime.control_flow.values import python_number, wrap_result
 

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
-from dy2st.ir.builder import GraphBuilder, current_builder
+from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.ir.core import Block, Region, Value
-from dy2st.ir.tensor import Tensor
+from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import SourceLocation
-from dy2st.ir.builder import GraphBuilder
+from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block, Value
-from dy2st.ir.tensor import Tensor
+from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
-from dy2st.ops.registry import OpDef, register
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.runtime.control_flow.undefined import Undefined
 
 PYTHON_NUMBERS = (bool, int, float, complex)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.ir.core import Value
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 
 # Ops whose results are not a function of their attributes alone.
 _UNDETERMINED = frozenset({"empty"})
@@ -42,7 +42,7 @@ def _evaluate(value: Value, memo: dict[Value, Any]) -> np.ndarray | None:
     if op.name == "const":
         return np.asarray(op.attrs["value"])
     opdef = get_op(op.name)
-    if opdef.kernel is None or opdef.side_effect or "kernel_factory" in opdef.extra:
+    if opdef.kernel is None or opdef.side_effect:
         return None
     operands = [literal_value(v, memo) for v in op.operands]
     if any(o is None for o in operands):
@@ -57,7 +57,7 @@ def literal_arguments(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
 
     None when some tensor depends on an input, a capture or anything else known only at run time.
     """
-    from dy2st.ir.tensor import Tensor
+    from dy2st.staging.tensor import Tensor
 
     memo: dict[Value, Any] = {}
     missing = object()

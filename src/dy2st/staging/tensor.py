@@ -13,10 +13,12 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
-from dy2st.ir.builder import GraphBuilder, current_builder
+from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.ir.core import Value
 from dy2st.ir.types import TensorType
-from dy2st.ops import registry
+from dy2st.ir.opdefs import UFUNC_OPS, get_op
+from dy2st.staging import dispatch
+from dy2st.staging.handlers import INDEXING, METHOD_HANDLERS, PROPERTY_HANDLERS
 
 PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -131,20 +133,16 @@ class Tensor:
 
     # --- NumPy protocols -----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from dy2st.ops.dispatch import call_ufunc
-
-        return call_ufunc(ufunc, method, inputs, kwargs)
+        return dispatch.call_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from dy2st.ops.dispatch import call_function
-
-        return call_function(func, args, kwargs)
+        return dispatch.call_function(func, args, kwargs)
 
     def __getattr__(self, name: str):
-        handler = registry.METHOD_HANDLERS.get(name)
+        handler = METHOD_HANDLERS.get(name)
         if handler is not None:
             return lambda *args, **kwargs: handler(self, *args, **kwargs)
-        handler = registry.PROPERTY_HANDLERS.get(name)
+        handler = PROPERTY_HANDLERS.get(name)
         if handler is not None:
             return handler(self)
         if name.startswith("__"):
@@ -155,28 +153,22 @@ class Tensor:
 
     # --- indexing and in-place updates ---------------------------------------------------
     def __getitem__(self, index):
-        from dy2st.ops.indexing import getitem
-
-        return getitem(self, index)
+        return INDEXING["read"](self, index)
 
     def __setitem__(self, index, value) -> None:
-        from dy2st.ops.indexing import setitem
-
         if self._scalar:
             raise GraphBuildError(
                 f"'numpy.{self.dtype.name}' object does not support item assignment (a 0-d result of "
                 "a NumPy operation is an immutable NumPy scalar)",
                 user_location(2),
             )
-        self._assign(setitem(self, index, value), "subscript assignment")
+        self._assign(INDEXING["write"](self, index, value), "subscript assignment")
 
     def _assign(self, new: Tensor, what: str) -> None:
         """Rebind this array object to new contents (an in-place update)."""
         self._check_fresh()
         if self._base is not None:
-            from dy2st.ops.indexing import write_through_view
-
-            if new.shape == self.shape and write_through_view(self, new, what):
+            if new.shape == self.shape and INDEXING["write_through_view"](self, new, what):
                 return  # x[i] += v: the update went into the indexed array
             raise GraphBuildError(
                 f"{what} writes into a view of another array; dy2st does not track aliasing "
@@ -262,7 +254,7 @@ def apply(name: str, *operands: Any, **attrs: Any) -> Any:
     builder = find_builder(operands)
     values = [as_value(builder, o) for o in operands]
     op = builder.emit(name, values, attrs, loc=user_location(2))
-    opdef = registry.get_op(name)
+    opdef = get_op(name)
     base = None
     if opdef.view and operands and isinstance(operands[0], Tensor):
         base = operands[0]._base if operands[0]._base is not None else operands[0]
@@ -270,51 +262,60 @@ def apply(name: str, *operands: Any, **attrs: Any) -> Any:
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def _binary(opname: str):
+def _operator_op(ufunc: np.ufunc) -> str:
+    """The opcode registered for the ufunc behind a Python operator."""
+    try:
+        return UFUNC_OPS[ufunc]
+    except KeyError:
+        raise KeyError(f"no op is registered for np.{ufunc.__name__}") from None
+
+
+def _binary(ufunc: np.ufunc):
     def forward(self, other):
-        return apply(opname, self, other)
+        return apply(_operator_op(ufunc), self, other)
 
     def reflected(self, other):
-        return apply(opname, other, self)
+        return apply(_operator_op(ufunc), other, self)
 
     def inplace(self, other):
-        return self._inplace(opname, other)
+        return self._inplace(_operator_op(ufunc), other)
 
     return forward, reflected, inplace
 
 
-for _dunder, _opname in {
-    "add": "add",
-    "sub": "subtract",
-    "mul": "multiply",
-    "truediv": "divide",
-    "floordiv": "floor_divide",
-    "mod": "remainder",
-    "pow": "power",
-    "matmul": "matmul",
-    "and": "bitwise_and",
-    "or": "bitwise_or",
-    "xor": "bitwise_xor",
-    "lshift": "left_shift",
-    "rshift": "right_shift",
+# Python operators are NumPy's ufuncs, as on ndarray: ``a + b`` stages the op registered for np.add.
+for _dunder, _ufunc in {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "truediv": np.true_divide,
+    "floordiv": np.floor_divide,
+    "mod": np.remainder,
+    "pow": np.power,
+    "matmul": np.matmul,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+    "lshift": np.left_shift,
+    "rshift": np.right_shift,
 }.items():
-    _f, _r, _i = _binary(_opname)
+    _f, _r, _i = _binary(_ufunc)
     setattr(Tensor, f"__{_dunder}__", _f)
     setattr(Tensor, f"__r{_dunder}__", _r)
     setattr(Tensor, f"__i{_dunder}__", _i)
 
-for _dunder, _opname in {
-    "lt": "less",
-    "le": "less_equal",
-    "gt": "greater",
-    "ge": "greater_equal",
-    "eq": "equal",
-    "ne": "not_equal",
+for _dunder, _ufunc in {
+    "lt": np.less,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
 }.items():
-    setattr(Tensor, f"__{_dunder}__", _binary(_opname)[0])
+    setattr(Tensor, f"__{_dunder}__", _binary(_ufunc)[0])
 
-for _dunder, _opname in {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}.items():
-    setattr(Tensor, f"__{_dunder}__", lambda self, _n=_opname: apply(_n, self))
+for _dunder, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
+    setattr(Tensor, f"__{_dunder}__", lambda self, _u=_ufunc: apply(_operator_op(_u), self))
 
 
 def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:

@@ -1,18 +1,19 @@
-"""The op registry: for each opcode, one shape/dtype rule, one NumPy kernel, and flags.
+"""Op definitions: for each opcode, one shape/dtype rule, one NumPy kernel, and its traits.
 
 An op is registered once with an ``OpDef``. The graph builder calls ``infer`` to give every result a
 static type; the NumPy backend calls ``kernel`` (with the op's attributes as keyword arguments);
-passes read the flags (``elementwise`` for fusion, ``side_effect`` for dead code elimination,
-``view`` for memory planning and output copies).
+passes read the traits (``elementwise`` for fusion, ``side_effect`` for dead code elimination,
+``view`` for memory planning and output copies) instead of comparing op names.
 
-NumPy entry points (ufuncs, functions reached through ``__array_function__``, ndarray methods) are
-mapped to *handlers*: Python functions that take the user's arguments and emit ops.
+The definitions themselves live in ``dy2st.ops`` (one NumPy family per module); this module is the
+table they register into, at the bottom of the layers so that the IR, passes and backends can read
+it without importing the ops.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,8 +39,8 @@ class OpDef:
         side_effect: never removed by dead code elimination, never merged by CSE (print, assert).
         view: the NumPy kernel may return a view of its first operand (reshape, transpose, indexing).
         num_results: how many results the op has (``-1``: decided by ``infer``).
-        extra: optional hooks; ``kernel_factory(op) -> callable`` builds the kernel of an op
-            instance whose behaviour depends on its region (fused ops).
+        region_kernel: the op's computation is its region (a fused group): a backend builds one
+            kernel per op instance from the region instead of calling ``kernel``.
     """
 
     name: str
@@ -51,22 +52,10 @@ class OpDef:
     view: bool = False
     num_results: int = 1
     doc: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    region_kernel: bool = False
 
 
 OPS: dict[str, OpDef] = {}
-
-# NumPy callables (functions reached through __array_function__ or called directly on tensors
-# through convert_call) -> handler(*args, **kwargs) that emits ops and returns Tensors.
-FUNCTION_HANDLERS: dict[Any, Callable[..., Any]] = {}
-
-# ndarray method and property names -> handler(tensor, *args, **kwargs).
-METHOD_HANDLERS: dict[str, Callable[..., Any]] = {}
-PROPERTY_HANDLERS: dict[str, Callable[..., Any]] = {}
-
-# NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a
-# converted function, convert_call swaps them for these staged versions.
-CREATION_HANDLERS: dict[Any, Callable[..., Any]] = {}
 
 # ufunc -> opcode, for __array_ufunc__.
 UFUNC_OPS: dict[np.ufunc, str] = {}
@@ -87,36 +76,3 @@ def get_op(name: str) -> OpDef:
         return OPS[name]
     except KeyError:
         raise KeyError(f"unknown op {name!r}") from None
-
-
-def handles(*numpy_functions: Any) -> Callable:
-    """Decorator: register ``fn`` as the handler of these NumPy functions."""
-
-    def decorate(fn: Callable) -> Callable:
-        for f in numpy_functions:
-            FUNCTION_HANDLERS[f] = fn
-        return fn
-
-    return decorate
-
-
-def method(*names: str) -> Callable:
-    """Decorator: register ``fn(tensor, ...)`` as the handler of these ndarray methods."""
-
-    def decorate(fn: Callable) -> Callable:
-        for n in names:
-            METHOD_HANDLERS[n] = fn
-        return fn
-
-    return decorate
-
-
-def prop(*names: str) -> Callable:
-    """Decorator: register ``fn(tensor)`` as the handler of these ndarray properties."""
-
-    def decorate(fn: Callable) -> Callable:
-        for n in names:
-            PROPERTY_HANDLERS[n] = fn
-        return fn
-
-    return decorate

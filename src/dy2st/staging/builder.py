@@ -12,7 +12,7 @@ import numpy as np
 from dy2st.errors import GraphBuildError, SourceLocation, user_frame, user_location
 from dy2st.ir.core import Block, Graph, Op, Region, Value
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
-from dy2st.ops.registry import get_op
+from dy2st.ir.opdefs import get_op
 
 _state = threading.local()
 
@@ -77,7 +77,7 @@ class GraphBuilder:
 
     def capture_tensor(self, array: np.ndarray, source: Any):
         """The symbolic tensor standing for a global/closure array (one per source)."""
-        from dy2st.ir.tensor import Tensor
+        from dy2st.staging.tensor import Tensor
 
         key = source.key()
         tensor = self.capture_tensors.get(key)
@@ -115,7 +115,7 @@ class GraphBuilder:
         """
         if frame is None:
             return
-        from dy2st.ir.tensor import Tensor
+        from dy2st.staging.tensor import Tensor
 
         for name, value in frame.f_locals.items():
             if isinstance(value, Tensor) and value._builder is self:

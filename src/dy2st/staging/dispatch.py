@@ -13,12 +13,13 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
-from dy2st.ops import registry
-from dy2st.ops.literal_values import literal_arguments
+from dy2st.ir.opdefs import UFUNC_OPS
+from dy2st.staging.handlers import FUNCTION_HANDLERS
+from dy2st.staging.literal_values import literal_arguments
 
-# ufunc.reduce spellings that have a reduction op of their own.
-_REDUCE_AS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
-              "logical_and": "all", "logical_or": "any"}  # names of NumPy functions
+# ufunc.reduce spellings staged as the NumPy reduction function that computes the same.
+_REDUCE_AS = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min,
+              np.logical_and: np.all, np.logical_or: np.any}
 
 _NOT_GIVEN = object()
 
@@ -47,7 +48,7 @@ def _eagerly_on_literals(func, args: tuple, kwargs: dict) -> Any:
 
 def call_ufunc(ufunc, method: str, inputs, kwargs):
     """``__array_ufunc__``: stage ``ufunc`` (plain call or ``reduce``) on symbolic inputs."""
-    from dy2st.ir.tensor import apply
+    from dy2st.staging.tensor import apply  # the tracer's own recursion: tensor.py imports this module
 
     if kwargs.get("out") is not None:
         raise UnsupportedOpError(
@@ -55,7 +56,7 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
             "function does not do", user_location(), "assign the result instead: y = np.f(x)",
         )
     if method == "__call__":
-        opname = "matmul" if ufunc is np.matmul else registry.UFUNC_OPS.get(ufunc)
+        opname = UFUNC_OPS.get(ufunc)
         unsupported = sorted(k for k in kwargs if k != "out")
         if opname is not None and not unsupported:
             return apply(opname, *inputs)
@@ -67,8 +68,8 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         raise UnsupportedOpError(
             f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location()
         )
-    if method == "reduce" and ufunc.__name__ in _REDUCE_AS:
-        handler = registry.FUNCTION_HANDLERS[getattr(np, _REDUCE_AS[ufunc.__name__])]
+    if method == "reduce" and ufunc in _REDUCE_AS:
+        handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
         kwargs.setdefault("axis", 0)
         kwargs.pop("out", None)
         return handler(*inputs, **kwargs)
@@ -80,7 +81,7 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
 
 def call_function(func, args, kwargs):
     """``__array_function__``: stage a NumPy function on symbolic arguments."""
-    handler = registry.FUNCTION_HANDLERS.get(func)
+    handler = FUNCTION_HANDLERS.get(func)
     if handler is not None:
         return handler(*args, **kwargs)
     result = _eagerly_on_literals(func, args, kwargs)

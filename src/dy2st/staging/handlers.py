@@ -1,0 +1,62 @@
+"""Handler tables: how NumPy entry points reach the ops that stage them.
+
+NumPy entry points (ufuncs, functions reached through ``__array_function__``, ndarray methods and
+properties, array-creation functions) are mapped to *handlers*: Python functions that take the
+user's arguments and emit ops. The tracer (``Tensor``, ``dispatch``) looks handlers up here; the op
+families in ``dy2st.ops`` register them with the decorators below, so the tracer never imports
+the ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+# NumPy callables (functions reached through __array_function__ or called directly on tensors
+# through convert_call) -> handler(*args, **kwargs) that emits ops and returns Tensors.
+FUNCTION_HANDLERS: dict[Any, Callable[..., Any]] = {}
+
+# ndarray method and property names -> handler(tensor, *args, **kwargs).
+METHOD_HANDLERS: dict[str, Callable[..., Any]] = {}
+PROPERTY_HANDLERS: dict[str, Callable[..., Any]] = {}
+
+# The indexing family's entry points, under these keys: ``read(tensor, index)`` and
+# ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``; ``write_through_view(view, new,
+# what)`` sends an in-place update of a view into its base array.
+INDEXING: dict[str, Callable[..., Any]] = {}
+
+# NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a
+# converted function, convert_call swaps them for these staged versions.
+CREATION_HANDLERS: dict[Any, Callable[..., Any]] = {}
+
+def handles(*numpy_functions: Any) -> Callable:
+    """Decorator: register ``fn`` as the handler of these NumPy functions."""
+
+    def decorate(fn: Callable) -> Callable:
+        for f in numpy_functions:
+            FUNCTION_HANDLERS[f] = fn
+        return fn
+
+    return decorate
+
+
+def method(*names: str) -> Callable:
+    """Decorator: register ``fn(tensor, ...)`` as the handler of these ndarray methods."""
+
+    def decorate(fn: Callable) -> Callable:
+        for n in names:
+            METHOD_HANDLERS[n] = fn
+        return fn
+
+    return decorate
+
+
+def prop(*names: str) -> Callable:
+    """Decorator: register ``fn(tensor)`` as the handler of these ndarray properties."""
+
+    def decorate(fn: Callable) -> Callable:
+        for n in names:
+            PROPERTY_HANDLERS[n] = fn
+        return fn
+
+    return decorate
