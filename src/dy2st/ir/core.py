@@ -18,7 +18,16 @@ from dy2st.errors import SourceLocation
 from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType
 
-TERMINATORS = frozenset({"yield", "return"})
+# The structural opcodes: the IR's own vocabulary (constants, structured control flow and block
+# terminators), run by every backend itself rather than through a kernel. Code outside ir/ and
+# ops/ names them through these constants; every other op is described by the traits of its
+# OpDef (dy2st.ir.opdefs), never by its name.
+CONST = "const"
+COND = "cond"
+WHILE_LOOP = "while_loop"
+YIELD = "yield"
+RETURN = "return"
+TERMINATORS = frozenset({YIELD, RETURN})
 
 
 class Value:

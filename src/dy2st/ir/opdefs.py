@@ -41,6 +41,20 @@ class OpDef:
         num_results: how many results the op has (``-1``: decided by ``infer``).
         region_kernel: the op's computation is its region (a fused group): a backend builds one
             kernel per op instance from the region instead of calling ``kernel``.
+
+    Traits that passes and backends read instead of comparing op names:
+        structural: part of the IR's structure, run by the backend itself, no kernel
+            (``const``, ``cond``, ``while_loop``, ``yield``, ``return``).
+        control_flow: owns regions the backend runs as structured control flow (cond, while_loop).
+        terminator: ends a block (``yield``, ``return``).
+        commutative: a binary op whose two operands may be swapped (CSE).
+        reduction: reduces its operand over ``axis`` (sum, mean, max, ...).
+        row_reduction: a reduction a fused region may end with, computed per row of a tile.
+        out_kernel: ``out_kernel(*operands, out=buffer, **attrs)`` writes the result into a
+            preallocated buffer and returns it (None: no ``out=`` form; a ufunc's is the ufunc).
+        in_place_safe: the ``out=`` form may write over an operand of the same shape (it reads
+            each element before writing it).
+        returns_fresh: the kernel always returns a new array, never a view or an operand.
     """
 
     name: str
@@ -53,6 +67,15 @@ class OpDef:
     num_results: int = 1
     doc: str = ""
     region_kernel: bool = False
+    structural: bool = False
+    control_flow: bool = False
+    terminator: bool = False
+    commutative: bool = False
+    reduction: bool = False
+    row_reduction: bool = False
+    out_kernel: Callable[..., Any] | None = None
+    in_place_safe: bool = False
+    returns_fresh: bool = False
 
 
 OPS: dict[str, OpDef] = {}

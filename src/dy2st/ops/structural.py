@@ -12,6 +12,7 @@ import numpy as np
 
 from dy2st.errors import GraphAssertionError
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.ir.core import COND, CONST, RETURN, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import OpDef, register
 
 
@@ -61,12 +62,13 @@ def assert_kernel(pred, *, message, loc):
         raise GraphAssertionError(text, loc)
 
 
-register(OpDef("const", _const_type, doc="a literal constant; attribute value"))
-register(OpDef("cond", _types_given_by_staging, num_results=-1, doc="if/else on a 0-d bool; regions then, else"))
+register(OpDef(CONST, _const_type, structural=True, doc="a literal constant; attribute value"))
+register(OpDef(COND, _types_given_by_staging, num_results=-1, structural=True, control_flow=True, doc="if/else on a 0-d bool; regions then, else"))
 register(
-    OpDef("while_loop", _types_given_by_staging, num_results=-1, doc="loop; regions cond, body over carried values")
+    OpDef(WHILE_LOOP, _types_given_by_staging, num_results=-1, structural=True, control_flow=True,
+          doc="loop; regions cond, body over carried values")
 )
-register(OpDef("yield", _no_results, num_results=0, doc="ends a region, handing its values to the parent op"))
-register(OpDef("return", _no_results, num_results=0, doc="ends the graph body"))
+register(OpDef(YIELD, _no_results, num_results=0, structural=True, terminator=True, doc="ends a region, handing its values to the parent op"))
+register(OpDef(RETURN, _no_results, num_results=0, structural=True, terminator=True, doc="ends the graph body"))
 register(OpDef("print", _no_results, print_kernel, side_effect=True, num_results=0, doc="print at run time"))
 register(OpDef("assert", _no_results, assert_kernel, side_effect=True, num_results=0, doc="assert at run time"))

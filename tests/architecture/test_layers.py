@@ -1,0 +1,87 @@
+"""The layers of src/dy2st import only downward (docs/architecture.md).
+
+Every import in src/ is scanned, at module level and inside functions. The rules:
+
+- ``ir/`` imports nothing of dy2st outside ``ir/`` except ``dy2st.errors``;
+- ``staging/`` imports only ``ir/``, ``errors`` and itself;
+- ``ops/`` imports neither ``backend/``, ``runtime/``, ``passes/``, ``frontend/`` nor ``api``;
+- ``passes/`` imports no ``backend/``, ``runtime/``, ``frontend/`` nor ``api``;
+- ``frontend/`` imports no ``runtime/``, ``staging/``, ``ops/``, ``passes/`` nor ``backend/``;
+- nothing but ``cli.py`` and the package ``__init__`` imports ``api``.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "dy2st"
+
+# package (first path component under dy2st/) -> packages it must not import
+FORBIDDEN = {
+    "ir": {"staging", "ops", "passes", "backend", "runtime", "frontend", "api", "cli"},
+    "staging": {"ops", "passes", "backend", "runtime", "frontend", "api", "cli"},
+    "ops": {"passes", "backend", "runtime", "frontend", "api", "cli"},
+    "passes": {"backend", "runtime", "frontend", "api", "cli"},
+    "backend": {"runtime", "frontend", "api", "cli"},
+    "frontend": {"staging", "ops", "passes", "backend", "runtime", "api", "cli"},
+    "runtime": {"api", "cli"},
+}
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports(path: pathlib.Path) -> list[tuple[str, int, bool]]:
+    """(imported dy2st module, line, inside a function) for every import in ``path``."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: list[tuple[str, int, bool]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            local = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - (child.level - 1)]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                if target.startswith("dy2st"):
+                    # ``from dy2st import runtime`` imports the submodule runtime
+                    for alias in child.names:
+                        sub = f"{target}.{alias.name}"
+                        found.append((sub if _is_module(sub) else target, child.lineno, in_function))
+            elif isinstance(child, ast.Import):
+                found.extend((a.name, child.lineno, in_function) for a in child.names if a.name.startswith("dy2st"))
+            visit(child, local)
+
+    visit(ast.parse(path.read_text()), False)
+    return found
+
+
+def _is_module(dotted: str) -> bool:
+    rel = pathlib.Path(*dotted.split(".")[1:])
+    return (SRC / rel).with_suffix(".py").exists() or (SRC / rel / "__init__.py").exists()
+
+
+def layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+SOURCES = sorted(SRC.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_only_downward(path: pathlib.Path) -> None:
+    here = layer(module_name(path))
+    forbidden = FORBIDDEN.get(here, set())
+    bad = [f"line {line}: {target}" for target, line, _ in imports(path) if layer(target) in forbidden]
+    assert not bad, f"{path.relative_to(SRC)} ({here}/) imports upward: {bad}"
