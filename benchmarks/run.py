@@ -199,6 +199,7 @@ def _warm_first_call(quick: bool, runs: int) -> tuple[float, float]:
     afresh (the conversion caches are emptied), as a second function of the program would be.
     """
     from dy2st.frontend import convert
+    from dy2st.runtime import functions
 
     workloads._setup_seed(quick)
     args = workloads._seed_args(quick)
@@ -206,7 +207,7 @@ def _warm_first_call(quick: bool, runs: int) -> tuple[float, float]:
     samples = []
     for _ in range(runs):
         convert._CODE_CACHE.pop(workloads.seed_model_again.__code__, None)
-        convert._FUNCTION_CACHE.pop(workloads.seed_model_again, None)
+        functions._FUNCTION_CACHE.pop(workloads.seed_model_again, None)
         start = time.perf_counter()
         static = dy2st.to_static(workloads.seed_model_again)
         static(*args)

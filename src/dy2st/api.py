@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -21,11 +22,12 @@ import numpy as np
 
 from dy2st.backend.numpy.executor import Executor
 from dy2st.errors import UnsupportedSyntaxError
-from dy2st.frontend.convert import convert_code, converted_function
+from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
 from dy2st.ir.verifier import verify
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime.captures import GlobalSource
+from dy2st.runtime.functions import converted_function, register_wrapper_type
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
 from dy2st.passes import optimize
@@ -269,6 +271,11 @@ class BoundStaticFunction:
     @property
     def code(self) -> str:
         return self.static.code
+
+
+# A to_static function called from converted code runs converted, inside the caller's graph.
+register_wrapper_type(StaticFunction, lambda f: converted_function(f.fn))
+register_wrapper_type(BoundStaticFunction, lambda f: types.MethodType(converted_function(f.static.fn), f.instance))
 
 
 def to_static(fn: Callable | None = None, *, fallback: bool = False, optimize: bool = True):

@@ -1,15 +1,13 @@
-"""Convert a Python function: parse, run the converter pipeline, regenerate and compile.
+"""Convert a Python function's code: parse, run the converter pipeline, regenerate and compile.
 
-The converted function is a plain Python function over the same arguments. Run on symbolic tensors
-it stages a graph; its globals are a ``FunctionGlobals`` mapping that also resolves the original
-closure variables and turns global arrays into graph captures.
+The frontend stops at the compiled code object. The runtime binds it to globals that resolve the
+original function's globals and closure variables (``dy2st.runtime.functions``).
 """
 
 from __future__ import annotations
 
 import ast
 import types
-import weakref
 from functools import cached_property
 
 from dy2st.frontend.codegen import ast_to_source, compile_tree, to_ast
@@ -41,7 +39,6 @@ class ConvertedCode:
 
 
 _CODE_CACHE: dict[types.CodeType, ConvertedCode] = {}
-_FUNCTION_CACHE: "weakref.WeakKeyDictionary[object, types.FunctionType]" = weakref.WeakKeyDictionary()
 
 
 def convert_code(fn) -> ConvertedCode:
@@ -56,24 +53,3 @@ def convert_code(fn) -> ConvertedCode:
     result = ConvertedCode(tree, compile_tree(tree, info), info)
     _CODE_CACHE[fn.__code__] = result
     return result
-
-
-def converted_function(fn) -> types.FunctionType:
-    """The converted version of the plain Python function ``fn`` (cached per function object)."""
-    try:
-        return _FUNCTION_CACHE[fn]
-    except (KeyError, TypeError):
-        pass
-    from dy2st.runtime.captures import FunctionGlobals
-
-    converted = convert_code(fn)
-    new = types.FunctionType(converted.code, FunctionGlobals(fn), fn.__name__, fn.__defaults__)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__qualname__ = fn.__qualname__
-    new.__doc__ = fn.__doc__
-    new.__dict__["__dy2st_original__"] = fn
-    try:
-        _FUNCTION_CACHE[fn] = new
-    except TypeError:
-        pass
-    return new

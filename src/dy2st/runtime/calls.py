@@ -11,6 +11,7 @@ import types
 from typing import Any
 
 from dy2st.errors import ConversionError
+from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.staging.builder import current_builder
 
 
@@ -37,17 +38,14 @@ def is_user_function(fn: Any) -> bool:
 
 def convert_call(f: Any) -> Any:
     """What a call to ``f`` inside a converted function actually calls."""
-    from dy2st.api import BoundStaticFunction, StaticFunction
-    from dy2st.frontend.convert import converted_function
     from dy2st.staging.handlers import CREATION_HANDLERS
     from dy2st.ops.creation import register_random_refusals
 
     if current_builder() is None:
         return f
-    if isinstance(f, StaticFunction):
-        return converted_function(f.fn)
-    if isinstance(f, BoundStaticFunction):
-        return types.MethodType(converted_function(f.static.fn), f.instance)
+    wrapped = unwrap_converted(f)
+    if wrapped is not None:
+        return wrapped
     if f is builtins.print:
         return convert_print
     register_random_refusals()
@@ -65,8 +63,6 @@ def convert_call(f: Any) -> Any:
 
 
 def _convert_or_keep(fn):
-    from dy2st.frontend.convert import converted_function
-
     try:
         return converted_function(fn)
     except ConversionError as e:
