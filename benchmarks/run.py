@@ -35,6 +35,7 @@ sys.path.insert(0, HERE)
 import workloads  # noqa: E402
 
 import dy2st  # noqa: E402
+from dy2st.backend.numpy.target import NUMPY_TARGET  # noqa: E402
 from dy2st.passes.memory_plan import memory_report  # noqa: E402
 
 try:  # a reference column for the elementwise chain, never a dependency
@@ -132,7 +133,7 @@ def measure(workload: workloads.Workload, quick: bool) -> Row:
     repeats, min_seconds = (3, 0.002) if quick else (7, 0.05)
     row.eager_time, row.converted_time = interleaved_medians([workload.eager, static], args, repeats, min_seconds)
     row.ratio = row.converted_time / row.eager_time
-    report = memory_report(graph)
+    report = memory_report(graph, NUMPY_TARGET)
     row.eager_peak = traced_peak(workload.eager, args)
     row.converted_peak = traced_peak(static, args) + report.persistent
     row.lower_bound = report.lower_bound

@@ -353,7 +353,10 @@ def run_dump(options: argparse.Namespace) -> str:
 
 
 def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, out: Output) -> None:
+    # Imported here, not at the top: `dy2st --help` and `dy2st passes` start without NumPy's weight.
+    from dy2st.backend.numpy.target import NUMPY_TARGET
     from dy2st.ir.printer import print_graph
+    from dy2st.passes.memory_plan import memory_report
     from dy2st.passes.pipeline import optimize
 
     def show(graph) -> str:
@@ -364,15 +367,13 @@ def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, 
         if options.before:
             out.add("IR before passes", show(graph))
         after_each = _after_each_printer(options, out, show)
-        optimize(graph, after_each=after_each)
+        optimize(graph, after_each=after_each, target=NUMPY_TARGET)
     if options.ir:
         out.add("IR after all passes", show(static.graph(*args, **kwargs)))
     if options.executor:
         out.add("generated executor", static.executor_source(*args, **kwargs))
     if options.memory:
-        from dy2st.passes.memory_plan import memory_report
-
-        out.add("memory", "\n".join(memory_report(static.graph(*args, **kwargs)).lines()))
+        out.add("memory", "\n".join(memory_report(static.graph(*args, **kwargs), NUMPY_TARGET).lines()))
 
 
 def _after_each_printer(options: argparse.Namespace, out: Output, show: Callable) -> Callable:

@@ -63,7 +63,7 @@ def _round_kernel(x, decimals):
     return np.round(x, decimals)
 
 
-register(OpDef("where", _where_rule, np.where, elementwise=True, doc="np.where(cond, x, y)"))
+register(OpDef("where", _where_rule, np.where, elementwise=True, returns_fresh=True, doc="np.where(cond, x, y)"))
 register(OpDef("clip", ufunc_rule(CLIP_UFUNC), CLIP_UFUNC, elementwise=True, ufunc=CLIP_UFUNC, doc="np.clip"))
 register(OpDef("round", _round_rule, _round_kernel, elementwise=True, doc="np.round(x, decimals)"))
 

@@ -140,8 +140,8 @@ def _setitem_kernel(x, value, *index_arrays, template):
 
 
 register(OpDef("getitem", _getitem_rule, _getitem_kernel, view=True, doc="basic indexing (a view)"))
-register(OpDef("gather", _getitem_rule, _getitem_kernel, doc="advanced indexing (a copy)"))
-register(OpDef("setitem", _setitem_rule, _setitem_kernel, doc="x with x[index] = value, functionally"))
+register(OpDef("gather", _getitem_rule, _getitem_kernel, returns_fresh=True, doc="advanced indexing (a copy)"))
+register(OpDef("setitem", _setitem_rule, _setitem_kernel, returns_fresh=True, doc="x with x[index] = value, functionally"))
 
 
 def getitem(tensor, index: Any):

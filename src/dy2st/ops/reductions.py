@@ -117,6 +117,12 @@ def reduction_rule(name: str):
     return infer
 
 
+# Reductions whose NumPy function writes into ``out=`` with the result NumPy would return.
+_OUT_KERNELS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min}
+# Reductions that always return a new array (the others may return a view of their operand).
+_FRESH_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin"})
+
+
 def reduction_kernel(name: str):
     func = REDUCTIONS[name]
     if name in _SINGLE_AXIS:
@@ -217,7 +223,9 @@ def _make_handler(name: str):
 
 
 for _name, _func in REDUCTIONS.items():
-    register(OpDef(_name, reduction_rule(_name), reduction_kernel(_name), doc=f"np.{_name}(axis, keepdims)"))
+    register(OpDef(_name, reduction_rule(_name), reduction_kernel(_name), reduction=True,
+                   out_kernel=_OUT_KERNELS.get(_name), returns_fresh=_name in _FRESH_REDUCTIONS,
+                   doc=f"np.{_name}(axis, keepdims)"))
     _handler = _make_handler(_name)
     handles(_func)(_handler)
     if _name in _METHODS:

@@ -62,8 +62,19 @@ def _same_type(types):
 
 register(OpDef("reshape", _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
 register(OpDef("transpose", _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
-register(OpDef("astype", _astype_rule, lambda x, dtype: x.astype(dtype), doc="ndarray.astype"))
-register(OpDef("copy", _same_type, np.copy, doc="np.copy / ndarray.copy"))
+def _copy_into(x, out):
+    np.copyto(out, x)
+    return out
+
+
+def _cast_into(x, out, dtype=None):
+    np.copyto(out, x, casting="unsafe")  # astype's default casting; ``out`` has the new dtype
+    return out
+
+
+register(OpDef("astype", _astype_rule, lambda x, dtype: x.astype(dtype), out_kernel=_cast_into, returns_fresh=True,
+               doc="ndarray.astype"))
+register(OpDef("copy", _same_type, np.copy, out_kernel=_copy_into, returns_fresh=True, doc="np.copy / ndarray.copy"))
 
 
 @handles(np.reshape)

@@ -35,73 +35,73 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ir.core import COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
+from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
 # The op attributes this pass writes; kernels never see them.
 PLAN_ATTRS = ("out_buffer", "in_place")
 
-_REDUCTIONS_WITH_OUT = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min}
-_STRUCTURAL = frozenset({"const", "cond", "while_loop", "yield", "return"})
-_CONTROL_FLOW = frozenset({"cond", "while_loop"})
 
 
-# --- which ops can write into a given buffer ------------------------------------------------
-def _copy_into(x, out):
-    np.copyto(out, x)
-    return out
+# --- what the backend tells the planner ---------------------------------------------------------
+class MemoryTarget:
+    """What the planner needs to know about the backend that runs the plan.
+
+    The default answers come from the op definitions' traits (``ufunc``, ``out_kernel``,
+    ``in_place_safe``, ``returns_fresh``, ``region_kernel``); a backend subclasses it where it
+    runs an op differently (the NumPy backend runs small fused groups op by op, for one).
+    """
+
+    def accepts_out(self, op: Op) -> bool:
+        """Does this op's kernel have an ``out=`` form that gives bit-identical results?"""
+        opdef = get_op(op.name)
+        if opdef.ufunc is not None:
+            return opdef.ufunc.nout == 1
+        if opdef.region_kernel:
+            return not self.runs_unfused(op)
+        if opdef.out_kernel is None:
+            return False
+        if opdef.reduction:
+            # Integer sums promote their accumulator; only same-dtype float reductions are planned.
+            source = op.operands[0].type.dtype
+            return source.kind in "fc" and source == op.results[0].type.dtype
+        return True
+
+    def runs_unfused(self, op: Op) -> bool:
+        """Does the backend run this op's region op by op rather than as one kernel?"""
+        return False
+
+    def in_place_safe(self, op: Op) -> bool:
+        """May the result overwrite an input of the same shape? True for plain elementwise ufuncs,
+        which read each element before writing it; never for matmul or reductions."""
+        opdef = get_op(op.name)
+        return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or opdef.in_place_safe
+
+    def returns_fresh(self, op: Op) -> bool:
+        """Does the kernel always return a new array? The result of any other op that is not a
+        ``view`` may share memory with its operands (``np.diag`` of a matrix is a view, for one),
+        so the planner treats it as a view of all of them."""
+        opdef = get_op(op.name)
+        return opdef.ufunc is not None or opdef.region_kernel or opdef.returns_fresh
 
 
-def _cast_into(x, out):
-    np.copyto(out, x, casting="unsafe")  # astype's default casting
-    return out
+DEFAULT_TARGET = MemoryTarget()
 
 
-def _accepts_out(op: Op) -> bool:
-    """Does this op's NumPy kernel have an ``out=`` form that gives bit-identical results?"""
-    if len(op.results) != 1 or op.regions and op.name != "fused":
+def _accepts_out(op: Op, target: MemoryTarget) -> bool:
+    """Is ``op`` a candidate for a planned buffer: one non-0-d result, no view, no effects, and an
+    ``out=`` form on the target?"""
+    opdef = get_op(op.name)
+    if len(op.results) != 1 or op.regions and not opdef.region_kernel:
         return False
     result = op.results[0].type
     if result.ndim == 0 or result.weak:
         return False  # 0-d results are NumPy scalars in eager code; keep them that way
-    opdef = get_op(op.name)
     if opdef.view or opdef.side_effect:
         return False
-    if opdef.ufunc is not None:
-        return opdef.ufunc.nout == 1
-    if op.name == "fused":
-        from dy2st.backend.numpy.codegen import runs_unfused  # the backend decides; imported late
-
-        return not runs_unfused(op)
-    if op.name == "matmul":
-        return True
-    if op.name in _REDUCTIONS_WITH_OUT:
-        # Integer sums promote their accumulator; only same-dtype float reductions are planned.
-        source = op.operands[0].type.dtype
-        return source.kind in "fc" and source == result.dtype
-    return op.name in ("copy", "astype")
-
-
-def out_kernel(op: Op) -> Callable:
-    """The kernel of ``op`` taking ``out=``: ``kernel(*operands, out=buffer)`` returns ``buffer``."""
-    opdef = get_op(op.name)
-    attrs = kernel_attrs(op)
-    if opdef.ufunc is not None:
-        return opdef.ufunc
-    if opdef.region_kernel:
-        from dy2st.backend.numpy.fused import build_fused_kernel
-
-        return build_fused_kernel(op)
-    if op.name == "matmul":
-        return np.matmul
-    if op.name in _REDUCTIONS_WITH_OUT:
-        return functools.partial(_REDUCTIONS_WITH_OUT[op.name], **attrs)
-    if op.name == "copy":
-        return _copy_into
-    if op.name == "astype":
-        return _cast_into
-    raise KeyError(f"op {op.name!r} has no out= form (the planner only plans ops _accepts_out allows)")
+    return target.accepts_out(op)
 
 
 def kernel_attrs(op: Op) -> dict:
@@ -109,11 +109,8 @@ def kernel_attrs(op: Op) -> dict:
     return {k: v for k, v in op.attrs.items() if k not in PLAN_ATTRS}
 
 
-def _in_place_safe(op: Op) -> bool:
-    """May the result overwrite an input of the same shape? True for plain elementwise ufuncs,
-    which read each element before writing it; never for matmul or reductions."""
-    opdef = get_op(op.name)
-    return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or False
+def _is_control_flow(op: Op) -> bool:
+    return get_op(op.name).control_flow
 
 
 # --- the schedule and liveness -----------------------------------------------------------------
@@ -135,7 +132,7 @@ def schedule(graph: Graph) -> Schedule:
         for op in block.ops:
             sched.index[op] = len(sched.ops)
             sched.ops.append(op)
-            if op.name in _CONTROL_FLOW:
+            if _is_control_flow(op):
                 for region in op.regions:
                     visit(region.block)
             sched.end[op] = len(sched.ops) - 1
@@ -168,7 +165,7 @@ def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
     for op in sched.ops:
         for value in op.results:
             intervals[value] = [sched.index[op], sched.index[op]]
-        for region in op.regions if op.name in _CONTROL_FLOW else ():
+        for region in op.regions if _is_control_flow(op) else ():
             for value in region.block.args:
                 intervals[value] = [sched.index[op], sched.index[op]]
     for value in graph.body.args:
@@ -180,7 +177,7 @@ def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
     # A value a loop body yields is read by the next iteration: it lives until the loop ends. From
     # there on the region op's results carry the buffer (see ``region_result_intervals``).
     for op in sched.ops:
-        if op.name == "while_loop":
+        if op.name == WHILE_LOOP:
             for value in op.regions[1].block.ops[-1].operands:
                 intervals[value][1] = max(intervals[value][1], sched.end[op])
     return intervals
@@ -192,34 +189,20 @@ def region_result_intervals(sched: Schedule, intervals: dict[Value, list[int]]) 
     the branches' values never add up."""
     spans = {}
     for op in sched.ops:
-        if op.name in _CONTROL_FLOW:
+        if _is_control_flow(op):
             for result in op.results:
                 first = sched.end[op] + 1
                 spans[result] = [first, max(first, intervals[result][1])]
     return spans
 
 
-# Ops whose NumPy kernel always returns a new array (besides ufuncs and fused groups). The result
-# of any other op that is not flagged ``view`` may share memory with its operands (``np.diag`` of a
-# matrix is a view, for one), so the planner treats it as a view of all of them.
-_FRESH_RESULTS = frozenset({
-    "matmul", "dot", "copy", "astype", "gather", "setitem", "where",
-    "sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin",
-})
-
-
-def _returns_fresh(op: Op) -> bool:
-    opdef = get_op(op.name)
-    return opdef.ufunc is not None or op.name == "fused" or op.name in _FRESH_RESULTS
-
-
-def view_roots(sched: Schedule) -> dict[Value, set[Value]]:
+def view_roots(sched: Schedule, target: MemoryTarget = DEFAULT_TARGET) -> dict[Value, set[Value]]:
     """For each result that may share memory with other values, the buffers it may share
     (followed through chains): the first operand of a ``view`` op, every operand of an op not
     known to return a fresh array."""
     roots: dict[Value, set[Value]] = {}
     for op in sched.ops:
-        if op.name in _STRUCTURAL or not op.operands or _returns_fresh(op):
+        if get_op(op.name).structural or not op.operands or target.returns_fresh(op):
             continue
         bases = op.operands[:1] if get_op(op.name).view else op.operands
         shared = set().union(*(roots.get(base, {base}) for base in bases))
@@ -252,7 +235,7 @@ def _escaping_values(sched: Schedule, roots: dict[Value, set[Value]], handed_to_
     Values in ``handed_to_cond`` (see ``_cond_handovers``) leave through a ``cond`` yield only."""
     escaping: set[Value] = set()
     for op in sched.ops:
-        if op.name == "yield" or op.name == "while_loop":
+        if op.name in (YIELD, WHILE_LOOP):
             for value in op.operands:
                 if value in handed_to_cond and _yields_to_cond(op):
                     continue
@@ -262,8 +245,8 @@ def _escaping_values(sched: Schedule, roots: dict[Value, set[Value]], handed_to_
 
 
 def _yields_to_cond(op: Op) -> bool:
-    region = op.parent.parent if op.name == "yield" and op.parent is not None else None
-    return region is not None and region.parent is not None and region.parent.name == "cond"
+    region = op.parent.parent if op.name == YIELD and op.parent is not None else None
+    return region is not None and region.parent is not None and region.parent.name == COND
 
 
 def _cond_handovers(sched: Schedule, roots, intervals, outputs: set[Value], output_views: set[Value]):
@@ -276,7 +259,7 @@ def _cond_handovers(sched: Schedule, roots, intervals, outputs: set[Value], outp
     escaping = _escaping_values(sched, roots)
     becomes: dict[Value, list[Value]] = defaultdict(list)
     for op in sched.ops:
-        if op.name == "cond":
+        if op.name == COND:
             for region in op.regions:
                 for value, result in zip(region.block.ops[-1].operands, op.results):
                     becomes[value].append(result)
@@ -320,11 +303,11 @@ def _outputs(graph: Graph, roots: dict[Value, set[Value]]) -> tuple[set[Value], 
     return outputs, through_views
 
 
-def plan_memory(graph: Graph) -> Plan:
+def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
     """Assign buffer slots to the results of out-capable ops (see the module docstring)."""
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
-    roots = view_roots(sched)
+    roots = view_roots(sched, target)
     for view, bases in roots.items():  # a buffer lives as long as its longest-lived view
         for base in bases:
             intervals[base][1] = max(intervals[base][1], intervals[view][1])
@@ -341,11 +324,11 @@ def plan_memory(graph: Graph) -> Plan:
 
     for op in sched.ops:
         position = sched.index[op]
-        if _accepts_out(op):
+        if _accepts_out(op, target):
             result = op.results[0]
             if result not in escaping and result not in output_views:
                 key = (result.type.nbytes, result.type.dtype)
-                slot = _in_place_slot(op, position, plan, intervals, viewed, handed_over)
+                slot = _in_place_slot(op, position, plan, intervals, viewed, handed_over, target)
                 if slot is None and result in handovers:
                     slot = _sibling_slot(result, plan, handovers)
                     if slot is not None:
@@ -384,9 +367,9 @@ def _without_lone_outputs(plan: Plan) -> Plan:
 
 
 def _in_place_slot(op: Op, position: int, plan: Plan, intervals, viewed: set[Value],
-                   handed_over: set[Value]) -> int | None:
+                   handed_over: set[Value], target: MemoryTarget) -> int | None:
     """The slot of an operand that dies at ``op`` and may be overwritten by its result."""
-    if not _in_place_safe(op):
+    if not target.in_place_safe(op):
         return None
     result = op.results[0]
     for i, operand in enumerate(op.operands):
@@ -439,7 +422,8 @@ class MemoryReport:
 
 def _allocating(op: Op) -> bool:
     """Does running ``op`` allocate its results (as opposed to viewing or forwarding)?"""
-    return op.name not in _STRUCTURAL and not get_op(op.name).view
+    opdef = get_op(op.name)
+    return not opdef.structural and not opdef.view
 
 
 def _peak(sizes: dict[Value, int], intervals: dict[Value, list[int]], length: int) -> int:
@@ -473,14 +457,12 @@ def _eager_intervals(sched: Schedule, intervals: dict[Value, list[int]]) -> dict
     return eager
 
 
-def memory_report(graph: Graph) -> MemoryReport:
+def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> MemoryReport:
     """Planned peak, live-set lower bound and an eager NumPy estimate for ``graph`` (as planned
     by ``plan_memory`` now, whether or not the pass ran)."""
-    from dy2st.backend.numpy.codegen import may_alias_inputs  # the backend's alias analysis
-
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
-    plan = plan_memory(graph)
+    plan = plan_memory(graph, target)
     allocated = {v: v.type.nbytes for op in sched.ops if _allocating(op) for v in op.results}
     # Region results are buffers too (a branch's or the last iteration's), unless they may be inputs.
     aliasing = may_alias_inputs(graph)
@@ -505,7 +487,7 @@ def memory_report(graph: Graph) -> MemoryReport:
 def _takes_over_planned_buffers(result: Value, plan: Plan) -> bool:
     """A cond result whose every branch yields a planned value: it is that buffer, not a new one."""
     cond = result.owner
-    if cond.name != "cond":
+    if cond.name != COND:
         return False
     index = cond.results.index(result)
     return all(region.block.ops[-1].operands[index] in plan.slot_of for region in cond.regions)
@@ -556,12 +538,20 @@ def planned_slots(graph: Graph) -> tuple[dict[int, tuple[tuple[int, ...], np.dty
 
 
 class MemoryPlan(Pass):
-    """Plan ``out=`` buffers for every out-capable op; the last pass of the pipeline."""
+    """Plan ``out=`` buffers for every out-capable op; the last pass of the pipeline.
+
+    Args:
+        target: what the backend that runs the graph can do (``out=`` forms, in-place safety,
+            fresh results); the op definitions' traits when None.
+    """
 
     name = "memory-plan"
 
+    def __init__(self, target: MemoryTarget | None = None):
+        self.target = target or DEFAULT_TARGET
+
     def run(self, graph: Graph) -> bool:
         cleared = clear_plan(graph)
-        plan = plan_memory(graph)
+        plan = plan_memory(graph, self.target)
         apply_plan(graph, plan)
         return bool(plan.slot_of) or cleared

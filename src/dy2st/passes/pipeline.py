@@ -11,7 +11,7 @@ from dy2st.passes.dce import DeadCodeElimination
 from dy2st.passes.fold import ConstantFolding
 from dy2st.passes.fuse import FuseElementwise
 from dy2st.passes.licm import LoopInvariantCodeMotion
-from dy2st.passes.memory_plan import MemoryPlan
+from dy2st.passes.memory_plan import MemoryPlan, MemoryTarget
 from dy2st.passes.simplify import AlgebraicSimplification
 
 DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
@@ -44,26 +44,29 @@ PASSES_BY_NAME: dict[str, type[Pass]] = {cls.name: cls for cls in DEFAULT_PIPELI
 """Every known pass by its CLI spelling (``dy2st dump --after NAME`` validates against it)."""
 
 
-def default_passes() -> list[Pass]:
-    """A fresh list of the default pipeline's passes."""
-    return [cls() for cls in DEFAULT_PIPELINE]
+def default_passes(target: MemoryTarget | None = None) -> list[Pass]:
+    """A fresh list of the default pipeline's passes; ``target`` is what the backend that will run
+    the graph tells the memory planner (the op definitions' traits when None)."""
+    return [MemoryPlan(target) if cls is MemoryPlan else cls() for cls in DEFAULT_PIPELINE]
 
 
 # Tests set DY2ST_VERIFY=1 so the verifier runs after every pass of every graph they build.
 VERIFY_EVERY_PASS = os.environ.get("DY2ST_VERIFY", "") == "1"
 
 
-def optimize(graph: Graph, passes: list[Pass] | None = None, after_each=None) -> Graph:
+def optimize(graph: Graph, passes: list[Pass] | None = None, after_each=None,
+             target: MemoryTarget | None = None) -> Graph:
     """Run ``passes`` (the default pipeline when None) on ``graph`` in place and return it.
 
     Args:
         graph: the graph to optimize; it is rewritten in place.
-        passes: the passes to run, in order; None means ``default_passes()``.
+        passes: the passes to run, in order; None means ``default_passes(target)``.
+        target: the backend's answers to the memory planner (see ``default_passes``).
         after_each: called as ``after_each(pass_name, graph, changed)`` after every pass.
 
     Returns:
         ``graph``.
     """
-    manager = PassManager(default_passes() if passes is None else passes, verify=VERIFY_EVERY_PASS,
+    manager = PassManager(default_passes(target) if passes is None else passes, verify=VERIFY_EVERY_PASS,
                           after_each=after_each)
     return manager.run(graph)

@@ -31,8 +31,11 @@ import numpy as np
 from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.backend.numpy.fused import build_fused_kernel
+from dy2st.backend.numpy.kernels import out_kernel
+from dy2st.backend.numpy.target import runs_unfused
 from dy2st.ir.opdefs import get_op
-from dy2st.passes.memory_plan import kernel_attrs, out_kernel, planned_slots, schedule
+from dy2st.passes.alias import may_alias_inputs
+from dy2st.passes.memory_plan import kernel_attrs, planned_slots, schedule
 
 _INLINE_TYPES = (bool, int, float, complex)
 
@@ -447,24 +450,6 @@ def _defined_outside(value: Value, block: Block) -> bool:
     return True
 
 
-# Fused groups whose arrays are all this small run as separate NumPy calls: the tiled kernel's
-# per-call setup (about 5 us) costs more than the cache traffic it saves. Unfused NumPy gives
-# bit-identical results by the fusion contract.
-SMALL_FUSED_BYTES = 16 * 1024
-
-
-def runs_unfused(op: Op) -> bool:
-    """Does the backend run this fused op's region op by op instead of as one tiled kernel?"""
-    if op.name != "fused" or not op.regions:
-        return False
-    block = op.regions[0].block
-    fresh = {r for inner in block.ops[:-1] if inner.name != "const" and not get_op(inner.name).view
-             for r in inner.results}
-    if not all(v in fresh for v in block.ops[-1].operands):
-        return False  # a yielded argument, constant or view could alias an input
-    return max(v.type.nbytes for v in (*op.operands, *op.results)) <= SMALL_FUSED_BYTES
-
-
 def _in_place_temporaries(block: Block) -> dict[Op, Value]:
     """In a small fused group run op by op: op -> an operand it may overwrite. The operand is a
     temporary of the group (a fresh ufunc result, not yielded) that dies at this op and has the
@@ -621,40 +606,6 @@ def may_be_python_numbers(graph: Graph) -> set[Value]:
 
 def _is_index_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def may_alias_inputs(graph: Graph) -> set[Value]:
-    """Values whose buffer may be an input, a capture, or a constant: outputs must copy them."""
-    aliasing: set[Value] = set(graph.body.args)
-
-    def visit(block: Block) -> None:
-        for op in block.ops:
-            if op.name == "const":
-                aliasing.update(op.results)
-            elif op.name == "cond":
-                for region in op.regions:
-                    visit(region.block)
-                for i, r in enumerate(op.results):
-                    if any(region.block.ops[-1].operands[i] in aliasing for region in op.regions):
-                        aliasing.add(r)
-            elif op.name == "while_loop":
-                body_yield = op.regions[1].block.ops[-1].operands
-                for i, (init, r) in enumerate(zip(op.operands, op.results)):
-                    if init in aliasing or body_yield[i] in aliasing:
-                        aliasing.update((r, op.regions[0].block.args[i], op.regions[1].block.args[i]))
-                for region in op.regions:
-                    visit(region.block)
-            elif get_op(op.name).view and op.operands and op.operands[0] in aliasing:
-                aliasing.update(op.results)
-            for region in op.regions if op.name not in ("cond", "while_loop") else ():
-                visit(region.block)
-
-    # A loop can hand an aliasing value back to its own arguments: iterate to a fixed point.
-    size = -1
-    while size != len(aliasing):
-        size = len(aliasing)
-        visit(graph.body)
-    return aliasing
 
 
 def generate(graph: Graph, writebacks: dict[int, int] | None = None, generator_cls=CodeGenerator,
