@@ -49,7 +49,10 @@ class OpDef:
         terminator: ends a block (``yield``, ``return``).
         commutative: a binary op whose two operands may be swapped (CSE).
         reduction: reduces its operand over ``axis`` (sum, mean, max, ...).
-        row_reduction: a reduction a fused region may end with, computed per row of a tile.
+        row_reduction: for a reduction a fused region may end with, the NumPy function that
+            reduces each row of a tile into ``out=`` (None: it cannot join a fused group).
+        index_operands: the position from which the operands are tensor indices (indexing
+            ops): with any, the op may raise at run time although its types are valid.
         out_kernel: ``out_kernel(*operands, out=buffer, **attrs)`` writes the result into a
             preallocated buffer and returns it (None: no ``out=`` form; a ufunc's is the ufunc).
         in_place_safe: the ``out=`` form may write over an operand of the same shape (it reads
@@ -72,7 +75,8 @@ class OpDef:
     terminator: bool = False
     commutative: bool = False
     reduction: bool = False
-    row_reduction: bool = False
+    row_reduction: Callable[..., Any] | None = None
+    index_operands: int | None = None
     out_kernel: Callable[..., Any] | None = None
     in_place_safe: bool = False
     returns_fresh: bool = False

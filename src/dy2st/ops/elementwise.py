@@ -53,6 +53,14 @@ def _elementwise_ufuncs() -> list[np.ufunc]:
 
 ELEMENTWISE_UFUNCS = _elementwise_ufuncs()
 
+# Ufuncs whose result is the same with the operands swapped (IEEE addition and multiplication are
+# commutative; only which NaN payload survives ``nan + nan`` may differ), so CSE merges ``x*y`` and
+# ``y*x``. Not ``maximum``/``minimum``: which of ``0.0`` and ``-0.0`` they return depends on the order.
+COMMUTATIVE_UFUNCS = frozenset({
+    np.add, np.multiply, np.logical_and, np.logical_or, np.logical_xor,
+    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.equal, np.not_equal,
+})
+
 for _ufunc in ELEMENTWISE_UFUNCS:
     register(
         OpDef(
@@ -62,6 +70,7 @@ for _ufunc in ELEMENTWISE_UFUNCS:
             elementwise=True,
             ufunc=_ufunc,
             num_results=_ufunc.nout,
+            commutative=_ufunc in COMMUTATIVE_UFUNCS,
             doc=f"np.{_ufunc.__name__}",
         )
     )

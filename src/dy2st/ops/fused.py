@@ -42,9 +42,12 @@ def fused_rule(types: list[TensorType], *, regions: list[Any] | None = None, **a
     return [v.type.strong() for v in terminator.operands]
 
 
+FUSED = "fused"
+"""The opcode of a fused group (the fusion pass builds it)."""
+
 register(
     OpDef(
-        "fused",
+        FUSED,
         fused_rule,
         num_results=-1,
         doc="a fused group of elementwise ops run in cache-sized tiles; one region",

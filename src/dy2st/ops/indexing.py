@@ -139,9 +139,9 @@ def _setitem_kernel(x, value, *index_arrays, template):
     return out
 
 
-register(OpDef("getitem", _getitem_rule, _getitem_kernel, view=True, doc="basic indexing (a view)"))
-register(OpDef("gather", _getitem_rule, _getitem_kernel, returns_fresh=True, doc="advanced indexing (a copy)"))
-register(OpDef("setitem", _setitem_rule, _setitem_kernel, returns_fresh=True, doc="x with x[index] = value, functionally"))
+register(OpDef("getitem", _getitem_rule, _getitem_kernel, view=True, index_operands=1, doc="basic indexing (a view)"))
+register(OpDef("gather", _getitem_rule, _getitem_kernel, returns_fresh=True, index_operands=1, doc="advanced indexing (a copy)"))
+register(OpDef("setitem", _setitem_rule, _setitem_kernel, returns_fresh=True, index_operands=2, doc="x with x[index] = value, functionally"))
 
 
 def getitem(tensor, index: Any):

@@ -120,6 +120,11 @@ def reduction_rule(name: str):
 # Reductions whose NumPy function writes into ``out=`` with the result NumPy would return.
 _OUT_KERNELS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min}
 # Reductions that always return a new array (the others may return a view of their operand).
+# Reductions over the last axis that may sit inside a fused group (tiles then hold whole rows),
+# with the function a tile calls with ``out=``: NumPy's own, which runs the same code as eager.
+# ``np.sum/max/min`` of an ndarray are exactly ``ufunc.reduce`` (called without the wrapper's
+# Python overhead); ``np.mean`` divides by an ``intp`` count after its sum, so it is called as is.
+_ROW_REDUCTIONS = {"sum": np.add.reduce, "mean": np.mean, "max": np.maximum.reduce, "min": np.minimum.reduce}
 _FRESH_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin"})
 
 
@@ -225,6 +230,7 @@ def _make_handler(name: str):
 for _name, _func in REDUCTIONS.items():
     register(OpDef(_name, reduction_rule(_name), reduction_kernel(_name), reduction=True,
                    out_kernel=_OUT_KERNELS.get(_name), returns_fresh=_name in _FRESH_REDUCTIONS,
+                   row_reduction=_ROW_REDUCTIONS.get(_name),
                    doc=f"np.{_name}(axis, keepdims)"))
     _handler = _make_handler(_name)
     handles(_func)(_handler)

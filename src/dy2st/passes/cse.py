@@ -42,15 +42,6 @@ class CommonSubexpressionElimination(Pass):
         return eliminate_common_subexpressions(graph)
 
 
-COMMUTATIVE = frozenset({
-    "add", "multiply", "logical_and", "logical_or", "logical_xor",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "equal", "not_equal",
-})
-"""Ops whose result is the same with the operands swapped (IEEE addition and multiplication are
-commutative; only which NaN payload survives ``nan + nan`` may differ), so ``x*y`` and ``y*x`` merge.
-Not ``maximum``/``minimum``: which of ``0.0`` and ``-0.0`` they return depends on the order."""
-
-
 class _Unhashable(Exception):
     """An attribute we cannot compare safely: the op is left alone."""
 
@@ -93,7 +84,7 @@ def expression_key(op: Op) -> Hashable | None:
     except _Unhashable:
         return None
     operands = tuple(op.operands)
-    if op.name in COMMUTATIVE and len(operands) == 2 and not attrs:
+    if get_op(op.name).commutative and len(operands) == 2 and not attrs:
         operands = tuple(sorted(operands, key=id))  # any fixed order: the key only tests equality
     return (op.name, operands, attrs, tuple(r.type for r in op.results))
 

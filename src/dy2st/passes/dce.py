@@ -18,7 +18,7 @@ without side effects also removes a loop that might never end: we accept that, a
 
 from __future__ import annotations
 
-from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value, use_counts
+from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value, use_counts
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
@@ -51,9 +51,9 @@ def _sweep_block(block: Block, uses: dict[Value, int]) -> bool:
     changed = False
     kept: list[Op] = []
     for op in reversed(block.ops):
-        if op.name == "cond":
+        if op.name == COND:
             changed |= _prune_cond_results(op, uses)
-        elif op.name == "while_loop":
+        elif op.name == WHILE_LOOP:
             changed |= _prune_loop_carried(op, uses)
         for region in op.regions:
             changed |= _sweep_block(region.block, uses)

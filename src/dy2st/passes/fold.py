@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ir.core import COND, CONST, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
@@ -53,7 +53,7 @@ def fold_constants(graph: Graph) -> bool:
 def constant_value(value: Value):
     """The literal a ``const`` op gives ``value``, or None when it is not a literal constant."""
     op = value.op
-    if op is None or op.name != "const":
+    if op is None or op.name != CONST:
         return None
     return op.attrs["value"]
 
@@ -65,7 +65,7 @@ def _fold_block(block: Block, replacements: dict[Value, Value]) -> bool:
         op.operands = [replacements.get(v, v) for v in op.operands]
         for region in op.regions:
             changed |= _fold_block(region.block, replacements)
-        if op.name == "cond" and constant_value(op.operands[0]) is not None:
+        if op.name == COND and constant_value(op.operands[0]) is not None:
             new_ops.extend(_inline_taken_branch(op, replacements))
             continue
         folded = _evaluate(op)
@@ -73,7 +73,7 @@ def _fold_block(block: Block, replacements: dict[Value, Value]) -> bool:
             new_ops.append(op)
             continue
         for result, array in zip(op.results, folded):
-            const = Op("const", [], [result.type], {"value": array}, loc=op.loc)
+            const = Op(CONST, [], [result.type], {"value": array}, loc=op.loc)
             const.results[0].name_hint = result.name_hint
             new_ops.append(const)
             replacements[result] = const.results[0]
@@ -92,7 +92,7 @@ def _inline_taken_branch(op: Op, replacements: dict[Value, Value]) -> list[Op]:
 
 def is_foldable(op: Op) -> bool:
     """An op with a plain NumPy kernel, no effects, no regions, and only constant operands."""
-    if not op.operands or op.regions or op.name == "const":
+    if not op.operands or op.regions or op.name == CONST:
         return False
     opdef = get_op(op.name)
     if opdef.kernel is None or opdef.side_effect:

@@ -39,8 +39,9 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 
 from __future__ import annotations
 
-from dy2st.ir.core import Block, Op, Region, Value
+from dy2st.ir.core import CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
+from dy2st.ops.fused import FUSED
 from dy2st.passes.base import Pass
 
 
@@ -61,13 +62,9 @@ class FuseElementwise(Pass):
         return fuse_block(graph.body, counter, self.reductions)
 
 
-# Reductions over the last axis that may join a group: the kernel then tiles whole rows.
-ROW_REDUCTIONS = frozenset({"sum", "mean", "max", "min"})
-
-
 def is_elementwise(op: Op) -> bool:
     """An elementwise op with one result and a NumPy ufunc the fused kernel can call with ``out=``."""
-    if op.regions or len(op.results) != 1 or op.name == "const":
+    if op.regions or len(op.results) != 1 or op.name == CONST:
         return False
     opdef = get_op(op.name)
     return opdef.elementwise and opdef.ufunc is not None and opdef.ufunc.nout == 1
@@ -76,7 +73,7 @@ def is_elementwise(op: Op) -> bool:
 def is_row_reduction(op: Op) -> bool:
     """``sum/mean/max/min`` over the last axis of a float array, keeping its dtype (so the kernel's
     ``out=`` buffer has the dtype eager NumPy returns and the same code path runs)."""
-    if op.name not in ROW_REDUCTIONS or len(op.operands) != 1:
+    if get_op(op.name).row_reduction is None or len(op.operands) != 1:
         return False
     source = op.operands[0].type
     return (source.ndim >= 1 and source.shape[-1] > 0 and op.attrs.get("axis") == (source.ndim - 1,)
@@ -134,7 +131,7 @@ def _uses_dropped_axis(members: set[Op]) -> bool:
 def is_absorbable_const(value: Value) -> bool:
     """Scalar constants are cheap to copy into a region and keep their literal (weak) semantics."""
     op = value.op
-    return op is not None and op.name == "const" and value.type.shape == ()
+    return op is not None and op.name == CONST and value.type.shape == ()
 
 
 def has_side_effects(op: Op) -> bool:
@@ -273,7 +270,7 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
         for v in op.operands:
             if v not in mapping and is_absorbable_const(v):
                 const = v.op
-                clone = body.append(Op("const", [], [v.type], dict(const.attrs), loc=const.loc))
+                clone = body.append(Op(CONST, [], [v.type], dict(const.attrs), loc=const.loc))
                 clone.results[0].name_hint = v.name_hint
                 mapping[v] = clone.results[0]
                 absorbed.append(v)
@@ -282,8 +279,8 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
             copied.name_hint = original.name_hint
             mapping[original] = copied
         body.append(clone)
-    body.append(Op("yield", [mapping[v] for v in outputs], [], loc=ordered[-1].loc))
-    fused = Op("fused", inputs, [v.type for v in outputs], {"name": name}, [Region(body)], loc=ordered[-1].loc)
+    body.append(Op(YIELD, [mapping[v] for v in outputs], [], loc=ordered[-1].loc))
+    fused = Op(FUSED, inputs, [v.type for v in outputs], {"name": name}, [Region(body)], loc=ordered[-1].loc)
     for original, result in zip(outputs, fused.results):
         result.name_hint = original.name_hint
     _rewire(members, fused, outputs, inputs + absorbed, produced, index)

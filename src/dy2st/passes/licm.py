@@ -25,14 +25,9 @@ zero) may then warn for a loop that never ran; we accept that, since no value th
 
 from __future__ import annotations
 
-from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value
+from dy2st.ir.core import TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
-
-# Ops that can raise at run time with a valid static type: indexing with tensor indices (their
-# values may be out of range). Their index-free forms are checked statically and may move.
-_RAISING_WITH_TENSOR_INDICES = frozenset({"getitem", "gather", "setitem"})
-
 
 class LoopInvariantCodeMotion(Pass):
     """Hoist loop-invariant ops out of ``while_loop`` bodies."""
@@ -54,7 +49,7 @@ def _hoist_in_block(block: Block) -> bool:
     for op in block.ops:
         for region in op.regions:
             changed |= _hoist_in_block(region.block)
-        if op.name == "while_loop":
+        if op.name == WHILE_LOOP:
             # The condition runs at least once, so its invariants are hoisted as safely as the
             # body's (Newton's ``1e-12 * a`` in ``while abs(x * x - a) > 1e-12 * a``).
             hoisted = _take_invariants(op.regions[0].block) + _take_invariants(op.regions[1].block)
@@ -70,12 +65,12 @@ def can_hoist(op: Op) -> bool:
     """True for ops that may run before the loop: no effects, no regions, cannot raise."""
     if op.name in TERMINATORS or op.regions:
         return False
-    if get_op(op.name).side_effect:
+    opdef = get_op(op.name)
+    if opdef.side_effect:
         return False
-    if op.name in _RAISING_WITH_TENSOR_INDICES:
-        index_operands = op.operands[2:] if op.name == "setitem" else op.operands[1:]
-        return not index_operands
-    return True
+    # Indexing with tensor indices can raise at run time with a valid static type (the index
+    # values may be out of range); index-free forms are checked statically and may move.
+    return opdef.index_operands is None or not op.operands[opdef.index_operands:]
 
 
 def _take_invariants(body: Block) -> list[Op]:

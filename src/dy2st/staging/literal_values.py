@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import Value
+from dy2st.ir.core import CONST, Value
 from dy2st.ir.opdefs import get_op
 
 # Ops whose results are not a function of their attributes alone.
@@ -39,7 +39,7 @@ def _evaluate(value: Value, memo: dict[Value, Any]) -> np.ndarray | None:
     op = value.op
     if op is None or op.regions or op.name in _UNDETERMINED or value.type.size > MAX_LITERAL_ELEMENTS:
         return None  # a block argument (input, capture, loop-carried value) or a control-flow result
-    if op.name == "const":
+    if op.name == CONST:
         return np.asarray(op.attrs["value"])
     opdef = get_op(op.name)
     if opdef.kernel is None or opdef.side_effect:

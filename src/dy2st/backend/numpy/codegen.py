@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ir.core import COND, CONST, WHILE_LOOP, Block, Graph, Op, Value
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.backend.numpy.fused import build_fused_kernel
 from dy2st.backend.numpy.kernels import out_kernel
@@ -518,7 +518,7 @@ def _is_counter_step(op: Op) -> bool:
 
 def _is_literal(value: Value) -> bool:
     owner = value.owner
-    return isinstance(owner, Op) and owner.name == "const" and _is_inline_literal(owner.attrs["value"]) \
+    return isinstance(owner, Op) and owner.name == CONST and _is_inline_literal(owner.attrs["value"]) \
         and not isinstance(owner.attrs["value"], (bool, complex))
 
 
@@ -529,7 +529,7 @@ def _is_counter_of(value: Value, step: Op) -> bool:
     if not isinstance(block, Block) or block.parent is None or block.parent.parent is None:
         return False
     loop = block.parent.parent
-    if loop.name != "while_loop" or block is not loop.regions[1].block:
+    if loop.name != WHILE_LOOP or block is not loop.regions[1].block:
         return False
     index = block.args.index(value)
     return _is_literal(loop.operands[index]) and block.ops[-1].operands[index] is step.results[0]
@@ -575,7 +575,7 @@ def may_be_python_numbers(graph: Graph) -> set[Value]:
         for op in block.ops:
             for region in op.regions:
                 visit(region.block)
-            if op.name == "const" and _is_inline_literal(op.attrs["value"]):
+            if op.name == CONST and _is_inline_literal(op.attrs["value"]):
                 found.update(op.results)
             elif op.name == "as_python_number":
                 found.update(op.results)
@@ -587,11 +587,11 @@ def may_be_python_numbers(graph: Graph) -> set[Value]:
                     if operand in found:
                         found.add(arg)
                 found.update(r for r, v in zip(op.results, inner_yield) if v in found)
-            elif op.name == "cond":
+            elif op.name == COND:
                 for region in op.regions:
                     yielded = region.block.ops[-1].operands
                     found.update(r for r, v in zip(op.results, yielded) if v in found)
-            elif op.name == "while_loop":
+            elif op.name == WHILE_LOOP:
                 yielded = op.regions[1].block.ops[-1].operands
                 for i, init in enumerate(op.operands):
                     if init in found or yielded[i] in found:

@@ -4,7 +4,7 @@ For each fused op the backend generates one Python function that evaluates the r
 calling each op's ufunc with ``out=`` into a scratch buffer (or, for the group's outputs, straight
 into the output tile)::
 
-    def tile(i0, o0, s0):
+    def run_tile(i0, o0, s0):
         u_multiply(i0, 2.0, out=s0)
         u_tanh(s0, out=s0)
         u_add(s0, i0, out=o0)
@@ -52,21 +52,21 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError
-from dy2st.ir.core import Block, Op, Value
+from dy2st.ir.core import CONST, Block, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
+from dy2st.ops.fused import FUSED
 
 TILE_ELEMENTS = 65536
 
 _INLINE_TYPES = (bool, int, float)
 
-# Reductions over the last axis that may sit inside a fused group (tiles then hold whole rows).
-# They are called through NumPy's own functions with ``out=``, which run the same code as eager.
-# ``np.sum/max/min`` of an ndarray are exactly ``ufunc.reduce`` (called here without the wrapper's
-# Python overhead); ``np.mean`` divides by an ``intp`` count after its sum, so it is called as is.
-ROW_REDUCTIONS = {"sum": np.add.reduce, "mean": np.mean, "max": np.maximum.reduce, "min": np.minimum.reduce}
+def _row_reduction(op: Op):
+    """The function that reduces each tile row into ``out=`` for ``op``, or None (see OpDef)."""
+    return get_op(op.name).row_reduction
 
-FULL, ROW = "full", "row"
+
+FULL, ROW = "full tile", "row"
 """Scratch kinds: one element per tile element, or one per tile row (reduced values)."""
 
 
@@ -74,15 +74,15 @@ def iteration_shape(block: Block) -> tuple[int, ...]:
     """The shape a fused region iterates over: its elementwise results and reduction inputs."""
     shapes = []
     for op in block.ops[:-1]:
-        if op.name in ROW_REDUCTIONS:
+        if _row_reduction(op) is not None:
             shapes.append(op.operands[0].type.shape)
-        elif op.name != "const":
+        elif op.name != CONST:
             shapes.append(op.results[0].type.shape)
     return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
 
 
 def has_row_reductions(block: Block) -> bool:
-    return any(op.name in ROW_REDUCTIONS for op in block.ops)
+    return any(_row_reduction(op) is not None for op in block.ops)
 
 
 class TileProgram:
@@ -106,7 +106,7 @@ class TileProgram:
         self.source = self._generate(block)
         self.alias_safe = self._outputs_written_after_inputs_read(block)
         exec(compile(self.source, self.filename, "exec"), self.namespace)
-        self.function = self.namespace["tile"]
+        self.function = self.namespace["run_tile"]
 
     def _kind(self, value: Value) -> str:
         return FULL if value.type.shape == self.shape else ROW
@@ -120,7 +120,7 @@ class TileProgram:
         free: dict[tuple[np.dtype, str], list[str]] = {}
         body: list[str] = []
         for index, op in enumerate(ops):
-            if op.name == "const":
+            if op.name == CONST:
                 names[op.results[0]] = self._literal(op)
                 continue
             result = op.results[0]
@@ -132,13 +132,13 @@ class TileProgram:
             self._release_dead(op, index, names, last_use, free)
         params = [f"i{k}" for k in range(len(block.args))] + [f"o{k}" for k in range(len(outputs))]
         params += [f"s{k}" for k in range(len(self.scratch))]
-        lines = [f"def tile({', '.join(params)}):"] + ["    " + line for line in body or ["pass"]]
+        lines = [f"def run_tile({', '.join(params)}):"] + ["    " + line for line in body or ["pass"]]
         return "\n".join(lines) + "\n"
 
     def _call(self, op: Op, operands: list[str], target: str) -> str:
-        if op.name in ROW_REDUCTIONS:
+        if _row_reduction(op) is not None:
             # Tiles keep whole rows and may drop leading axes: the reduced axis is the last one.
-            self.namespace[f"r_{op.name}"] = ROW_REDUCTIONS[op.name]
+            self.namespace[f"r_{op.name}"] = _row_reduction(op)
             keepdims = op.attrs.get("keepdims", False)
             return f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"
         ufunc = get_op(op.name).ufunc
@@ -154,7 +154,7 @@ class TileProgram:
         last_read = max((last_use.get(arg, -1) for arg in block.args), default=-1)
         outputs = set(block.ops[-1].operands)
         first_write = min((i for i, op in enumerate(ops) if op.results and op.results[0] in outputs), default=len(ops))
-        if any(op.name in ROW_REDUCTIONS for op in ops):
+        if any(_row_reduction(op) is not None for op in ops):
             return False  # a reduction reads a whole row, other elements than it writes
         return first_write >= last_read
 
@@ -169,7 +169,7 @@ class TileProgram:
     def _scratch_for(self, result: Value, op: Op, index: int, names, last_use, free) -> str:
         """A scratch buffer for ``result``: a dying operand's buffer (in place), a free one, or new."""
         slot = (result.type.dtype, self._kind(result))
-        if op.name not in ROW_REDUCTIONS:
+        if _row_reduction(op) is None:
             for v in op.operands:
                 name = names.get(v, "")
                 if name.startswith("s") and last_use[v] == index and self.scratch[int(name[1:])] == slot:
@@ -209,7 +209,7 @@ class FusedKernel:
     """
 
     def __init__(self, op: Op, tile_elements: int | None = None):
-        self.name = op.attrs.get("name", "fused")
+        self.name = op.attrs.get("name", FUSED)
         block = op.regions[0].block
         self.program = TileProgram(block, self.name)
         self.shape = self.program.shape

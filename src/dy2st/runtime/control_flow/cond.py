@@ -30,7 +30,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.staging.builder import GraphBuilder
-from dy2st.ir.core import Block, Region, Value
+from dy2st.ir.core import COND, CONST, YIELD, Block, Region, Value
 from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
@@ -143,9 +143,9 @@ def merge_branches(
         values = [value_in_block(builder, o.values[side], o.type, branch.block) for o in outputs]
         values += [branch.updates.get(key, (None, None, before))[2] for key, (_, before) in updated.items()]
         with builder.in_block(branch.block):
-            builder.emit("yield", values, loc=loc, result_types=[])
+            builder.emit(YIELD, values, loc=loc, result_types=[])
     regions = [Region(branches[0].block), Region(branches[1].block)]
-    op = builder.emit("cond", [predicate], regions=regions, loc=loc, result_types=types)
+    op = builder.emit(COND, [predicate], regions=regions, loc=loc, result_types=types)
     results: dict[int, Tensor] = {}
     for output, result in zip(outputs, op.results):
         result.name_hint = output.label.split("[")[0]
@@ -266,7 +266,7 @@ def _defining_location(value: Any) -> SourceLocation | None:
     """Where the op that computed a branch's value came from, when an op did."""
     if isinstance(value, Tensor):
         op = value._value.op
-        if op is not None and op.name != "const":
+        if op is not None and op.name != CONST:
             return op.loc
     return None
 

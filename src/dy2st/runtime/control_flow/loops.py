@@ -34,7 +34,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.staging.builder import GraphBuilder, current_builder
-from dy2st.ir.core import Block, Region, Value
+from dy2st.ir.core import WHILE_LOOP, YIELD, Block, Region, Value
 from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
@@ -429,12 +429,12 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
     slots = plan.slots
     yields = [value_in_block(builder, v, s.type, trace.body_block) for s, v in zip(slots, trace.end_values)]
     with builder.in_block(trace.body_block):
-        builder.emit("yield", yields, loc=loc, result_types=[])
+        builder.emit(YIELD, yields, loc=loc, result_types=[])
     with builder.in_block(trace.cond_block):
-        builder.emit("yield", [trace.predicate], loc=loc, result_types=[])
+        builder.emit(YIELD, [trace.predicate], loc=loc, result_types=[])
     regions = [Region(trace.cond_block), Region(trace.body_block)]
     op = builder.emit(
-        "while_loop", [s.init for s in slots], regions=regions, loc=loc, result_types=[s.type for s in slots]
+        WHILE_LOOP, [s.init for s in slots], regions=regions, loc=loc, result_types=[s.type for s in slots]
     )
     final = list(init)
     for i, (before, after) in enumerate(zip(init, trace.final_state)):
