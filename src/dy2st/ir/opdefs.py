@@ -51,6 +51,9 @@ class OpDef:
         reduction: reduces its operand over ``axis`` (sum, mean, max, ...).
         row_reduction: for a reduction a fused region may end with, the NumPy function that
             reduces each row of a tile into ``out=`` (None: it cannot join a fused group).
+        right_identity: ``x op right_identity`` is ``x`` (``x * 1``, ``x - 0``): simplification.
+        left_identity: ``left_identity op x`` is ``x`` (``1 * x``, ``0 + x``).
+        involution: applying the op twice gives the operand back (``-(-x)``).
         index_operands: the position from which the operands are tensor indices (indexing
             ops): with any, the op may raise at run time although its types are valid.
         out_kernel: ``out_kernel(*operands, out=buffer, **attrs)`` writes the result into a
@@ -77,6 +80,9 @@ class OpDef:
     reduction: bool = False
     row_reduction: Callable[..., Any] | None = None
     index_operands: int | None = None
+    right_identity: float | None = None
+    left_identity: float | None = None
+    involution: bool = False
     out_kernel: Callable[..., Any] | None = None
     in_place_safe: bool = False
     returns_fresh: bool = False

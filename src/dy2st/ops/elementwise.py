@@ -53,6 +53,10 @@ def _elementwise_ufuncs() -> list[np.ufunc]:
 
 ELEMENTWISE_UFUNCS = _elementwise_ufuncs()
 
+# Identity elements simplification removes: ``x * 1``, ``x + 0``, ``x - 0``, ``x / 1``; ``1 * x``, ``0 + x``.
+_RIGHT_IDENTITIES = {np.multiply: 1, np.add: 0, np.subtract: 0, np.divide: 1}
+_LEFT_IDENTITIES = {np.multiply: 1, np.add: 0}
+
 # Ufuncs whose result is the same with the operands swapped (IEEE addition and multiplication are
 # commutative; only which NaN payload survives ``nan + nan`` may differ), so CSE merges ``x*y`` and
 # ``y*x``. Not ``maximum``/``minimum``: which of ``0.0`` and ``-0.0`` they return depends on the order.
@@ -71,6 +75,9 @@ for _ufunc in ELEMENTWISE_UFUNCS:
             ufunc=_ufunc,
             num_results=_ufunc.nout,
             commutative=_ufunc in COMMUTATIVE_UFUNCS,
+            right_identity=_RIGHT_IDENTITIES.get(_ufunc),
+            left_identity=_LEFT_IDENTITIES.get(_ufunc),
+            involution=_ufunc is np.negative,
             doc=f"np.{_ufunc.__name__}",
         )
     )

@@ -60,8 +60,11 @@ def _same_type(types):
     return types[0].strong()
 
 
-register(OpDef("reshape", _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
-register(OpDef("transpose", _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
+RESHAPE, TRANSPOSE, ASTYPE = "reshape", "transpose", "astype"
+"""Opcodes other layers build or rewrite (simplification composes them)."""
+
+register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
+register(OpDef(TRANSPOSE, _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
 def _copy_into(x, out):
     np.copyto(out, x)
     return out
@@ -72,7 +75,7 @@ def _cast_into(x, out, dtype=None):
     return out
 
 
-register(OpDef("astype", _astype_rule, lambda x, dtype: x.astype(dtype), out_kernel=_cast_into, returns_fresh=True,
+register(OpDef(ASTYPE, _astype_rule, lambda x, dtype: x.astype(dtype), out_kernel=_cast_into, returns_fresh=True,
                doc="ndarray.astype"))
 register(OpDef("copy", _same_type, np.copy, out_kernel=_copy_into, returns_fresh=True, doc="np.copy / ndarray.copy"))
 

@@ -25,12 +25,14 @@ differently from ``pow`` (within 2 ulp, as XLA does), and ``x + 0`` gives ``+0.0
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import UFUNC_OPS, get_op
+from dy2st.ops.shape import ASTYPE, RESHAPE, TRANSPOSE
 from dy2st.passes.base import Pass
 from dy2st.passes.fold import constant_value
 
@@ -77,7 +79,7 @@ def _simplify_block(block: Block, replacements: dict[Value, Value]) -> None:
 
 
 def _apply_rules(op: Op, emitted: list[Op]) -> Value | None:
-    for rule in RULES.get(op.name, ()):
+    for rule in _rules_for(op.name):
         attempt: list[Op] = []
         replacement = rule(op, attempt)
         if replacement is not None and replacement.type == op.result.type:
@@ -121,8 +123,9 @@ def _left_identity(number: float) -> Rule:
     return lambda op, emitted: op.operands[1] if is_constant_equal_to(op.operands[0], number) else None
 
 
-def _double_negation(op: Op, emitted: list[Op]) -> Value | None:
-    inner = _defining(op.operands[0], "negative")
+def _involution(op: Op, emitted: list[Op]) -> Value | None:
+    """``f(f(x)) -> x`` for an op that undoes itself (``-(-x)``)."""
+    inner = _defining(op.operands[0], op.name)
     return inner.operands[0] if inner is not None else None
 
 
@@ -133,7 +136,7 @@ def _same_dtype_cast(op: Op, emitted: list[Op]) -> Value | None:
 def _compose_transposes(op: Op, emitted: list[Op]) -> Value | None:
     axes = tuple(op.attrs["axes"])
     source = op.operands[0]
-    inner = _defining(source, "transpose")
+    inner = _defining(source, TRANSPOSE)
     if inner is not None:
         # transpose(transpose(x, a), b)[i] reads axis a[b[i]] of x.
         inner_axes = tuple(inner.attrs["axes"])
@@ -143,19 +146,19 @@ def _compose_transposes(op: Op, emitted: list[Op]) -> Value | None:
         return source
     if inner is None:
         return None
-    return _emit("transpose", [source], op, emitted, axes=axes)
+    return _emit(TRANSPOSE, [source], op, emitted, axes=axes)
 
 
 def _collapse_reshapes(op: Op, emitted: list[Op]) -> Value | None:
     source = op.operands[0]
-    inner = _defining(source, "reshape")
+    inner = _defining(source, RESHAPE)
     if inner is not None:
         source = inner.operands[0]
     if source.type.shape == op.result.type.shape:
         return source
     if inner is None:
         return None
-    return _emit("reshape", [source], op, emitted, shape=op.result.type.shape)
+    return _emit(RESHAPE, [source], op, emitted, shape=op.result.type.shape)
 
 
 def _power_as_products(op: Op, emitted: list[Op]) -> Value | None:
@@ -168,23 +171,35 @@ def _power_as_products(op: Op, emitted: list[Op]) -> Value | None:
     literal = np.asarray(literal).item()
     if literal not in POWERS_AS_PRODUCTS:
         return None
-    square = _emit("multiply", [base, base], op, emitted)
+    multiply = UFUNC_OPS[np.multiply]
+    square = _emit(multiply, [base, base], op, emitted)
     if literal == 2:
         return square
     if literal == 3:
-        return _emit("multiply", [square, base], op, emitted)
-    return _emit("multiply", [square, square], op, emitted)
+        return _emit(multiply, [square, base], op, emitted)
+    return _emit(multiply, [square, square], op, emitted)
 
 
 RULES: dict[str, tuple[Rule, ...]] = {
-    "multiply": (_right_identity(1), _left_identity(1)),
-    "add": (_right_identity(0), _left_identity(0)),
-    "subtract": (_right_identity(0),),
-    "divide": (_right_identity(1),),
-    "negative": (_double_negation,),
-    "astype": (_same_dtype_cast,),
-    "transpose": (_compose_transposes,),
-    "reshape": (_collapse_reshapes,),
-    "power": (_power_as_products,),
+    ASTYPE: (_same_dtype_cast,),
+    TRANSPOSE: (_compose_transposes,),
+    RESHAPE: (_collapse_reshapes,),
 }
-"""Rewrites by opcode, tried in order; the first whose replacement has the right type wins."""
+"""Rewrites of particular ops, by opcode (see ``_rules_for`` for the ones traits describe)."""
+
+
+@functools.cache
+def _rules_for(name: str) -> tuple[Rule, ...]:
+    """The rewrites to try on op ``name``, in order; the first whose replacement has the right
+    type wins. Identities and involutions come from the op definition's traits."""
+    opdef = get_op(name)
+    rules: list[Rule] = []
+    if opdef.right_identity is not None:
+        rules.append(_right_identity(opdef.right_identity))
+    if opdef.left_identity is not None:
+        rules.append(_left_identity(opdef.left_identity))
+    if opdef.involution:
+        rules.append(_involution)
+    if opdef.ufunc is np.power:
+        rules.append(_power_as_products)
+    return tuple(rules) + RULES.get(name, ())
