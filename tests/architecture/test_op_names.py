@@ -15,6 +15,10 @@ from dy2st.ir.opdefs import OPS
 
 SRC = pathlib.Path(__file__).resolve().parents[2] / "src" / "dy2st"
 ALLOWED = {"ir", "ops"}
+# Strings that spell an opcode by coincidence and mean something else.
+COINCIDENCES = {
+    ("runtime/captures.py", "sort"),  # list.sort, refused on a captured list
+}
 
 
 def _prose(tree: ast.AST) -> set[int]:
@@ -41,7 +45,7 @@ def op_name_literals() -> list[str]:
         docs = _prose(tree)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in OPS
-                    and id(node) not in docs):
+                    and id(node) not in docs and (str(rel), node.value) not in COINCIDENCES):
                 found.append(f"{rel}:{node.lineno}: {node.value!r}")
     return found
 

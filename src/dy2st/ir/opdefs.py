@@ -51,6 +51,8 @@ class OpDef:
         reduction: reduces its operand over ``axis`` (sum, mean, max, ...).
         row_reduction: for a reduction a fused region may end with, the NumPy function that
             reduces each row of a tile into ``out=`` (None: it cannot join a fused group).
+        uninitialized: the result's contents are not determined by the operands and attributes
+            (``np.empty``): never computed at build time.
         right_identity: ``x op right_identity`` is ``x`` (``x * 1``, ``x - 0``): simplification.
         left_identity: ``left_identity op x`` is ``x`` (``1 * x``, ``0 + x``).
         involution: applying the op twice gives the operand back (``-(-x)``).
@@ -80,6 +82,7 @@ class OpDef:
     reduction: bool = False
     row_reduction: Callable[..., Any] | None = None
     index_operands: int | None = None
+    uninitialized: bool = False
     right_identity: float | None = None
     left_identity: float | None = None
     involution: bool = False

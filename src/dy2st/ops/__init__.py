@@ -5,3 +5,4 @@ into the op definitions (``dy2st.ir.opdefs``) and the tracer's handler tables
 from dy2st.ops import structural, elementwise, reductions, shape, linalg, indexing, fused  # noqa: F401  (registration)
 from dy2st.ops import creation, join, elementwise_functions, einsum, scans  # noqa: F401  (registration)
 from dy2st.ops import sorting, replication, diagonal  # noqa: F401  (registration)
+from dy2st.ops import checks, python_numbers  # noqa: F401  (registration)

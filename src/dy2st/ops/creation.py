@@ -79,7 +79,7 @@ def _eye_rule(types, *, rows, cols, k, dtype):
 
 
 register(OpDef("full", _shaped_rule, _full_kernel, doc="np.full / zeros / ones: a new array of one value"))
-register(OpDef("empty", _shaped_rule, _empty_kernel, doc="np.empty: a new array, contents undefined"))
+register(OpDef("empty", _shaped_rule, _empty_kernel, uninitialized=True, doc="np.empty: a new array, contents undefined"))
 register(OpDef("arange", _arange_rule, _arange_kernel, doc="np.arange with static bounds"))
 register(OpDef("linspace", _linspace_rule, _linspace_kernel, doc="np.linspace with static bounds"))
 register(OpDef("eye", _eye_rule, _eye_kernel, doc="np.eye / np.identity"))

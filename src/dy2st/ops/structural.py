@@ -70,5 +70,8 @@ register(
 )
 register(OpDef(YIELD, _no_results, num_results=0, structural=True, terminator=True, doc="ends a region, handing its values to the parent op"))
 register(OpDef(RETURN, _no_results, num_results=0, structural=True, terminator=True, doc="ends the graph body"))
-register(OpDef("print", _no_results, print_kernel, side_effect=True, num_results=0, doc="print at run time"))
-register(OpDef("assert", _no_results, assert_kernel, side_effect=True, num_results=0, doc="assert at run time"))
+PRINT, ASSERT = "print", "assert"
+"""Opcodes of the side-effecting ops the runtime stages for ``print(...)`` and tensor ``assert``."""
+
+register(OpDef(PRINT, _no_results, print_kernel, side_effect=True, num_results=0, doc="print at run time"))
+register(OpDef(ASSERT, _no_results, assert_kernel, side_effect=True, num_results=0, doc="assert at run time"))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dy2st.errors import GraphBuildError, user_location
+from dy2st.ops.structural import ASSERT
 from dy2st.staging.tensor import Tensor, apply_effect
 from dy2st.runtime.logical import truth_value
 
@@ -43,4 +44,4 @@ def convert_assert(pred: Any, message_fn: Callable[[], Any] | None = None) -> No
             "format the message from Python values, or print the tensor before the assert",
         )
     text = None if message is None else str(message)
-    apply_effect("assert", truth_value(pred), message=text, loc=user_location())
+    apply_effect(ASSERT, truth_value(pred), message=text, loc=user_location())

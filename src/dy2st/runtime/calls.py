@@ -12,7 +12,9 @@ from typing import Any
 
 from dy2st.errors import ConversionError
 from dy2st.runtime.functions import converted_function, unwrap_converted
+from dy2st.ops.structural import PRINT, Literal
 from dy2st.staging.builder import current_builder
+from dy2st.staging.tensor import Tensor, apply_effect
 
 
 @functools.lru_cache(maxsize=None)
@@ -74,11 +76,8 @@ def _convert_or_keep(fn):
 def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
     """``print`` while a graph is built: a print op that prints at every run, as the eager function
     prints at every call (also when no argument is a tensor). ``file=`` prints at build time."""
-    from dy2st.staging.tensor import Tensor, apply_effect
-    from dy2st.ops.structural import Literal
-
     if file is not None or current_builder() is None:
         return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
     template = tuple(None if isinstance(a, Tensor) else Literal(a) for a in args)
-    apply_effect("print", *(a for a in args if isinstance(a, Tensor)), template=template, sep=sep, end=end)
+    apply_effect(PRINT, *(a for a in args if isinstance(a, Tensor)), template=template, sep=sep, end=end)
     return None

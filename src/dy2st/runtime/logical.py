@@ -22,8 +22,11 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from dy2st.errors import TensorValueError, user_location
-from dy2st.staging.tensor import Tensor, apply
+from dy2st.ops.shape import RESHAPE
+from dy2st.staging.tensor import Tensor, apply, apply_ufunc
 
 _COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "Eq": operator.eq,
@@ -53,9 +56,9 @@ def truth_value(tensor: Tensor) -> Tensor:
             "reduce it first with np.any(...) or np.all(...)",
         )
     if tensor.shape != ():
-        tensor = apply("reshape", tensor, shape=())
+        tensor = apply(RESHAPE, tensor, shape=())
     if tensor.dtype.kind != "b":
-        tensor = apply("not_equal", tensor, 0)
+        tensor = apply_ufunc(np.not_equal, tensor, 0)
     return tensor
 
 
@@ -76,7 +79,7 @@ def convert_logical_and(left_fn: Callable[[], Any], right_fn: Callable[[], Any])
     if not isinstance(left, Tensor):
         return right_fn() if left else left
     left_truth = truth_value(left)
-    return apply("logical_and", left_truth, _truth(right_fn()))
+    return apply_ufunc(np.logical_and, left_truth, _truth(right_fn()))
 
 
 def convert_logical_or(left_fn: Callable[[], Any], right_fn: Callable[[], Any]) -> Any:
@@ -85,14 +88,14 @@ def convert_logical_or(left_fn: Callable[[], Any], right_fn: Callable[[], Any]) 
     if not isinstance(left, Tensor):
         return left if left else right_fn()
     left_truth = truth_value(left)
-    return apply("logical_or", left_truth, _truth(right_fn()))
+    return apply_ufunc(np.logical_or, left_truth, _truth(right_fn()))
 
 
 def convert_logical_not(operand: Any) -> Any:
     """``not operand``: Python's ``not`` for a Python value, ``logical_not`` of a tensor's truth."""
     if not isinstance(operand, Tensor):
         return not operand
-    return apply("logical_not", truth_value(operand))
+    return apply_ufunc(np.logical_not, truth_value(operand))
 
 
 def convert_compare_chain(first_fn: Callable[[], Any], *links: tuple[str, Callable[[], Any]]) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_frame, user_location
-from dy2st.ir.core import Block, Graph, Op, Region, Value
+from dy2st.ir.core import CONST, RETURN, Block, Graph, Op, Region, Value
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ir.opdefs import get_op
 
@@ -19,8 +19,8 @@ _state = threading.local()
 
 def current_builder() -> GraphBuilder | None:
     """The builder of the graph being staged on this thread, if any."""
-    stack = getattr(_state, "stack", None)
-    return stack[-1] if stack else None
+    builders = getattr(_state, "builders", None)
+    return builders[-1] if builders else None
 
 
 class GraphBuilder:
@@ -43,13 +43,13 @@ class GraphBuilder:
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
-        if not hasattr(_state, "stack"):
-            _state.stack = []
-        _state.stack.append(self)
+        if not hasattr(_state, "builders"):
+            _state.builders = []
+        _state.builders.append(self)
         return self
 
     def __exit__(self, *exc) -> None:
-        _state.stack.pop()
+        _state.builders.pop()
 
     @property
     def block(self) -> Block:
@@ -143,7 +143,7 @@ class GraphBuilder:
             type = type_of_array(value)
         else:
             raise TypeError(f"not a constant: {type(value).__name__}")
-        return self.emit("const", [], {"value": value}, loc=loc or user_location(2), result_types=[type]).result
+        return self.emit(CONST, [], {"value": value}, loc=loc or user_location(2), result_types=[type]).result
 
     # --- in-place updates ------------------------------------------------------------------
     def log_mutation(self, tensor: Any, previous: Value) -> None:
@@ -163,5 +163,5 @@ class GraphBuilder:
                 self.mutation_logs[-1].extend(log)
 
     def finish(self, outputs: list[Value], loc: SourceLocation | None = None) -> Graph:
-        self.graph.body.append(Op("return", outputs, [], loc=loc))
+        self.graph.body.append(Op(RETURN, outputs, [], loc=loc))
         return self.graph

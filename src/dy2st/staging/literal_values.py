@@ -20,8 +20,6 @@ import numpy as np
 from dy2st.ir.core import CONST, Value
 from dy2st.ir.opdefs import get_op
 
-# Ops whose results are not a function of their attributes alone.
-_UNDETERMINED = frozenset({"empty"})
 # Larger created arrays stay symbolic: computing them at build time would cost as much as a run.
 MAX_LITERAL_ELEMENTS = 1 << 16
 
@@ -37,7 +35,7 @@ def literal_value(value: Value, memo: dict[Value, Any] | None = None) -> np.ndar
 
 def _evaluate(value: Value, memo: dict[Value, Any]) -> np.ndarray | None:
     op = value.op
-    if op is None or op.regions or op.name in _UNDETERMINED or value.type.size > MAX_LITERAL_ELEMENTS:
+    if op is None or op.regions or get_op(op.name).uninitialized or value.type.size > MAX_LITERAL_ELEMENTS:
         return None  # a block argument (input, capture, loop-carried value) or a control-flow result
     if op.name == CONST:
         return np.asarray(op.attrs["value"])

@@ -195,7 +195,7 @@ class Tensor:
                 user_location(2),
             )
         if result.dtype != self.dtype:
-            result = apply("astype", result, dtype=self.dtype)
+            result = result.astype(self.dtype)  # the ndarray method, staged by its handler
         if result.shape != self.shape:
             raise GraphBuildError(
                 f"in-place {opname}: the result {result.type} does not fit the array {self.type} "
@@ -270,6 +270,11 @@ def _operator_op(ufunc: np.ufunc) -> str:
         raise KeyError(f"no op is registered for np.{ufunc.__name__}") from None
 
 
+def apply_ufunc(ufunc: np.ufunc, *operands: Any, **attrs: Any) -> Any:
+    """Emit the op registered for ``ufunc`` (``np.logical_and``, ...) on the operands."""
+    return apply(_operator_op(ufunc), *operands, **attrs)
+
+
 def _binary(ufunc: np.ufunc):
     def forward(self, other):
         return apply(_operator_op(ufunc), self, other)
@@ -284,38 +289,39 @@ def _binary(ufunc: np.ufunc):
 
 
 # Python operators are NumPy's ufuncs, as on ndarray: ``a + b`` stages the op registered for np.add.
-for _dunder, _ufunc in {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "truediv": np.true_divide,
-    "floordiv": np.floor_divide,
-    "mod": np.remainder,
-    "pow": np.power,
-    "matmul": np.matmul,
-    "and": np.bitwise_and,
-    "or": np.bitwise_or,
-    "xor": np.bitwise_xor,
-    "lshift": np.left_shift,
-    "rshift": np.right_shift,
+for _stem, _ufunc in {
+    "__add__": np.add,
+    "__sub__": np.subtract,
+    "__mul__": np.multiply,
+    "__truediv__": np.true_divide,
+    "__floordiv__": np.floor_divide,
+    "__mod__": np.remainder,
+    "__pow__": np.power,
+    "__matmul__": np.matmul,
+    "__and__": np.bitwise_and,
+    "__or__": np.bitwise_or,
+    "__xor__": np.bitwise_xor,
+    "__lshift__": np.left_shift,
+    "__rshift__": np.right_shift,
 }.items():
     _f, _r, _i = _binary(_ufunc)
-    setattr(Tensor, f"__{_dunder}__", _f)
-    setattr(Tensor, f"__r{_dunder}__", _r)
-    setattr(Tensor, f"__i{_dunder}__", _i)
+    setattr(Tensor, _stem, _f)
+    setattr(Tensor, f"__r{_stem[2:]}", _r)
+    setattr(Tensor, f"__i{_stem[2:]}", _i)
 
 for _dunder, _ufunc in {
-    "lt": np.less,
-    "le": np.less_equal,
-    "gt": np.greater,
-    "ge": np.greater_equal,
-    "eq": np.equal,
-    "ne": np.not_equal,
+    "__lt__": np.less,
+    "__le__": np.less_equal,
+    "__gt__": np.greater,
+    "__ge__": np.greater_equal,
+    "__eq__": np.equal,
+    "__ne__": np.not_equal,
 }.items():
-    setattr(Tensor, f"__{_dunder}__", _binary(_ufunc)[0])
+    setattr(Tensor, _dunder, _binary(_ufunc)[0])
 
-for _dunder, _ufunc in {"neg": np.negative, "pos": np.positive, "abs": np.absolute, "invert": np.invert}.items():
-    setattr(Tensor, f"__{_dunder}__", lambda self, _u=_ufunc: apply(_operator_op(_u), self))
+for _dunder, _ufunc in {"__neg__": np.negative, "__pos__": np.positive, "__abs__": np.absolute,
+                        "__invert__": np.invert}.items():
+    setattr(Tensor, _dunder, lambda self, _u=_ufunc: apply(_operator_op(_u), self))
 
 
 def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:

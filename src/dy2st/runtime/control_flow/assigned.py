@@ -29,36 +29,7 @@ from dy2st.errors import Dy2stRuntimeError, SourceLocation, user_location
 from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block
 from dy2st.staging.tensor import Tensor
-from dy2st.ir.opdefs import OpDef, register
-
-
-class UnassignedVariableError(Dy2stRuntimeError, UnboundLocalError):
-    """A variable first assigned in a tensor loop is used after the loop ran zero times."""
-
-
-def _check_assigned_kernel(
-    assigned, *, name: str, loop_line: int, loc: SourceLocation | None, returned: bool = False
-) -> None:
-    if not bool(assigned):
-        use = f"the function returns '{name}', which" if returned else f"'{name}' is used here but"
-        raise UnassignedVariableError(
-            f"{use} was never assigned: the loop at line {loop_line} ran zero times "
-            "(Python raises UnboundLocalError)",
-            loc,
-            "assign it before the loop if zero iterations are possible",
-        )
-
-
-register(
-    OpDef(
-        "check_assigned",
-        lambda types, **attrs: [],
-        _check_assigned_kernel,
-        side_effect=True,
-        num_results=0,
-        doc="raise UnboundLocalError for a variable a tensor loop never assigned (flag False)",
-    )
-)
+from dy2st.ops.checks import CHECK_ASSIGNED, UnassignedVariableError  # noqa: F401  (raised by the op)
 
 
 def assigned_flag_label(name: str) -> str:
@@ -103,7 +74,7 @@ class AssignedGuard:
         attrs = {"name": self.name, "loop_line": self.loop_line, "loc": loc}
         if _is_graph_output():
             attrs["returned"] = True  # the function has returned: loc is the line that called it
-        builder.emit("check_assigned", [self.flag._value], attrs, loc=loc, result_types=[])
+        builder.emit(CHECK_ASSIGNED, [self.flag._value], attrs, loc=loc, result_types=[])
 
 
 _STAGING_FILE = os.path.join("runtime", "staging.py")

@@ -18,41 +18,17 @@ from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block, Value
 from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
-from dy2st.ir.opdefs import OpDef, register
+from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.runtime.control_flow.undefined import Undefined
 
 PYTHON_NUMBERS = (bool, int, float, complex)
-
-
-def _as_python_number_rule(types: list[TensorType]) -> TensorType:
-    (t,) = types
-    if t.shape != ():
-        raise ValueError(f"only a 0-d value can become a Python number, got {t}")
-    return TensorType((), t.dtype, weak=True)
-
-
-def _as_python_number(value: Any) -> Any:
-    return value.item() if isinstance(value, (np.ndarray, np.generic)) else value
-
-
-# A loop-carried Python number (``i = 0`` ... ``i += 1``) must stay a Python number from one
-# iteration to the next, as in eager code, so it keeps promoting weakly (``x_f32 * i`` is f32).
-# NumPy returns np.int64 for ``i + 1``; this op turns it back into an int before the next iteration.
-register(
-    OpDef(
-        "as_python_number",
-        _as_python_number_rule,
-        _as_python_number,
-        doc="a 0-d value as a Python number (weakly typed); loop-carried Python numbers",
-    )
-)
 
 
 def as_python_number(builder: GraphBuilder, value: Value) -> Value:
     """``value`` as a weakly typed Python number (unchanged if it is one already)."""
     if value.type.weak:
         return value
-    return builder.emit("as_python_number", [value]).result
+    return builder.emit(AS_PYTHON_NUMBER, [value]).result
 
 
 class PythonNumber(Tensor):

@@ -1,0 +1,38 @@
+"""Run-time checks staged by the runtime: ``check_assigned`` (a variable a tensor loop may never
+have assigned is used after the loop)."""
+
+from __future__ import annotations
+
+from dy2st.errors import Dy2stRuntimeError, SourceLocation
+from dy2st.ir.opdefs import OpDef, register
+
+CHECK_ASSIGNED = "check_assigned"
+
+
+class UnassignedVariableError(Dy2stRuntimeError, UnboundLocalError):
+    """A variable first assigned in a tensor loop is used after the loop ran zero times."""
+
+
+def _check_assigned_kernel(
+    assigned, *, name: str, loop_line: int, loc: SourceLocation | None, returned: bool = False
+) -> None:
+    if not bool(assigned):
+        use = f"the function returns '{name}', which" if returned else f"'{name}' is used here but"
+        raise UnassignedVariableError(
+            f"{use} was never assigned: the loop at line {loop_line} ran zero times "
+            "(Python raises UnboundLocalError)",
+            loc,
+            "assign it before the loop if zero iterations are possible",
+        )
+
+
+register(
+    OpDef(
+        CHECK_ASSIGNED,
+        lambda types, **attrs: [],
+        _check_assigned_kernel,
+        side_effect=True,
+        num_results=0,
+        doc="raise UnboundLocalError for a variable a tensor loop never assigned (flag False)",
+    )
+)
