@@ -34,6 +34,7 @@ from dy2st.backend.numpy.fused import build_fused_kernel
 from dy2st.backend.numpy.kernels import out_kernel
 from dy2st.backend.numpy.target import runs_unfused
 from dy2st.ir.opdefs import get_op
+from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.memory_plan import kernel_attrs, planned_slots, schedule
 
@@ -181,7 +182,7 @@ class CodeGenerator:
         """``s0 = a0[()]`` for each 0-d argument a scalar operator reads: NumPy scalar math on
         ``s0`` gives the same values and types as the ufunc a 0-d array operand would call
         (``np.float64(2.0) - a0``), at a tenth of the cost. Newton's ``x * x - a`` runs on it."""
-        if not any(op.name in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) for op in self.graph.walk()):
+        if not any(_ufunc(op) in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) for op in self.graph.walk()):
             return
         ndarray = self.bind(np.ndarray, "np_ndarray")
         for value in self.graph.body.args:
@@ -207,7 +208,7 @@ class CodeGenerator:
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)
-        elif op.name in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) and self.numpy_operand(op):
+        elif _ufunc(op) in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) and self.numpy_operand(op):
             self.emit_scalar_operator(op, depth)
         else:
             self.emit_kernel_call(op, depth)
@@ -236,17 +237,18 @@ class CodeGenerator:
         cheaper than a ufunc call, with the same results (they are what the eager code ran)."""
         name = self.names[op.results[0]] = self.fresh()
         operands = [self.operand_names.get((op, v)) or self.scalar_name(v) for v in op.operands]
-        if op.name in _UNARY_SCALAR_FUNCTIONS:
-            self.line(depth, f"{name} = {_UNARY_SCALAR_FUNCTIONS[op.name]}({operands[0]})", op)
+        ufunc = _ufunc(op)
+        if ufunc in _UNARY_SCALAR_FUNCTIONS:
+            self.line(depth, f"{name} = {_UNARY_SCALAR_FUNCTIONS[ufunc]}({operands[0]})", op)
         else:
             left, right = operands
-            self.line(depth, f"{name} = {left} {_SCALAR_OPERATORS[op.name]} {right}", op)
+            self.line(depth, f"{name} = {left} {_SCALAR_OPERATORS[ufunc]} {right}", op)
 
     def numpy_operand(self, op: Op) -> bool:
         """Division and ``abs`` are written as Python operators only when an operand is known to
         be a NumPy value, so NumPy's semantics apply (``np.float64(1) / 0`` is inf, ``1 / 0``
         raises); ``+ - *`` and comparisons agree on Python numbers too."""
-        if op.name not in _NUMPY_ONLY_OPERATORS:
+        if _ufunc(op) not in _NUMPY_ONLY_OPERATORS:
             return True
         return any(v not in self.python_numbers for v in op.operands)
 
@@ -480,7 +482,7 @@ def counted_loop(op: Op) -> tuple[int, Op] | None:
     if len(cond_block.ops) != 2:
         return None
     compare = cond_block.ops[0]
-    if compare.name != "less" or cond_block.ops[-1].operands[0] is not compare.results[0]:
+    if _ufunc(compare) is not np.less or cond_block.ops[-1].operands[0] is not compare.results[0]:
         return None
     counter, bound = compare.operands
     if counter not in cond_block.args or not _defined_outside(bound, cond_block):
@@ -492,10 +494,10 @@ def counted_loop(op: Op) -> tuple[int, Op] | None:
     if not (_is_literal(op.operands[index]) and type(init.attrs["value"]) is int):
         return None
     step = body_block.ops[-1].operands[index].owner
-    if not isinstance(step, Op) or step.name != "as_python_number" or step.parent is not body_block:
+    if not isinstance(step, Op) or step.name != AS_PYTHON_NUMBER or step.parent is not body_block:
         return None
     add = step.operands[0].owner
-    if not (isinstance(add, Op) and add.name == "add" and add.parent is body_block and _is_counter_step(step)):
+    if not (isinstance(add, Op) and _ufunc(add) is np.add and add.parent is body_block and _is_counter_step(step)):
         return None
     if add.operands[0] is not body_block.args[index] or not _is_literal(add.operands[1]) \
             or type(add.operands[1].owner.attrs["value"]) is not int or add.operands[1].owner.attrs["value"] != 1:
@@ -511,7 +513,7 @@ def _is_counter_step(op: Op) -> bool:
     literal and is carried back from this very op: by induction ``i`` is always a Python number,
     and so is ``i + 1`` (the scalar operators keep Python numbers Python), so no check is needed."""
     step = op.operands[0].owner
-    if not isinstance(step, Op) or step.name not in ("add", "subtract") or not _is_scalar_arithmetic(step):
+    if not isinstance(step, Op) or _ufunc(step) not in (np.add, np.subtract) or not _is_scalar_arithmetic(step):
         return False
     return all(_is_literal(v) or _is_counter_of(v, op) for v in step.operands)
 
@@ -542,25 +544,29 @@ def _writes_fresh_array(op: Op) -> bool:
 
 
 # Elementwise ops written as Python operators when every operand and the result are 0-d.
-_SCALAR_OPERATORS = {
-    "less": "<", "less_equal": "<=", "greater": ">", "greater_equal": ">=", "equal": "==", "not_equal": "!=",
-    "add": "+", "subtract": "-", "multiply": "*",
-}
-_UNARY_SCALAR_FUNCTIONS = {"absolute": "abs"}
-_SCALAR_OPERATORS.update({"divide": "/", **_UNARY_SCALAR_FUNCTIONS})
-_NUMPY_ONLY_OPERATORS = frozenset({"divide", "absolute"})
-_COMPARISONS = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"})
+# Keyed by the op's ufunc (OpDef.ufunc).
+_COMPARISONS = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">=", np.equal: "==",
+                np.not_equal: "!="}
+_UNARY_SCALAR_FUNCTIONS = {np.absolute: "abs"}
+_SCALAR_OPERATORS = {**_COMPARISONS, np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/",
+                     **_UNARY_SCALAR_FUNCTIONS}
+_NUMPY_ONLY_OPERATORS = frozenset({np.divide, np.absolute})
+
+
+def _ufunc(op: Op) -> np.ufunc | None:
+    """The ufunc an elementwise op computes (None for other ops)."""
+    return get_op(op.name).ufunc
 
 
 def _is_scalar_arithmetic(op: Op) -> bool:
     """0-d operands and result, no planned buffer, and no bools in arithmetic (``True + True`` is
     2 in Python but ``True`` in NumPy)."""
-    arity = 1 if op.name in _UNARY_SCALAR_FUNCTIONS else 2
+    arity = 1 if _ufunc(op) in _UNARY_SCALAR_FUNCTIONS else 2
     if "out_buffer" in op.attrs or len(op.operands) != arity or op.results[0].type.ndim != 0:
         return False
     if any(v.type.ndim != 0 for v in op.operands):
         return False
-    if op.name in _COMPARISONS:
+    if _ufunc(op) in _COMPARISONS:
         return True
     return op.results[0].type.dtype.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
 
@@ -577,11 +583,11 @@ def may_be_python_numbers(graph: Graph) -> set[Value]:
                 visit(region.block)
             if op.name == CONST and _is_inline_literal(op.attrs["value"]):
                 found.update(op.results)
-            elif op.name == "as_python_number":
+            elif op.name == AS_PYTHON_NUMBER:
                 found.update(op.results)
-            elif op.name in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
+            elif _ufunc(op) in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
                 found.update(op.results)
-            elif op.name == "fused" and op.regions:  # small groups run op by op on the same names
+            elif get_op(op.name).region_kernel and op.regions:  # small groups run op by op on the same names
                 inner_yield = op.regions[0].block.ops[-1].operands
                 for arg, operand in zip(op.regions[0].block.args, op.operands):
                     if operand in found:
