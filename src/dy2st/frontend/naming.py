@@ -6,7 +6,7 @@ import builtins
 
 import gast
 
-RUNTIME_ALIAS = "_dy2st"
+from dy2st.frontend.reserved_names import RUNTIME_ALIAS
 
 
 class Namer:

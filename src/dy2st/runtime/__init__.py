@@ -7,11 +7,9 @@ the code), symbolic tensors are staged into graph ops.
 from dy2st.runtime.calls import convert_call, convert_print
 from dy2st.runtime.logical import (
     convert_compare_chain,
-    convert_ifexp,
     convert_logical_and,
     convert_logical_not,
     convert_logical_or,
-    iterate_until,
 )
 from dy2st.runtime.asserts import convert_assert
 from dy2st.runtime import control_flow

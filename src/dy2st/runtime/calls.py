@@ -11,38 +11,18 @@ import types
 from typing import Any
 
 from dy2st.errors import ConversionError
+from dy2st.ops.creation import register_random_refusals
+from dy2st.runtime.captures import set_call_converter
+from dy2st.runtime.user_code import is_user_function
+from dy2st.staging.handlers import CREATION_HANDLERS
 from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.ops.structural import PRINT, Literal
 from dy2st.staging.builder import current_builder
 from dy2st.staging.tensor import Tensor, apply_effect
 
 
-@functools.lru_cache(maxsize=None)
-def library_dirs() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    dy2st_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    return tuple(os.path.abspath(d) + os.sep for d in dirs) + (dy2st_dir + os.sep,)
-
-
-def is_user_function(fn: Any) -> bool:
-    """True for a plain Python function from the user's code (not NumPy, stdlib or dy2st)."""
-    if not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>":
-        return False
-    module = getattr(fn, "__module__", "") or ""
-    if module.split(".")[0] in ("numpy", "dy2st"):
-        return False
-    filename = os.path.abspath(fn.__code__.co_filename)
-    if fn.__code__.co_filename.startswith("<"):
-        return False
-    return not filename.startswith(library_dirs())
-
-
 def convert_call(f: Any) -> Any:
     """What a call to ``f`` inside a converted function actually calls."""
-    from dy2st.staging.handlers import CREATION_HANDLERS
-    from dy2st.ops.creation import register_random_refusals
-
     if current_builder() is None:
         return f
     wrapped = unwrap_converted(f)
@@ -81,3 +61,7 @@ def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
     template = tuple(None if isinstance(a, Tensor) else Literal(a) for a in args)
     apply_effect(PRINT, *(a for a in args if isinstance(a, Tensor)), template=template, sep=sep, end=end)
     return None
+
+
+# A callable user object captured by a converted function calls back into converted code.
+set_call_converter(convert_call)

@@ -23,11 +23,16 @@ import builtins
 import os
 import sys
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
+from dy2st.frontend.reserved_names import RUNTIME_ALIAS
+from dy2st.runtime.pytree import refuse_array_subclass
+from dy2st.runtime.user_code import library_dirs
+from dy2st.staging.builder import current_builder
 
 
 class _Missing:
@@ -217,13 +222,21 @@ class ObjectProxy:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from dy2st.runtime.calls import convert_call
-
         call = getattr(type(self._dy2st_obj), "__call__")
-        return convert_call(types.MethodType(call, self))(*args, **kwargs)
+        return _call_converter[0](types.MethodType(call, self))(*args, **kwargs)
 
     def __repr__(self) -> str:
         return repr(self._dy2st_obj)
+
+
+# ``convert_call`` (runtime/calls.py, which imports this module): a captured callable object's
+# ``__call__`` runs converted, like any call in converted code.
+_call_converter: list[Callable[[Any], Any]] = []
+
+
+def set_call_converter(convert_call: Callable[[Any], Any]) -> None:
+    """Install the function that converts a callable before a captured object calls it."""
+    _call_converter[:] = [convert_call]
 
 
 # --- the capture rule ----------------------------------------------------------------------------
@@ -249,8 +262,6 @@ def _is_user_instance(value: Any) -> bool:
 
 
 def _in_library(filename: str) -> bool:
-    from dy2st.runtime.calls import library_dirs
-
     return os.path.abspath(filename).startswith(library_dirs())
 
 
@@ -266,15 +277,11 @@ def _holds_arrays(value: Any, depth: int = 0) -> bool:
 
 def capture_value(value: Any, source: Source) -> Any:
     """What converted code sees for ``value`` read through ``source`` (see the module docstring)."""
-    from dy2st.staging.builder import current_builder
-
     builder = current_builder()
     if builder is None:
         return value
     if isinstance(value, np.ndarray):
         if type(value) is not np.ndarray:
-            from dy2st.runtime.pytree import refuse_array_subclass
-
             refuse_array_subclass(value)  # returns for np.memmap
         return builder.capture_tensor(value, source)
     if isinstance(value, _GUARDED):
@@ -296,12 +303,13 @@ class FunctionGlobals(dict):
 
     def __init__(self, fn):
         super().__init__()
-        from dy2st import runtime
-
+        # The helpers converted code calls through the alias: the runtime package, always imported
+        # before a converted function runs (its own submodules cannot import it).
+        runtime = sys.modules["dy2st.runtime"]
         self.module_globals: dict = fn.__globals__
         self.cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         dict.__setitem__(self, "__builtins__", builtins.__dict__)
-        dict.__setitem__(self, "_dy2st", runtime)
+        dict.__setitem__(self, RUNTIME_ALIAS, runtime)
         dict.__setitem__(self, "__name__", self.module_globals.get("__name__"))
 
     def __getitem__(self, name: str) -> Any:

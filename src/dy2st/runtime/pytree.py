@@ -11,6 +11,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from dy2st.errors import UnsupportedOpError, user_location
+
 _CONSTANT_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, type)
 
 
@@ -45,8 +47,6 @@ def is_array(x: Any) -> bool:
 def refuse_array_subclass(x: np.ndarray) -> None:
     """ndarray subclasses (np.matrix, masked arrays, ...) give operators other meanings
     (np.matrix's ``*`` is a matrix product): staging them as plain arrays would be wrong."""
-    from dy2st.errors import UnsupportedOpError, user_location
-
     cls = type(x)
     if cls in PLAIN_ARRAY_TYPES:
         return

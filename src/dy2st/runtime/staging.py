@@ -15,6 +15,7 @@ from dy2st.ir.core import Graph
 from dy2st.staging.tensor import Tensor, as_value
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import ObjectSource, capture_value
+from dy2st.runtime.control_flow.values import PythonNumber
 from dy2st.runtime.pytree import flatten, is_array, leaf_paths, unflatten
 
 
@@ -108,8 +109,6 @@ def _object_argument(param: str, obj: Any) -> Any:
 def _tag_python_numbers(treedef: tuple, leaves) -> tuple:
     """Mark result leaves that are Python numbers in eager code (a loop counter, a number picked
     by a tensor ``if``): the caller gets them back as Python numbers, not 0-d arrays."""
-    from dy2st.runtime.control_flow.values import PythonNumber
-
     kind = treedef[0]
     if kind == "A":
         return ("P",) if isinstance(next(leaves), PythonNumber) else treedef

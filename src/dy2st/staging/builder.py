@@ -77,7 +77,7 @@ class GraphBuilder:
 
     def capture_tensor(self, array: np.ndarray, source: Any):
         """The symbolic tensor standing for a global/closure array (one per source)."""
-        from dy2st.staging.tensor import Tensor
+        from dy2st.staging.tensor import Tensor  # the tracer's own recursion: tensor.py imports this module
 
         key = source.key()
         tensor = self.capture_tensors.get(key)
@@ -115,7 +115,7 @@ class GraphBuilder:
         """
         if frame is None:
             return
-        from dy2st.staging.tensor import Tensor
+        from dy2st.staging.tensor import Tensor  # the tracer's own recursion: tensor.py imports this module
 
         for name, value in frame.f_locals.items():
             if isinstance(value, Tensor) and value._builder is self:

@@ -55,7 +55,7 @@ def literal_arguments(args: tuple, kwargs: dict) -> tuple[tuple, dict] | None:
 
     None when some tensor depends on an input, a capture or anything else known only at run time.
     """
-    from dy2st.staging.tensor import Tensor
+    from dy2st.staging.tensor import Tensor  # the tracer's own recursion: tensor.py imports this module
 
     memo: dict[Value, Any] = {}
     missing = object()

@@ -44,7 +44,7 @@ A ``for`` loop with ``break`` cannot and its iterable with a condition, so the i
 
 ``iterate_until`` checks the flag before each next element, so a Python loop stops right after the
 ``break`` (infinite iterators included). The control-flow runtime recognises the wrapper
-(``dy2st.runtime.logical.StoppableIterable``) and ands ``not break_`` into the condition of a
+(``dy2st.runtime.control_flow.iterables.StoppableIterable``) and ands ``not break_`` into the condition of a
 tensor loop. Where the flag is a tensor that Python cannot test (a Python loop left by a ``break``
 under a tensor ``if``), the remaining iterations run under the guard and change nothing, and a loop
 variable used after the loop (``hold_at_break=True``) keeps the element of the ``break``.

@@ -44,9 +44,7 @@ from __future__ import annotations
 import gast
 
 from dy2st.frontend.transformer import Context, Transformer, copy_location_deep
-
-RETURN_VALUE_STEM = "retval"
-"""The stem of the variable holding the return value; errors present it as "the return value"."""
+from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 _LOOPS = (gast.While, gast.For, gast.AsyncFor)

@@ -12,12 +12,13 @@ simply runs) and stages a graph op when it is a symbolic tensor:
     the refusal of Python containers a tensor loop changes in place (``containers.py``).
 """
 
-from dy2st.runtime.control_flow.cond import cond, convert_ifelse
+from dy2st.runtime.control_flow.cond import cond, convert_ifelse, convert_ifexp
 from dy2st.runtime.control_flow.iterables import (
     convert_for,
     for_enumerate,
     for_range,
     for_zip,
+    iterate_until,
     python_bool,
     python_iterable,
 )
@@ -29,10 +30,12 @@ __all__ = [
     "cond",
     "convert_for",
     "convert_ifelse",
+    "convert_ifexp",
     "convert_while_loop",
     "for_enumerate",
     "for_range",
     "for_zip",
+    "iterate_until",
     "python_bool",
     "python_iterable",
     "while_loop",

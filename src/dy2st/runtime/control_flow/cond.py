@@ -48,6 +48,7 @@ from dy2st.runtime.control_flow.values import (
     weak_promotion_keeps,
     wrap_result,
 )
+from dy2st.runtime.logical import truth_value
 from dy2st.runtime.pytree import flatten, unflatten
 
 _SAME_TYPE_NOTE = "a variable assigned in both branches of a tensor 'if' needs one shape and dtype"
@@ -273,8 +274,6 @@ def _defining_location(value: Any) -> SourceLocation | None:
 
 def as_predicate(pred: Tensor) -> Value:
     """The 0-d bool value of a tensor used as a condition (NumPy's truth value rules)."""
-    from dy2st.runtime.logical import truth_value
-
     return truth_value(pred)._value
 
 
@@ -368,3 +367,14 @@ def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *
         trace_branch(builder, lambda: [false_fn(*operands)]),
     )
     return merge_branches(builder, predicate, branches, ["the result"], loc)[0]
+
+
+def convert_ifexp(test: Any, true_fn: Callable[[], Any], false_fn: Callable[[], Any]) -> Any:
+    """``true if test else false``: Python's ternary for a Python ``test``, a ``cond`` for a tensor.
+
+    Only the chosen branch runs for a Python ``test``; for a tensor both are staged into the
+    branches of one ``cond`` op and must give values of one shape and dtype.
+    """
+    if not isinstance(test, Tensor):
+        return true_fn() if test else false_fn()
+    return cond(truth_value(test), true_fn, false_fn)

@@ -26,7 +26,9 @@ import numpy as np
 from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
+from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
+from dy2st.runtime.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.values import python_number, wrap_result
 
 _COUNTER = "loop counter"  # not an identifier: never clashes with a user variable
@@ -195,8 +197,6 @@ def convert_for(
         loop_body: runs one iteration given the item (it assigns the loop target itself).
         get_state, set_state, names, carried: as for ``convert_while_loop``.
     """
-    from dy2st.runtime.logical import StoppableIterable, convert_logical_and
-
     # A lowered ``break`` wraps the iterable; its flag joins the condition of a staged loop.
     stoppable = iterable if isinstance(iterable, StoppableIterable) else None
     sequence = staged(stoppable.iterable if stoppable is not None else iterable)
@@ -246,8 +246,6 @@ def python_bool(pred: Any, construct: str) -> Any:
 
 def python_iterable(iterable: Any, construct: str) -> Any:
     """The iterable of a for loop left in Python because its body has ``construct``."""
-    from dy2st.runtime.logical import StoppableIterable
-
     inner = iterable.iterable if isinstance(iterable, StoppableIterable) else iterable
     if staged(inner) is not None:
         raise UnsupportedSyntaxError(
@@ -256,3 +254,58 @@ def python_iterable(iterable: Any, construct: str) -> Any:
             "move it out of the loop, or use to_static(fallback=True) to run eagerly",
         )
     return iterable
+
+
+class StoppableIterable:
+    """An iterable whose ``for`` loop ends once ``stop_fn()`` is true (the lowered ``break``).
+
+    The flag is checked before each next element, so the loop variable is not rebound after the
+    ``break``. A tensor flag cannot be tested by Python: iteration then goes on (the loop body's
+    own guard makes the remaining iterations change nothing), and with ``hold_at_break`` each
+    element is ``cond(flag, previous element, element)``, so the loop variable keeps the element
+    of the ``break``. The control-flow runtime unwraps this object for a tensor loop and ands
+    ``not_stopped()`` into its condition.
+
+    Attributes:
+        iterable: what the user's ``for`` iterates over.
+        stop_fn: returns the break flag (a Python bool or a 0-d bool tensor).
+        hold_at_break: the loop variable is used after the loop.
+    """
+
+    __slots__ = ("iterable", "stop_fn", "hold_at_break")
+
+    def __init__(self, iterable: Any, stop_fn: Callable[[], Any], hold_at_break: bool = False):
+        self.iterable = iterable
+        self.stop_fn = stop_fn
+        self.hold_at_break = hold_at_break
+
+    def not_stopped(self) -> Any:
+        """``not stop_fn()``: what a tensor loop ands into its condition (a bool or 0-d tensor)."""
+        return convert_logical_not(self.stop_fn())
+
+    def __iter__(self):
+        previous = _NOTHING
+        for item in self.iterable:
+            stop = self.stop_fn()
+            if not isinstance(stop, Tensor):
+                if stop:
+                    return
+            elif self.hold_at_break and previous is not _NOTHING:
+                item = cond(stop, lambda held=previous: held, lambda current=item: current)
+            previous = item
+            yield item
+
+
+_NOTHING = object()
+
+
+def iterate_until(iterable: Any, stop_fn: Callable[[], Any], hold_at_break: bool = False) -> StoppableIterable:
+    """``for x in iterate_until(items, lambda: break_)``: a ``for`` that stops at the break flag.
+
+    Args:
+        iterable: the loop's iterable.
+        stop_fn: returns the break flag.
+        hold_at_break: the loop variable is used after the loop, so it must keep the element of
+            the ``break`` even where the flag is a tensor.
+    """
+    return StoppableIterable(iterable, stop_fn, hold_at_break)

@@ -44,7 +44,7 @@ from dy2st.runtime.control_flow.assigned import (
     assigned_flag_label,
     guard_leaves,
 )
-from dy2st.runtime.control_flow.cond import as_predicate, structure
+from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, structure
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.pytree import flatten, unflatten
@@ -206,8 +206,6 @@ def _guard_first_assignments(state: LoopState, flags: dict[str, Any], loc: Sourc
 
 # --- planning the carried values ---------------------------------------------------------------
 def _flat(value: Any) -> tuple[tuple, list[Any]]:
-    from dy2st.runtime.control_flow.cond import is_leaf
-
     leaves: list[Any] = []
     return flatten(value, leaves, is_leaf), leaves
 
@@ -505,8 +503,6 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], loo
     an array, a number, or a tuple/list/dict of them; ``body_fn`` returns the same structure with
     one shape and dtype per leaf.
     """
-    from dy2st.runtime.control_flow.cond import is_leaf
-
     leaves: list[Any] = []
     treedef = flatten(loop_vars, leaves, is_leaf)
     names = tuple(f"loop_vars[{i}]" if len(leaves) > 1 else "loop_vars" for i in range(len(leaves)))

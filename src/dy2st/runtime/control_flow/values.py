@@ -18,6 +18,7 @@ from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block, Value
 from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.runtime.control_flow.undefined import Undefined
 
@@ -118,8 +119,6 @@ def describe(value: Any) -> str:
 
 def variable_name(label: str) -> str:
     """How an error message names a variable: quoted, except the lowered return value."""
-    from dy2st.frontend.transformers.returns import RETURN_VALUE_STEM
-
     base = label.split("[")[0]
     if base == RETURN_VALUE_STEM or base.startswith(RETURN_VALUE_STEM + "_"):
         return "the return value" + label[len(base):]
