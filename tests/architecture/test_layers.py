@@ -46,6 +46,8 @@ def imports(path: pathlib.Path) -> list[tuple[str, int, bool]]:
 
     def visit(node: ast.AST, in_function: bool) -> None:
         for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and ast.unparse(child.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+                continue  # annotations only: never imported at run time
             local = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
             if isinstance(child, ast.ImportFrom):
                 if child.level:
@@ -85,3 +87,70 @@ def test_imports_only_downward(path: pathlib.Path) -> None:
     forbidden = FORBIDDEN.get(here, set())
     bad = [f"line {line}: {target}" for target, line, _ in imports(path) if layer(target) in forbidden]
     assert not bad, f"{path.relative_to(SRC)} ({here}/) imports upward: {bad}"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for path in SOURCES:
+        graph[module_name(path)] = {target for target, _, _ in imports(path) if target != "dy2st"}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in graph.get(node, ()):
+            if succ not in index:
+                connect(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_the_only_import_cycle_is_the_tracers_own_recursion() -> None:
+    cycles = _cycles(_import_graph())
+    outside_staging = [sorted(c) for c in cycles if not all(layer(m) == "staging" for m in c)]
+    assert not outside_staging, f"import cycles: {outside_staging}"
+    assert len(cycles) <= 1, f"import cycles: {[sorted(c) for c in cycles]}"
+
+
+def test_function_local_imports_say_why() -> None:
+    """Imports inside functions only keep CLI start-up fast (cli.py) or close the tracer's own
+    recursion (staging/); each carries a comment saying why."""
+    bad = []
+    for path in SOURCES:
+        rel = path.relative_to(SRC)
+        lines = path.read_text().splitlines()
+        for target, line, local in imports(path):
+            if not local:
+                continue
+            text = lines[line - 1]
+            allowed = rel.as_posix() == "cli.py" or layer(module_name(path)) == "staging"
+            commented = "#" in text or lines[line - 2].strip().startswith("#")
+            if not (allowed and (commented or rel.as_posix() == "cli.py")):
+                bad.append(f"{rel}:{line}: {target}")
+    assert not bad, "function-local imports: " + ", ".join(bad)
