@@ -44,17 +44,15 @@ import gast
 
 from dy2st.frontend.analysis import anno
 from dy2st.frontend.naming import RUNTIME_ALIAS
+from dy2st.frontend.templates import literal, place_at, template
 from dy2st.frontend.transformer import Context, runtime_attr
-from dy2st.frontend.transformers.ifelse import (
+from dy2st.frontend.transformers.helpers import (
     ScopedTransformer,
     blocker,
     ensure_analysed,
     nonlocal_function,
-    place_at,
-    runtime_call,
     runtime_wrap,
     state_functions,
-    template,
 )
 
 # Iterable constructors the runtime stages when an argument is a tensor.
@@ -74,10 +72,11 @@ class LoopTransformer(ScopedTransformer):
         namer = self.ctx.namer
         cond_name, body_name = namer.new("loop_cond"), namer.new("loop_body")
         get_name, set_name = namer.new("get_state"), namer.new("set_state")
-        loop_cond = template(f"def {cond_name}():\n    return None")[0]
-        loop_cond.body[0].value = node.test
-        call = runtime_call(
-            f"_dy2st.convert_while_loop({cond_name}, {body_name}, {get_name}, {set_name}, {names!r}, {carried!r})"
+        (loop_cond,) = template("def loop_cond():\n    return test", loop_cond=cond_name, test=node.test)
+        (call,) = template(
+            "_dy2st.convert_while_loop(loop_cond, loop_body, get_state, set_state, names, carried)",
+            loop_cond=cond_name, loop_body=body_name, get_state=get_name, set_state=set_name,
+            names=literal(names), carried=literal(carried),
         )
         statements = [
             loop_cond,
@@ -104,8 +103,10 @@ class LoopTransformer(ScopedTransformer):
             targets=[node.target], value=gast.Name(id=item_name, ctx=gast.Load(), annotation=None, type_comment=None)
         )
         gast.copy_location(bind_target, node.target)
-        call = runtime_call(
-            f"_dy2st.convert_for(None, {body_name}, {get_name}, {set_name}, {names!r}, {carried!r})", iterable
+        (call,) = template(
+            "_dy2st.convert_for(iterable, loop_body, get_state, set_state, names, carried)",
+            iterable=iterable, loop_body=body_name, get_state=get_name, set_state=set_name,
+            names=literal(names), carried=literal(carried),
         )
         statements = [
             nonlocal_function(body_name, item_name, names, [bind_target, *node.body]),
