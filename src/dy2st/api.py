@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 
 from dy2st.backend.numpy.executor import Executor
-from dy2st.backend.numpy.target import NUMPY_TARGET
+from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.errors import UnsupportedSyntaxError
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
@@ -245,7 +245,7 @@ class StaticFunction:
         if VERIFY_EVERY_PASS:
             verify(graph)
         if self.optimize:
-            graph = optimize(graph, target=NUMPY_TARGET)
+            graph = optimize(graph, passes=numpy_passes())
         compiled = CompiledProgram(program, graph, Executor(graph, program.writebacks))
         self._cache.setdefault(key, []).append(compiled)
         return compiled

@@ -289,9 +289,9 @@ def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]
 # --- passes ----------------------------------------------------------------------------------
 def pipeline_pass_names() -> list[str]:
     """The names of the default pipeline's passes, in order."""
-    from dy2st.passes.pipeline import default_passes
+    from dy2st.backend.numpy.lowering import numpy_passes
 
-    return [p.name for p in default_passes()]
+    return [p.name for p in numpy_passes()]
 
 
 def known_pass_names() -> set[str]:
@@ -354,6 +354,7 @@ def run_dump(options: argparse.Namespace) -> str:
 
 def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, out: Output) -> None:
     # Imported here, not at the top: `dy2st --help` and `dy2st passes` start without NumPy's weight.
+    from dy2st.backend.numpy.lowering import numpy_passes
     from dy2st.backend.numpy.target import NUMPY_TARGET
     from dy2st.ir.printer import print_graph
     from dy2st.passes.memory_plan import memory_report
@@ -367,7 +368,7 @@ def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, 
         if options.before:
             out.add("IR before passes", show(graph))
         after_each = _after_each_printer(options, out, show)
-        optimize(graph, after_each=after_each, target=NUMPY_TARGET)
+        optimize(graph, passes=numpy_passes(), after_each=after_each)
     if options.ir:
         out.add("IR after all passes", show(static.graph(*args, **kwargs)))
     if options.executor:

@@ -15,19 +15,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from dy2st.errors import SourceLocation
+from dy2st.ir.opcodes import COND, CONST, RETURN, TERMINATORS, WHILE_LOOP, YIELD  # noqa: F401  (re-exported)
 from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType
 
-# The structural opcodes: the IR's own vocabulary (constants, structured control flow and block
-# terminators), run by every backend itself rather than through a kernel. Code outside ir/ and
-# ops/ names them through these constants; every other op is described by the traits of its
-# OpDef (dy2st.ir.opdefs), never by its name.
-CONST = "const"
-COND = "cond"
-WHILE_LOOP = "while_loop"
-YIELD = "yield"
-RETURN = "return"
-TERMINATORS = frozenset({YIELD, RETURN})
+
+# Op attributes that record a pass's or a backend's decisions (a planned buffer, how an op is
+# lowered) rather than what the op computes: shape rules and kernels never see them. The modules
+# that write them add their names here.
+ANNOTATION_ATTRS: set[str] = set()
 
 
 class Value:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dy2st.ir.opcodes import COND, CONST, WHILE_LOOP
 from dy2st.ir.types import TensorType
 
 if TYPE_CHECKING:  # core.py imports this module to print graphs
@@ -46,7 +47,7 @@ class _Namer:
 
 def is_inline_const(op: Op) -> bool:
     """Scalar Python-literal constants print at their uses instead of on a line of their own."""
-    return op.name == "const" and op.results[0].type.weak
+    return op.name == CONST and op.results[0].type.weak
 
 
 def format_literal(value) -> str:
@@ -113,23 +114,21 @@ class Printer:
 
     def print_op(self, op: Op, depth: int) -> None:
         pad = "  " * depth
-        if op.name == "cond":
+        if op.name == COND:
             return self.print_cond(op, depth)
-        if op.name == "while_loop":
+        if op.name == WHILE_LOOP:
             return self.print_while(op, depth)
         text = pad
         if op.results:
             text += ", ".join(self.ref(r) for r in op.results) + " = "
         text += op.name
         parts = []
-        if op.name == "const":
+        if op.name == CONST:
             parts.append(format_literal(op.attrs["value"]))
         parts.extend(self.ref(v) for v in op.operands)
         if parts:
             text += " " + ", ".join(parts)
-        attrs = {k: v for k, v in op.attrs.items() if not (op.name == "const" and k == "value")}
-        if attrs:
-            text += " {" + ", ".join(f"{k}={format_attr(v)}" for k, v in sorted(attrs.items())) + "}"
+        text += self.attrs({k: v for k, v in op.attrs.items() if not (op.name == CONST and k == "value")})
         if op.results:
             text += " : " + self.types(op.results)
         self.lines.append(text + self._loc(op))
@@ -138,6 +137,13 @@ class Printer:
             self.print_region_block(region.block, depth + 1)
         if op.regions:
             self.lines.append(pad + "}")
+
+    @staticmethod
+    def attrs(attrs: dict) -> str:
+        """`` {key=value, ...}`` (sorted), or nothing."""
+        if not attrs:
+            return ""
+        return " {" + ", ".join(f"{k}={format_attr(v)}" for k, v in sorted(attrs.items())) + "}"
 
     def types(self, values: list[Value]) -> str:
         return ", ".join(str(v.type) for v in values) if len(values) == 1 else "(" + ", ".join(str(v.type) for v in values) + ")"
@@ -155,7 +161,7 @@ class Printer:
         results = ", ".join(self.ref(r) for r in op.results)
         lhs = f"{results} = " if op.results else ""
         arrow = f" -> {self.types(op.results)}" if op.results else ""
-        self.lines.append(f"{pad}{lhs}cond {self.ref(op.operands[0])}{arrow} {{" + self._loc(op))
+        self.lines.append(f"{pad}{lhs}cond {self.ref(op.operands[0])}{self.attrs(op.attrs)}{arrow} {{" + self._loc(op))
         self.print_block(op.regions[0].block, depth + 1)
         self.lines.append(f"{pad}}} else {{")
         self.print_block(op.regions[1].block, depth + 1)
@@ -167,7 +173,8 @@ class Printer:
         inits = ", ".join(self.ref(v) for v in op.operands)
         lhs = f"{results} = " if op.results else ""
         cond_block, body_block = op.regions[0].block, op.regions[1].block
-        self.lines.append(f"{pad}{lhs}while_loop ({inits}) : {self.types(op.results) if op.results else '()'}" + self._loc(op))
+        types = self.types(op.results) if op.results else "()"
+        self.lines.append(f"{pad}{lhs}while_loop ({inits}){self.attrs(op.attrs)} : {types}" + self._loc(op))
         self.lines.append(f"{pad}    cond {self.block_args(cond_block)} {{")
         self.print_block(cond_block, depth + 1)
         self.lines.append(f"{pad}}} body {self.block_args(body_block)} {{")

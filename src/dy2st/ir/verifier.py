@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, RETURN, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Value
 from dy2st.ir.types import TensorType
 from dy2st.ir.opdefs import get_op
 
 # Ops whose result types are set at staging; the verifier checks them structurally instead.
-_STRUCTURAL = {"const", "cond", "while_loop", "yield", "return"}
 
 
 class VerificationError(Exception):
@@ -35,7 +34,7 @@ def _fail(op: Op | None, message: str) -> None:
 def verify(graph: Graph) -> None:
     """Raise ``VerificationError`` if ``graph`` breaks an invariant."""
     defined: set[Value] = set()
-    _verify_block(graph.body, set(), defined, terminator="return")
+    _verify_block(graph.body, set(), defined, terminator=RETURN)
 
 
 class _TypeList(list):
@@ -59,7 +58,7 @@ def _verify_block(block: Block, visible: set[Value], defined: set[Value], termin
     if not block.ops or block.ops[-1].name != terminator:
         _fail(block.ops[-1] if block.ops else None, f"block must end with '{terminator}'")
     for i, op in enumerate(block.ops):
-        if op.name in ("yield", "return") and i != len(block.ops) - 1:
+        if op.name in TERMINATORS and i != len(block.ops) - 1:
             _fail(op, "terminator in the middle of a block")
         for v in op.operands:
             if v not in scope:
@@ -77,26 +76,26 @@ def _define(op: Op | None, value: Value, defined: set[Value]) -> None:
 
 
 def _verify_op(op: Op, scope: set[Value], defined: set[Value]) -> None:
-    if op.name == "cond":
+    if op.name == COND:
         _verify_cond(op, scope, defined)
-    elif op.name == "while_loop":
+    elif op.name == WHILE_LOOP:
         _verify_while(op, scope, defined)
-    elif op.name == "const":
+    elif op.name == CONST:
         if len(op.results) != 1 or "value" not in op.attrs:
             _fail(op, "const needs one result and a value")
-    elif op.name not in _STRUCTURAL:
+    elif not get_op(op.name).structural:
         opdef = get_op(op.name)
         # Ops that own regions (fused groups) derive their result types from the region.
         attrs = dict(op.attrs, regions=op.regions) if op.regions else dict(op.attrs)
-        # Memory-plan annotations (passes/memory_plan.py PLAN_ATTRS) are not kernel attributes.
-        attrs.pop("out_buffer", None)
-        attrs.pop("in_place", None)
+        # Annotations of passes and backends (a planned buffer, a lowering) are not op attributes.
+        for key in ANNOTATION_ATTRS:
+            attrs.pop(key, None)
         inferred = opdef.infer([v.type for v in op.operands], **attrs)
         inferred = list(inferred) if isinstance(inferred, (list, tuple)) else [inferred]
         if [t.strong() for t in inferred] != _types(op.results):
             _fail(op, f"result types {_types(op.results)} differ from the rule's {_TypeList(inferred)}")
         for region in op.regions:
-            _verify_block(region.block, scope, defined, "yield")
+            _verify_block(region.block, scope, defined, YIELD)
 
 
 def _is_bool_scalar(t: TensorType) -> bool:
@@ -111,7 +110,7 @@ def _verify_cond(op: Op, scope: set[Value], defined: set[Value]) -> None:
     for region in op.regions:
         if region.block.args:
             _fail(op, "cond regions take no arguments")
-        _verify_block(region.block, scope, defined, "yield")
+        _verify_block(region.block, scope, defined, YIELD)
         yielded = _types(region.block.ops[-1].operands)
         if yielded != _types(op.results):
             _fail(op, f"region yields {yielded}, results are {_types(op.results)}")
@@ -127,7 +126,7 @@ def _verify_while(op: Op, scope: set[Value], defined: set[Value]) -> None:
     for name, block in (("cond", cond_block), ("body", body_block)):
         if _types(block.args) != carried:
             _fail(op, f"{name} region arguments {_types(block.args)} differ from carried {carried}")
-        _verify_block(block, scope, defined, "yield")
+        _verify_block(block, scope, defined, YIELD)
     cond_yield = cond_block.ops[-1].operands
     if len(cond_yield) != 1 or not _is_bool_scalar(cond_yield[0].type):
         _fail(op, "the cond region must yield one bool[]")

@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dy2st.ir.core import COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
+from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
 # The op attributes this pass writes; kernels never see them.
 PLAN_ATTRS = ("out_buffer", "in_place")
+ANNOTATION_ATTRS.update(PLAN_ATTRS)
 
 
 
@@ -105,8 +106,9 @@ def _accepts_out(op: Op, target: MemoryTarget) -> bool:
 
 
 def kernel_attrs(op: Op) -> dict:
-    """The op's attributes minus the memory plan's, as the kernel takes them."""
-    return {k: v for k, v in op.attrs.items() if k not in PLAN_ATTRS}
+    """The op's attributes as its kernel takes them: without the annotations passes and backends
+    record on it (the memory plan's, the lowering's)."""
+    return {k: v for k, v in op.attrs.items() if k not in ANNOTATION_ATTRS}
 
 
 def _is_control_flow(op: Op) -> bool:

@@ -28,25 +28,21 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import COND, CONST, WHILE_LOOP, Block, Graph, Op, Value
-from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.backend.numpy.fused import build_fused_kernel
+from dy2st.backend.numpy.lowering import (
+    COMPARISON_OPERATORS,
+    NUMPY_ONLY_OPERATORS,
+    UNARY_FUNCTIONS,
+    defined_outside,
+    is_inline_literal,
+    may_be_python_numbers,
+)
 from dy2st.backend.numpy.kernels import out_kernel
-from dy2st.backend.numpy.target import runs_unfused
+from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
-from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
+from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.memory_plan import kernel_attrs, planned_slots, schedule
-
-_INLINE_TYPES = (bool, int, float, complex)
-
-
-def _is_inline_literal(value: Any) -> bool:
-    if isinstance(value, float):
-        return np.isfinite(value)
-    if isinstance(value, complex):
-        return np.isfinite(value.real) and np.isfinite(value.imag)
-    return isinstance(value, _INLINE_TYPES)
 
 
 class GeneratedCode:
@@ -182,7 +178,7 @@ class CodeGenerator:
         """``s0 = a0[()]`` for each 0-d argument a scalar operator reads: NumPy scalar math on
         ``s0`` gives the same values and types as the ufunc a 0-d array operand would call
         (``np.float64(2.0) - a0``), at a tenth of the cost. Newton's ``x * x - a`` runs on it."""
-        if not any(_ufunc(op) in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) for op in self.graph.walk()):
+        if not any("python_operator" in op.attrs for op in self.graph.walk()):
             return
         ndarray = self.bind(np.ndarray, "np_ndarray")
         for value in self.graph.body.args:
@@ -208,7 +204,7 @@ class CodeGenerator:
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)
-        elif _ufunc(op) in _SCALAR_OPERATORS and _is_scalar_arithmetic(op) and self.numpy_operand(op):
+        elif "python_operator" in op.attrs and self.numpy_operand(op):
             self.emit_scalar_operator(op, depth)
         else:
             self.emit_kernel_call(op, depth)
@@ -237,18 +233,18 @@ class CodeGenerator:
         cheaper than a ufunc call, with the same results (they are what the eager code ran)."""
         name = self.names[op.results[0]] = self.fresh()
         operands = [self.operand_names.get((op, v)) or self.scalar_name(v) for v in op.operands]
-        ufunc = _ufunc(op)
-        if ufunc in _UNARY_SCALAR_FUNCTIONS:
-            self.line(depth, f"{name} = {_UNARY_SCALAR_FUNCTIONS[ufunc]}({operands[0]})", op)
+        operator = op.attrs["python_operator"]
+        if operator in UNARY_FUNCTIONS:
+            self.line(depth, f"{name} = {operator}({operands[0]})", op)
         else:
             left, right = operands
-            self.line(depth, f"{name} = {left} {_SCALAR_OPERATORS[ufunc]} {right}", op)
+            self.line(depth, f"{name} = {left} {operator} {right}", op)
 
     def numpy_operand(self, op: Op) -> bool:
         """Division and ``abs`` are written as Python operators only when an operand is known to
         be a NumPy value, so NumPy's semantics apply (``np.float64(1) / 0`` is inf, ``1 / 0``
         raises); ``+ - *`` and comparisons agree on Python numbers too."""
-        if _ufunc(op) not in _NUMPY_ONLY_OPERATORS:
+        if op.attrs["python_operator"] not in NUMPY_ONLY_OPERATORS:
             return True
         return any(v not in self.python_numbers for v in op.operands)
 
@@ -266,7 +262,7 @@ class CodeGenerator:
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """Loop counters: ``i + 1`` on a Python int already is one (the scalar operators keep it
         so), so the kernel call, 0.3 µs per RNN step, is needed only for NumPy values."""
-        if _is_counter_step(op):
+        if op.attrs.get("counter_step"):
             # ``i + 1`` on a counter that starts at a literal: always a Python number already.
             self.names[op.results[0]] = self.name_of(op.operands[0])
             return
@@ -295,8 +291,8 @@ class CodeGenerator:
         return "".join(f"{item}, " for item in items) if items else "()"
 
     def emit_fused(self, op: Op, depth: int, aliasing: set[Value]) -> None:
-        """Small fused groups run their ops one by one (see ``runs_unfused``)."""
-        if not runs_unfused(op):
+        """Small fused groups run their ops one by one (the lowering marks them ``unfused``)."""
+        if not op.attrs.get("unfused"):
             self.emit_kernel_call(op, depth)
             return
         block = op.regions[0].block
@@ -311,7 +307,7 @@ class CodeGenerator:
 
     def emit_const(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         value = op.attrs["value"]
-        if _is_inline_literal(value):
+        if is_inline_literal(value):
             self.names[op.results[0]] = repr(value)
         else:
             self.names[op.results[0]] = self.bind(value, self.fresh("K"))
@@ -356,8 +352,8 @@ class CodeGenerator:
     def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """``while True`` with the carried values as locals; the condition's comparison with a
         loop-invariant integer bound compares Python ints (``w2 < v0_int``). A counted loop
-        becomes a ``for`` over ``range`` (see ``counted_loop``)."""
-        if counted_loop(op) is not None:
+        becomes a ``for`` over ``range`` (the lowering marks it ``counted_loop``)."""
+        if "counted_loop" in op.attrs:
             self.emit_counted_loop(op, depth, aliasing)
             return
         cond_block, body_block = op.regions[0].block, op.regions[1].block
@@ -386,8 +382,9 @@ class CodeGenerator:
         """``for w2 in range(0, int(bound))``: Python's range does the compare and the ``+ 1`` the
         while loop would run at every step. The counter's final value is the bound (or the start,
         for a loop that never runs), as the while loop leaves it."""
-        index, step = counted_loop(op)
+        index = op.attrs["counted_loop"]
         cond_block, body_block = op.regions[0].block, op.regions[1].block
+        step = body_block.ops[-1].operands[index].owner  # as_python_number(i + 1)
         carried = [self.fresh("w") for _ in op.operands]
         for names_for in (cond_block.args, body_block.args):
             for value, name in zip(names_for, carried):
@@ -426,10 +423,10 @@ class CodeGenerator:
         compare = condition.owner
         if not isinstance(compare, Op) or compare.parent is not cond_block or len(users) != 1:
             return
-        if compare.name not in _COMPARISONS or not _is_scalar_arithmetic(compare):
+        if compare.attrs.get("python_operator") not in COMPARISON_OPERATORS:
             return
         for value in compare.operands:
-            if value.type.dtype.kind in "iu" and value not in self.python_numbers and _defined_outside(value, cond_block):
+            if value.type.dtype.kind in "iu" and value not in self.python_numbers and defined_outside(value, cond_block):
                 name = self.fresh(f"{self.name_of(value)}_int")
                 self.line(depth, f"{name} = int({self.name_of(value)})")
                 self.operand_names[(compare, value)] = name
@@ -438,18 +435,6 @@ class CodeGenerator:
 def _targets(names: list[str]) -> str:
     """An assignment side: ``a`` for one name (no tuple to pack), ``a, b`` for more."""
     return ", ".join(names)
-
-
-def _defined_outside(value: Value, block: Block) -> bool:
-    """Is ``value`` defined outside ``block`` (and so unchanged while the loop runs)?"""
-    owner = value.owner
-    while owner is not None:
-        home = owner.parent if isinstance(owner, Op) else owner
-        if home is block:
-            return False
-        region = home.parent if home is not None else None
-        owner = region.parent if region is not None else None
-    return True
 
 
 def _in_place_temporaries(block: Block) -> dict[Op, Value]:
@@ -474,140 +459,10 @@ def _in_place_temporaries(block: Block) -> dict[Op, Value]:
     return chosen
 
 
-def counted_loop(op: Op) -> tuple[int, Op] | None:
-    """(counter index, its ``as_python_number`` step op) when ``op`` is a while loop of the form
-    ``i = literal int; while i < bound: ...; i = i + 1`` with a loop-invariant integer bound, the
-    condition being just that comparison and the step's values used by nothing else; else None."""
-    cond_block, body_block = op.regions[0].block, op.regions[1].block
-    if len(cond_block.ops) != 2:
-        return None
-    compare = cond_block.ops[0]
-    if _ufunc(compare) is not np.less or cond_block.ops[-1].operands[0] is not compare.results[0]:
-        return None
-    counter, bound = compare.operands
-    if counter not in cond_block.args or not _defined_outside(bound, cond_block):
-        return None
-    if bound.type.ndim != 0 or bound.type.dtype.kind not in "iu":
-        return None
-    index = cond_block.args.index(counter)
-    init = op.operands[index].owner
-    if not (_is_literal(op.operands[index]) and type(init.attrs["value"]) is int):
-        return None
-    step = body_block.ops[-1].operands[index].owner
-    if not isinstance(step, Op) or step.name != AS_PYTHON_NUMBER or step.parent is not body_block:
-        return None
-    add = step.operands[0].owner
-    if not (isinstance(add, Op) and _ufunc(add) is np.add and add.parent is body_block and _is_counter_step(step)):
-        return None
-    if add.operands[0] is not body_block.args[index] or not _is_literal(add.operands[1]) \
-            or type(add.operands[1].owner.attrs["value"]) is not int or add.operands[1].owner.attrs["value"] != 1:
-        return None
-    uses = [v for inner in body_block.ops for v in inner.operands]
-    if uses.count(add.results[0]) != 1 or uses.count(step.results[0]) != 1:
-        return None
-    return index, step
-
-
-def _is_counter_step(op: Op) -> bool:
-    """``as_python_number(i + 1)`` where ``i`` is a loop-carried counter that starts at a Python
-    literal and is carried back from this very op: by induction ``i`` is always a Python number,
-    and so is ``i + 1`` (the scalar operators keep Python numbers Python), so no check is needed."""
-    step = op.operands[0].owner
-    if not isinstance(step, Op) or _ufunc(step) not in (np.add, np.subtract) or not _is_scalar_arithmetic(step):
-        return False
-    return all(_is_literal(v) or _is_counter_of(v, op) for v in step.operands)
-
-
-def _is_literal(value: Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, Op) and owner.name == CONST and _is_inline_literal(owner.attrs["value"]) \
-        and not isinstance(owner.attrs["value"], (bool, complex))
-
-
-def _is_counter_of(value: Value, step: Op) -> bool:
-    """Is ``value`` a while body argument whose initial value is a literal and whose next value
-    is ``step``'s result?"""
-    block = value.owner
-    if not isinstance(block, Block) or block.parent is None or block.parent.parent is None:
-        return False
-    loop = block.parent.parent
-    if loop.name != WHILE_LOOP or block is not loop.regions[1].block:
-        return False
-    index = block.args.index(value)
-    return _is_literal(loop.operands[index]) and block.ops[-1].operands[index] is step.results[0]
-
-
 def _writes_fresh_array(op: Op) -> bool:
     """A single-output ufunc with an array (not 0-d) result: accepts ``out=`` with no change."""
     ufunc = get_op(op.name).ufunc
     return ufunc is not None and ufunc.nout == 1 and op.results[0].type.ndim > 0 and "out_buffer" not in op.attrs
-
-
-# Elementwise ops written as Python operators when every operand and the result are 0-d.
-# Keyed by the op's ufunc (OpDef.ufunc).
-_COMPARISONS = {np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">=", np.equal: "==",
-                np.not_equal: "!="}
-_UNARY_SCALAR_FUNCTIONS = {np.absolute: "abs"}
-_SCALAR_OPERATORS = {**_COMPARISONS, np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/",
-                     **_UNARY_SCALAR_FUNCTIONS}
-_NUMPY_ONLY_OPERATORS = frozenset({np.divide, np.absolute})
-
-
-def _ufunc(op: Op) -> np.ufunc | None:
-    """The ufunc an elementwise op computes (None for other ops)."""
-    return get_op(op.name).ufunc
-
-
-def _is_scalar_arithmetic(op: Op) -> bool:
-    """0-d operands and result, no planned buffer, and no bools in arithmetic (``True + True`` is
-    2 in Python but ``True`` in NumPy)."""
-    arity = 1 if _ufunc(op) in _UNARY_SCALAR_FUNCTIONS else 2
-    if "out_buffer" in op.attrs or len(op.operands) != arity or op.results[0].type.ndim != 0:
-        return False
-    if any(v.type.ndim != 0 for v in op.operands):
-        return False
-    if _ufunc(op) in _COMPARISONS:
-        return True
-    return op.results[0].type.dtype.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
-
-
-def may_be_python_numbers(graph: Graph) -> set[Value]:
-    """Values the generated code may hold as Python numbers rather than NumPy values: inline
-    literals, loop counters (``as_python_number``), Python operators on those only, and what
-    control flow carries or yields from them. Arguments and kernel results are NumPy values."""
-    found: set[Value] = set()
-
-    def visit(block: Block) -> None:
-        for op in block.ops:
-            for region in op.regions:
-                visit(region.block)
-            if op.name == CONST and _is_inline_literal(op.attrs["value"]):
-                found.update(op.results)
-            elif op.name == AS_PYTHON_NUMBER:
-                found.update(op.results)
-            elif _ufunc(op) in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
-                found.update(op.results)
-            elif get_op(op.name).region_kernel and op.regions:  # small groups run op by op on the same names
-                inner_yield = op.regions[0].block.ops[-1].operands
-                for arg, operand in zip(op.regions[0].block.args, op.operands):
-                    if operand in found:
-                        found.add(arg)
-                found.update(r for r, v in zip(op.results, inner_yield) if v in found)
-            elif op.name == COND:
-                for region in op.regions:
-                    yielded = region.block.ops[-1].operands
-                    found.update(r for r, v in zip(op.results, yielded) if v in found)
-            elif op.name == WHILE_LOOP:
-                yielded = op.regions[1].block.ops[-1].operands
-                for i, init in enumerate(op.operands):
-                    if init in found or yielded[i] in found:
-                        found.update((op.results[i], op.regions[0].block.args[i], op.regions[1].block.args[i]))
-
-    size = -1
-    while size != len(found):  # loops feed their own arguments: iterate to a fixed point
-        size = len(found)
-        visit(graph.body)
-    return found
 
 
 def _is_index_int(value: Any) -> bool:
