@@ -11,7 +11,7 @@ import pytest
 
 from dy2st.cli import ArgumentMaker, UsageError, load_module, pipeline_pass_names
 
-MODEL_SOURCE = '''\
+MODEL_SOURCE = """\
 import numpy as np
 import dy2st
 
@@ -44,7 +44,7 @@ def mismatch(x, y):
 class Net:
     def forward(self, x):
         return x + 1
-'''
+"""
 
 
 @pytest.fixture
@@ -54,8 +54,7 @@ def workdir(tmp_path):
 
 
 def run_cli(cwd, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dy2st", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", "dy2st", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
 def test_dump_prints_transformed_source(workdir):
@@ -91,16 +90,16 @@ def test_ir_before_passes_for_a_signature_with_locations(workdir):
 
 
 def test_ir_of_nested_arguments_and_python_constant(workdir):
-    result = run_cli(workdir, "dump", "model.py::plain", "--before", "--arg", "pair=(f32[3], f64[3])",
-                     "--arg", "n=3")
+    result = run_cli(workdir, "dump", "model.py::plain", "--before", "--arg", "pair=(f32[3], f64[3])", "--arg", "n=3")
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("func @plain(%pair_0: f32[3], %pair_1: f64[3]) -> f64[3] {")
     assert "multiply %pair_1, 3 : f64[3]" in result.stdout
 
 
 def test_zero_d_argument_and_python_constant_change_the_signature(workdir):
-    result = run_cli(workdir, "dump", "model.py::plain", "--before", "--arg", "pair=[i64[], bool[2]]",
-                     "--arg", "n=True")
+    result = run_cli(
+        workdir, "dump", "model.py::plain", "--before", "--arg", "pair=[i64[], bool[2]]", "--arg", "n=True"
+    )
     assert result.returncode == 0, result.stderr
     assert "func @plain(%pair_0: i64[], %pair_1: bool[2]) -> i64[2]" in result.stdout
     assert "True" in result.stdout
@@ -114,12 +113,16 @@ def test_optimized_ir_has_the_same_signature(workdir):
 
 
 def test_executor_and_source_sections_have_headers(workdir):
-    result = run_cli(workdir, "dump", "model.py::model", "--source", "--ir", "--executor",
-                     "--arg", "x=f32[4]", "--arg", "k=3")
+    result = run_cli(
+        workdir, "dump", "model.py::model", "--source", "--ir", "--executor", "--arg", "x=f32[4]", "--arg", "k=3"
+    )
     assert result.returncode == 0, result.stderr
     headers = [line for line in result.stdout.splitlines() if line.startswith("// ----")]
-    assert headers == ["// ---- transformed source of model", "// ---- IR after all passes",
-                       "// ---- generated executor"]
+    assert headers == [
+        "// ---- transformed source of model",
+        "// ---- IR after all passes",
+        "// ---- generated executor",
+    ]
     assert "def run(" in result.stdout
 
 
@@ -157,22 +160,33 @@ def test_passes_subcommand_lists_the_pipeline(workdir):
     "args, message",
     [
         (["dump", "missing.py::model"], "dy2st dump: error: no such file: missing.py\n"),
-        (["dump", "model.py::nothing"],
-         "dy2st dump: error: model.py has no function 'nothing'; functions defined there: "
-         "generator, mismatch, model, plain, scale\n"),
-        (["dump", "model.py"], "dy2st dump: error: expected FILE::FUNC (for example model.py::model), "
-         "got 'model.py'\n"),
-        (["dump", "model.py::model", "--ir"],
-         "dy2st dump: error: missing --arg for parameter 'x' of model(x, k=2)\n"),
-        (["dump", "model.py::model", "--ir", "--arg", "x=f32[4]", "--arg", "z=1"],
-         "dy2st dump: error: model(x, k=2) has no parameter 'z'\n"),
-        (["dump", "model.py::model", "--ir", "--arg", "x"],
-         "dy2st dump: error: malformed --arg 'x': expected NAME=VALUE, for example x=f32[512]\n"),
-        (["dump", "model.py::model", "--arg", "x=f32[4]"],
-         "dy2st dump: error: --arg needs an IR option: --ir, --before, --after, --passes or --executor\n"),
-        (["dump", "model.py::Net.forward", "--ir", "--arg", "x=f32[4]"],
-         "dy2st dump: error: Net.forward is a method: its graph needs an instance, so only its "
-         "transformed source can be dumped\n"),
+        (
+            ["dump", "model.py::nothing"],
+            "dy2st dump: error: model.py has no function 'nothing'; functions defined there: "
+            "generator, mismatch, model, plain, scale\n",
+        ),
+        (
+            ["dump", "model.py"],
+            "dy2st dump: error: expected FILE::FUNC (for example model.py::model), got 'model.py'\n",
+        ),
+        (["dump", "model.py::model", "--ir"], "dy2st dump: error: missing --arg for parameter 'x' of model(x, k=2)\n"),
+        (
+            ["dump", "model.py::model", "--ir", "--arg", "x=f32[4]", "--arg", "z=1"],
+            "dy2st dump: error: model(x, k=2) has no parameter 'z'\n",
+        ),
+        (
+            ["dump", "model.py::model", "--ir", "--arg", "x"],
+            "dy2st dump: error: malformed --arg 'x': expected NAME=VALUE, for example x=f32[512]\n",
+        ),
+        (
+            ["dump", "model.py::model", "--arg", "x=f32[4]"],
+            "dy2st dump: error: --arg needs an IR option: --ir, --before, --after, --passes or --executor\n",
+        ),
+        (
+            ["dump", "model.py::Net.forward", "--ir", "--arg", "x=f32[4]"],
+            "dy2st dump: error: Net.forward is a method: its graph needs an instance, so only its "
+            "transformed source can be dumped\n",
+        ),
         (["dump", "model.py::model", "--after", "no-such-pass", "--arg", "x=f32[4]"], None),
     ],
 )
@@ -235,12 +249,14 @@ def test_help_is_complete_with_examples(workdir):
 
 def test_sibling_modules_of_the_file_are_importable(tmp_path):
     (tmp_path / "helpers.py").write_text("def double(v):\n    return v * 2\n")
-    (tmp_path / "main.py").write_text(textwrap.dedent("""\
+    (tmp_path / "main.py").write_text(
+        textwrap.dedent("""\
         from helpers import double
 
         def f(x):
             return double(x) + 1
-    """))
+    """)
+    )
     result = run_cli(tmp_path, "dump", "main.py::f", "--before", "--arg", "x=i64[2]")
     assert result.returncode == 0, result.stderr
     assert "multiply %x, 2 : i64[2]" in result.stdout
@@ -277,8 +293,9 @@ def test_console_script_is_installed(workdir):
     script = pathlib.Path(sys.executable).with_name("dy2st")
     if not script.exists():
         pytest.skip("dy2st is not installed next to this interpreter")
-    result = subprocess.run([str(script), "dump", "model.py::model"], cwd=workdir, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [str(script), "dump", "model.py::model"], cwd=workdir, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("def model(x, k=2):")
 

@@ -54,7 +54,9 @@ def test_0d_alias_of_a_loop_carried_variable_keeps_the_original_value(dtype):
 
 def test_1d_alias_of_a_loop_carried_variable_keeps_the_original_value():
     a1, a2 = np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.25, 4.0])
-    check_calls(shrink_vector, [{"a": a1, "t": np.array(1.0)}, {"a": a2, "t": np.array(2.0)}, {"a": a1, "t": np.array(9.0)}])
+    check_calls(
+        shrink_vector, [{"a": a1, "t": np.array(1.0)}, {"a": a2, "t": np.array(2.0)}, {"a": a1, "t": np.array(9.0)}]
+    )
 
 
 def counted_alias(a, n):
@@ -113,7 +115,9 @@ def update_0d_alias_in_place(a, n):
 
 
 def test_in_place_update_of_a_0d_argument_through_an_alias():
-    check_calls(update_0d_alias_in_place, [{"a": np.array(v), "n": np.array(k)} for v, k in ((1.0, 2), (3.0, 0), (-1.0, 5))])
+    check_calls(
+        update_0d_alias_in_place, [{"a": np.array(v), "n": np.array(k)} for v, k in ((1.0, 2), (3.0, 0), (-1.0, 5))]
+    )
 
 
 # --- branch outputs ----------------------------------------------------------------------------------
@@ -160,7 +164,9 @@ def test_alias_of_a_branch_output(fn):
 
 def test_alias_inside_a_branch_inside_a_loop():
     a1, a2 = np.array([1.0, 2.0]), np.array([-3.0, 1.0])
-    check_calls(loop_of_branch_alias, [{"a": a1, "n": np.array(3)}, {"a": a2, "n": np.array(4)}, {"a": a1, "n": np.array(0)}])
+    check_calls(
+        loop_of_branch_alias, [{"a": a1, "n": np.array(3)}, {"a": a2, "n": np.array(4)}, {"a": a1, "n": np.array(0)}]
+    )
 
 
 def update_through_one_of_two_carried_names(x, n):
@@ -213,10 +219,13 @@ def update_only_local(x, n):
     return v, w
 
 
-@pytest.mark.parametrize("fn, whose", [
-    (update_then_rebind_local, "that array"),
-    (update_then_rebind_argument, "the caller's array"),
-])
+@pytest.mark.parametrize(
+    "fn, whose",
+    [
+        (update_then_rebind_local, "that array"),
+        (update_then_rebind_argument, "the caller's array"),
+    ],
+)
 def test_update_in_place_then_rebind_in_a_tensor_loop_is_refused(fn, whose):
     with pytest.raises(dy2st.GraphBuildError) as caught:
         dy2st.to_static(fn)(np.ones(3), np.array(2))

@@ -47,7 +47,10 @@ def check_refused(fn, name: str, kind: str, loop: str) -> None:
     with pytest.raises(dy2st.GraphBuildError) as caught:
         dy2st.to_static(fn)(X, np.array(3))
     text = str(caught.value)
-    assert f"{THIS_FILE}:{line_of(fn, loop)}:5: error: '{name}' is a Python {kind} that this tensor loop changes in place" in text
+    assert (
+        f"{THIS_FILE}:{line_of(fn, loop)}:5: error: '{name}' is a Python {kind} that this tensor loop changes in place"
+        in text
+    )
     assert f"a tensor loop cannot change a Python {kind}" in text
     assert "a[i] = v" in text and "np.stack" in text
 

@@ -18,8 +18,7 @@ import dy2st
 from dy2st.frontend.naming import Namer
 from dy2st.frontend.parser import parse_function
 from dy2st.frontend.transformer import Context
-from dy2st.frontend.transformers import PIPELINE
-from dy2st.frontend.transformers import break_continue, returns
+from dy2st.frontend.transformers import PIPELINE, break_continue, returns
 
 needs_control_flow = pytest.mark.skipif(
     not any(converter.__name__.endswith(".ifelse") for converter in PIPELINE),

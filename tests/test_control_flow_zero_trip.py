@@ -104,12 +104,16 @@ def target_used_after(x, n):
 
 def test_for_over_a_tensor_range():
     check_same_graph(assigned_in_for, (X, np.array(1)), (X, np.array(4)))
-    check_raises_like_eager(assigned_in_for, (X, np.array(0)), unassigned_message("y", assigned_in_for, "y - 1", "for k"))
+    check_raises_like_eager(
+        assigned_in_for, (X, np.array(0)), unassigned_message("y", assigned_in_for, "y - 1", "for k")
+    )
 
 
 def test_the_loop_target_of_a_tensor_for_is_checked_too():
     check_same_graph(target_used_after, (X, np.array(1)), (X, np.array(3)))
-    check_raises_like_eager(target_used_after, (X, np.array(0)), unassigned_message("k", target_used_after, "x * k", "for k"))
+    check_raises_like_eager(
+        target_used_after, (X, np.array(0)), unassigned_message("k", target_used_after, "x * k", "for k")
+    )
 
 
 def tuple_assigned_in_loop(x, n):
@@ -122,7 +126,9 @@ def tuple_assigned_in_loop(x, n):
 def test_every_leaf_of_a_tuple_is_checked():
     check_same_graph(tuple_assigned_in_loop, (X, np.array(2)))
     check_raises_like_eager(
-        tuple_assigned_in_loop, (X, np.array(0)), unassigned_message("pair", tuple_assigned_in_loop, "first * total", "for k")
+        tuple_assigned_in_loop,
+        (X, np.array(0)),
+        unassigned_message("pair", tuple_assigned_in_loop, "first * total", "for k"),
     )
 
 

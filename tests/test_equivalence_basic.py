@@ -85,14 +85,15 @@ def mixed(a, b):
     return a + b, a * 1.5, b + 1, a > b
 
 
-@pytest.mark.parametrize("dtype_a, dtype_b", [(np.float32, np.float64), (np.int64, np.float32),
-                                              (np.int64, np.bool_), (np.float32, np.int64)])
+@pytest.mark.parametrize(
+    "dtype_a, dtype_b", [(np.float32, np.float64), (np.int64, np.float32), (np.int64, np.bool_), (np.float32, np.int64)]
+)
 def test_promotion_between_dtypes(dtype_a, dtype_b):
     check(mixed, array((4,), dtype_a), array((4,), dtype_b))
 
 
 def weak_scalars(x, s):
-    return x * s, x + 2, x / 2, 3 - x, x ** 2
+    return x * s, x + 2, x / 2, 3 - x, x**2
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
@@ -138,8 +139,9 @@ def keywords(x, *, scale=2.0, shift=None, power=1):
     return y
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"scale": 3}, {"shift": 1.5}, {"power": 3, "scale": 0.5},
-                                    {"shift": np.arange(4.0)}])
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"scale": 3}, {"shift": 1.5}, {"power": 3, "scale": 0.5}, {"shift": np.arange(4.0)}]
+)
 def test_keyword_arguments_and_defaults(kwargs):
     check(keywords, np.linspace(0, 1, 4, dtype=np.float32), **kwargs)
 

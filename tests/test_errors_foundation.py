@@ -70,7 +70,11 @@ def python_int_of_a_tensor(x):
 def test_bool_of_a_tensor():
     error = raised(python_bool_of_a_tensor, np.ones(3))
     check_error(
-        error, dy2st.TensorValueError, python_bool_of_a_tensor, "flag = bool(", "bool(",
+        error,
+        dy2st.TensorValueError,
+        python_bool_of_a_tensor,
+        "flag = bool(",
+        "bool(",
         "the tensor bool[] is used as a Python bool, but its value is only known when the graph runs",
         "use it as the condition of an if/while/assert/and/or/not that dy2st converts, or np.where",
     )
@@ -80,7 +84,11 @@ def test_bool_of_a_tensor():
 def test_int_of_a_tensor():
     error = raised(python_int_of_a_tensor, np.ones(3, np.float32))
     check_error(
-        error, dy2st.TensorValueError, python_int_of_a_tensor, "int(x.max())", "int(",
+        error,
+        dy2st.TensorValueError,
+        python_int_of_a_tensor,
+        "int(x.max())",
+        "int(",
         "the tensor f32[] is used as a Python int, but its value is only known when the graph runs",
         "keep it a tensor, or pass a Python int argument instead",
     )
@@ -95,7 +103,11 @@ def data_dependent_shape(x):
 def test_unsupported_numpy_function():
     error = raised(data_dependent_shape, np.ones(3))
     check_error(
-        error, dy2st.UnsupportedOpError, data_dependent_shape, "np.unique", "np.unique",
+        error,
+        dy2st.UnsupportedOpError,
+        data_dependent_shape,
+        "np.unique",
+        "np.unique",
         "the NumPy function np.unique is not supported on symbolic tensors",
         "see docs/numpy-support.md for the supported surface",
     )
@@ -110,7 +122,11 @@ def shape_mismatch(x, y):
 def test_shape_mismatch():
     error = raised(shape_mismatch, np.ones(3), np.ones(4))
     check_error(
-        error, dy2st.GraphBuildError, shape_mismatch, "return z + y", "z + y",
+        error,
+        dy2st.GraphBuildError,
+        shape_mismatch,
+        "return z + y",
+        "z + y",
         "add(f64[3], f64[4]): shape mismatch: objects cannot be broadcast to a single shape.  "
         "Mismatch is between arg 0 with shape (3,) and arg 1 with shape (4,).",
         None,
@@ -140,8 +156,15 @@ def generator(x):
 
 def test_yield_is_unsupported_syntax():
     error = raised(generator, np.ones((2, 2)))
-    check_error(error, dy2st.UnsupportedSyntaxError, generator, "yield row", "yield",
-                "'yield' (generator functions) cannot be converted", None)
+    check_error(
+        error,
+        dy2st.UnsupportedSyntaxError,
+        generator,
+        "yield row",
+        "yield",
+        "'yield' (generator functions) cannot be converted",
+        None,
+    )
     assert isinstance(error, dy2st.ConversionError)
 
 
@@ -223,6 +246,13 @@ def test_tensor_assert_fails_when_the_graph_runs():
         static(-np.ones(2))
     error = info.value
     assert type(error) is dy2st.GraphAssertionError
-    check_error(error, dy2st.GraphAssertionError, positive_log, "assert (x > 0)", "assert",
-                "assertion failed: x must be positive", None)
+    check_error(
+        error,
+        dy2st.GraphAssertionError,
+        positive_log,
+        "assert (x > 0)",
+        "assert",
+        "assertion failed: x must be positive",
+        None,
+    )
     assert static.num_graphs == 1

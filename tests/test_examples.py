@@ -20,15 +20,15 @@ def test_the_foundation_examples_exist():
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs_and_exits_0(script, tmp_path):
     # From a scratch directory, so an example cannot depend on the working directory.
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"{script.name} failed:\n{result.stdout}\n{result.stderr}"
     assert result.stdout.strip(), f"{script.name} printed nothing"
 
 
 def test_demo_shows_source_ir_and_checks():
-    result = subprocess.run([sys.executable, str(EXAMPLES_DIR / "demo.py")], capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES_DIR / "demo.py")], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "=== 1. transformed source" in out and "_dy2st.convert_call" in out
@@ -44,7 +44,6 @@ def test_readme_usage_example_runs(tmp_path):
     assert blocks, "README.md has no python example"
     script = tmp_path / "readme_example.py"  # a file: dy2st reads the function's source
     script.write_text("".join(block.split("```")[0] for block in blocks))
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert " = cond %" in result.stdout

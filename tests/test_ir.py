@@ -124,7 +124,15 @@ def test_walk_visits_every_op_in_program_order():
     graph = column_stats.graph(np.ones((4, 3), np.float32), optimize=False)
     # Python-scalar constants are ops too; the printer only shows them inline at their uses.
     assert [op.name for op in graph.walk()] == [
-        "mean", "subtract", "const", "power", "mean", "transpose", "reshape", "return"]
+        "mean",
+        "subtract",
+        "const",
+        "power",
+        "mean",
+        "transpose",
+        "reshape",
+        "return",
+    ]
 
 
 # --- the printer on hand-built graphs ----------------------------------------------------------
@@ -158,8 +166,7 @@ def while_graph() -> Graph:
     one = const(loop_block, 1, WEAK_I64).result
     step = loop_block.append(Op("add", [loop_block.args[0], one], [I64_0D])).result
     loop_block.append(Op("yield", [step], []))
-    loop = body.append(Op("while_loop", [body.args[0]], [I64_0D],
-                          regions=[Region(cond_block), Region(loop_block)]))
+    loop = body.append(Op("while_loop", [body.args[0]], [I64_0D], regions=[Region(cond_block), Region(loop_block)]))
     body.append(Op("return", [loop.result], []))
     return Graph("count", body, 1)
 
@@ -228,7 +235,9 @@ def test_verifier_rejects_a_result_type_the_rule_does_not_infer():
     body = Block([F32_4], ["x"])
     wrong = body.append(Op("negative", [body.args[0]], [TensorType((4,), np.dtype(np.float64))]))
     body.append(Op("return", [wrong.result], []))
-    with pytest.raises(VerificationError, match=r"'negative': result types \[f64\[4\]\] differ from the rule's \[f32\[4\]\]"):
+    with pytest.raises(
+        VerificationError, match=r"'negative': result types \[f64\[4\]\] differ from the rule's \[f32\[4\]\]"
+    ):
         verify(Graph("bad", body, 1))
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 
 import gast
-
 import numpy as np
 import pytest
 
@@ -17,8 +16,7 @@ from dy2st.frontend.codegen import to_source
 from dy2st.frontend.naming import Namer
 from dy2st.frontend.parser import parse_function
 from dy2st.frontend.transformer import Context
-from dy2st.frontend.transformers import PIPELINE
-from dy2st.frontend.transformers import asserts, logical
+from dy2st.frontend.transformers import PIPELINE, asserts, logical
 
 needs_cond = pytest.mark.skipif(
     not any(converter.__name__.endswith(".ifelse") for converter in PIPELINE),

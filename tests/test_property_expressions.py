@@ -23,11 +23,34 @@ import dy2st
 DTYPES = ["float32", "float64", "int64"]
 INPUT_NAMES = ["a", "b", "c"]
 
-UNARY = ["-{}", "abs({})", "np.exp({})", "np.tanh({})", "np.sin({})", "np.sqrt(np.abs({}))", "np.square({})",
-         "np.negative({})", "np.log1p(np.abs({}))", "np.floor({})", "({} ** 2)", "np.clip({}, -1, 1.5)",
-         "np.round({}, 1)", "np.float32({})"]
-BINARY = ["({} + {})", "({} - {})", "({} * {})", "({} / {})", "({} // {})", "({} % {})", "np.maximum({}, {})",
-          "np.minimum({}, {})", "np.where({0} > {1}, {0}, {1})", "np.where({0} < 0, {1}, 1.5)"]
+UNARY = [
+    "-{}",
+    "abs({})",
+    "np.exp({})",
+    "np.tanh({})",
+    "np.sin({})",
+    "np.sqrt(np.abs({}))",
+    "np.square({})",
+    "np.negative({})",
+    "np.log1p(np.abs({}))",
+    "np.floor({})",
+    "({} ** 2)",
+    "np.clip({}, -1, 1.5)",
+    "np.round({}, 1)",
+    "np.float32({})",
+]
+BINARY = [
+    "({} + {})",
+    "({} - {})",
+    "({} * {})",
+    "({} / {})",
+    "({} // {})",
+    "({} % {})",
+    "np.maximum({}, {})",
+    "np.minimum({}, {})",
+    "np.where({0} > {1}, {0}, {1})",
+    "np.where({0} < 0, {1}, 1.5)",
+]
 REDUCTIONS = ["sum", "mean", "max", "min"]
 SCALARS = ["2", "-1", "0.5", "3.0", "np.float32(1.5)", "np.int64(2)", "True"]
 
@@ -41,15 +64,24 @@ def input_shapes(draw) -> list[tuple[int, ...]]:
     shapes = []
     for _ in INPUT_NAMES:
         rank = draw(st.integers(0, len(base)))
-        suffix = base[len(base) - rank:]
+        suffix = base[len(base) - rank :]
         shapes.append(tuple(1 if draw(st.booleans()) and draw(st.booleans()) else d for d in suffix))
     return shapes
 
 
 # Views and shape changes; the second property mixes them in (eager errors, e.g. shapes that no
 # longer broadcast, are discarded like any other).
-VIEWS = ["({}).T", "({})[::-1]", "({})[..., None]", "np.expand_dims({}, 0)", "np.squeeze({})",
-         "np.sum({}, axis=0)", "({})[1:]", "np.broadcast_to({}, (2, 3, 4))", "np.concatenate([{0}, {0}], axis=-1)"]
+VIEWS = [
+    "({}).T",
+    "({})[::-1]",
+    "({})[..., None]",
+    "np.expand_dims({}, 0)",
+    "np.squeeze({})",
+    "np.sum({}, axis=0)",
+    "({})[1:]",
+    "np.broadcast_to({}, (2, 3, 4))",
+    "np.concatenate([{0}, {0}], axis=-1)",
+]
 
 
 def expressions(depth: int, unary_forms: tuple[str, ...] = tuple(UNARY)) -> st.SearchStrategy[str]:
@@ -109,8 +141,9 @@ def assert_matches(actual, expected, source: str) -> None:
         # Fused or blocked evaluation may reorder a reduction's additions: allow a few ulp of the scale.
         resolution = np.finfo(expected.dtype).resolution
         scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
-        np.testing.assert_allclose(actual, expected, rtol=100 * resolution, atol=100 * resolution * scale,
-                                   err_msg=source)
+        np.testing.assert_allclose(
+            actual, expected, rtol=100 * resolution, atol=100 * resolution * scale, err_msg=source
+        )
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=source)
 
@@ -120,10 +153,18 @@ def module_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("expressions")
 
 
-@settings(max_examples=100, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(expression=expressions(3), shapes=input_shapes(),
-       dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3), seed=st.integers(0, 2**16))
+@settings(
+    max_examples=100,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(
+    expression=expressions(3),
+    shapes=input_shapes(),
+    dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3),
+    seed=st.integers(0, 2**16),
+)
 def test_random_expression_matches_eager_numpy(module_dir, expression, shapes, dtypes, seed):
     inputs = make_inputs(shapes, dtypes, seed)
     fn = load_function(module_dir, expression)
@@ -135,10 +176,18 @@ def test_random_expression_matches_eager_numpy(module_dir, expression, shapes, d
     assert_matches(actual, expected, f"{expression} with {list(zip(shapes, dtypes))}")
 
 
-@settings(max_examples=60, derandomize=True, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(expression=expressions(3, tuple(UNARY + VIEWS + VIEWS)), shapes=input_shapes(),
-       dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3), seed=st.integers(0, 2**16))
+@settings(
+    max_examples=60,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+@given(
+    expression=expressions(3, tuple(UNARY + VIEWS + VIEWS)),
+    shapes=input_shapes(),
+    dtypes=st.lists(st.sampled_from(DTYPES), min_size=3, max_size=3),
+    seed=st.integers(0, 2**16),
+)
 def test_random_expression_with_views_matches_eager_numpy(module_dir, expression, shapes, dtypes, seed):
     inputs = make_inputs(shapes, dtypes, seed)
     fn = load_function(module_dir, expression)

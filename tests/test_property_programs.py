@@ -261,7 +261,11 @@ def mismatch(seed: int, directory: Path, tensor_conditions: bool = True) -> str 
             continue
         if eager_kind == static_kind == "raised" and type(eager) is type(converted):
             continue
-        detail = "".join(traceback.format_exception_only(type(converted), converted)) if static_kind == "raised" else repr(converted)
+        detail = (
+            "".join(traceback.format_exception_only(type(converted), converted))
+            if static_kind == "raised"
+            else repr(converted)
+        )
         return f"seed {seed}, inputs {args!r}\n{source}\neager: {eager!r}\nconverted: {detail}"
     return None
 
@@ -284,8 +288,21 @@ def test_random_program_with_python_conditions_matches_eager(seed, tmp_path):
 
 def test_the_generator_covers_the_constructs():
     sources = "\n".join(ProgramGenerator(seed).source() for seed in range(NUM_PROGRAMS))
-    for construct in ("break", "continue", "return", " and ", " or ", "not (", "while ", "in range(k)",
-                      "in range(3)", " if ", "else:", "-1.0 < s < 2.0", "u["):
+    for construct in (
+        "break",
+        "continue",
+        "return",
+        " and ",
+        " or ",
+        "not (",
+        "while ",
+        "in range(k)",
+        "in range(3)",
+        " if ",
+        "else:",
+        "-1.0 < s < 2.0",
+        "u[",
+    ):
         assert construct in sources, construct
 
 

@@ -1,15 +1,14 @@
 """dy2st: convert NumPy functions with Python control flow into optimized static graphs.
 
-    import dy2st
+import dy2st
 
-    @dy2st.to_static
-    def model(x, flag):
-        ...
+@dy2st.to_static
+def model(x, flag):
+    ...
 """
 
 from dy2st import ops as _ops  # noqa: F401  (registers every op)
 from dy2st.api import StaticFunction, to_static
-from dy2st.runtime.control_flow import cond, while_loop
 from dy2st.errors import (
     ConversionError,
     Dy2stError,
@@ -21,6 +20,7 @@ from dy2st.errors import (
     UnsupportedOpError,
     UnsupportedSyntaxError,
 )
+from dy2st.runtime.control_flow import cond, while_loop
 
 __version__ = "0.1.0"
 

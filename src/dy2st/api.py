@@ -15,8 +15,9 @@ import functools
 import inspect
 import types
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,12 +27,12 @@ from dy2st.errors import UnsupportedSyntaxError
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
 from dy2st.ir.verifier import verify
+from dy2st.passes import optimize
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime.captures import GlobalSource
 from dy2st.runtime.functions import converted_function, register_wrapper_type
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
-from dy2st.passes import optimize
 
 
 @dataclass
@@ -75,13 +76,22 @@ def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], 
             return run(x0, x1, c0)[0]
     """
     program = compiled.program
-    names = {"ndarray": np.ndarray, "CHANGED": _CHANGED, "run": compiled.executor.run,
-             "unflatten": unflatten, "treedef": program.output_treedef, "guards_hold": program.guards_hold}
+    names = {
+        "ndarray": np.ndarray,
+        "CHANGED": _CHANGED,
+        "run": compiled.executor.run,
+        "unflatten": unflatten,
+        "treedef": program.output_treedef,
+        "guards_hold": program.guards_hold,
+    }
     xs = [f"x{i}" for i in range(arity)]
     lines = ["def fast_call(args):"]
     if xs:
-        lines += [f"    {', '.join(xs)}, = args",
-                  f"    if {' or '.join(f'type({x}) is not ndarray' for x in xs)}:", "        return CHANGED"]
+        lines += [
+            f"    {', '.join(xs)}, = args",
+            f"    if {' or '.join(f'type({x}) is not ndarray' for x in xs)}:",
+            "        return CHANGED",
+        ]
     cs = []
     for i, (source, value) in enumerate(zip(program.capture_sources, program.graph.captures)):
         c = f"c{i}"
@@ -93,8 +103,10 @@ def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], 
             names[f"read{i}"] = source.read
             lines.append(f"    {c} = read{i}()")
         names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.dtype
-        lines += [f"    if not isinstance({c}, ndarray) or {c}.shape != S{i} or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
-                  "        return CHANGED"]
+        lines += [
+            f"    if not isinstance({c}, ndarray) or {c}.shape != S{i} or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
+            "        return CHANGED",
+        ]
     if program.guards:
         lines += ["    if not guards_hold():", "        return CHANGED"]
     call = f"run({', '.join(xs + cs)})"
@@ -201,8 +213,12 @@ class StaticFunction:
             self._fell_back = True
             return self.fn(*args, **kwargs)
         arrays = args[1:] if bound else args
-        if (not kwargs and len(args) == self._positional_arity and len(leaves) == len(arrays)
-                and all(type(a) is np.ndarray for a in arrays)):
+        if (
+            not kwargs
+            and len(args) == self._positional_arity
+            and len(leaves) == len(arrays)
+            and all(type(a) is np.ndarray for a in arrays)
+        ):
             fast_key = tuple([(a.shape, a.dtype) for a in arrays])
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 fast_key = (id(args[0]), *fast_key)

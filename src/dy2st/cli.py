@@ -115,23 +115,43 @@ def _add_dump_parser(commands) -> None:
         epilog=_DUMP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dump.add_argument("target", metavar="FILE::FUNC",
-                      help="a Python file and a function (or Class.method) defined in it")
-    dump.add_argument("--arg", dest="args", action="append", default=[], metavar="NAME=VALUE",
-                      help="one input of the signature: an array type DTYPE[DIMS] or a Python literal")
+    dump.add_argument(
+        "target", metavar="FILE::FUNC", help="a Python file and a function (or Class.method) defined in it"
+    )
+    dump.add_argument(
+        "--arg",
+        dest="args",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="one input of the signature: an array type DTYPE[DIMS] or a Python literal",
+    )
     dump.add_argument("--ir", action="store_true", help="print the optimized IR (after every pass)")
     dump.add_argument("--before", action="store_true", help="print the IR before any pass")
-    dump.add_argument("--after", metavar="PASS", action="append", default=[],
-                      help="print the IR right after the named pass (repeatable; see 'dy2st passes')")
+    dump.add_argument(
+        "--after",
+        metavar="PASS",
+        action="append",
+        default=[],
+        help="print the IR right after the named pass (repeatable; see 'dy2st passes')",
+    )
     dump.add_argument("--passes", action="store_true", help="print the IR after each pass")
-    dump.add_argument("--executor", action="store_true",
-                      help="print the Python the NumPy backend generated for the graph")
-    dump.add_argument("--source", action="store_true",
-                      help="also print the transformed source (the default when nothing else is asked)")
-    dump.add_argument("--locs", action="store_true",
-                      help="end every IR op with the user's source line (# file.py:LINE)")
-    dump.add_argument("--memory", action="store_true",
-                      help="print the memory plan's figures: planned peak, live-set lower bound, eager estimate")
+    dump.add_argument(
+        "--executor", action="store_true", help="print the Python the NumPy backend generated for the graph"
+    )
+    dump.add_argument(
+        "--source",
+        action="store_true",
+        help="also print the transformed source (the default when nothing else is asked)",
+    )
+    dump.add_argument(
+        "--locs", action="store_true", help="end every IR op with the user's source line (# file.py:LINE)"
+    )
+    dump.add_argument(
+        "--memory",
+        action="store_true",
+        help="print the memory plan's figures: planned peak, live-set lower bound, eager estimate",
+    )
 
 
 # --- FILE::FUNC ------------------------------------------------------------------------------
@@ -174,8 +194,9 @@ def find_function(module, qualname: str, path: str):
     obj: Any = module
     for part in qualname.split("."):
         if not hasattr(obj, part):
-            available = sorted(n for n, v in vars(module).items()
-                               if inspect.isfunction(v) or isinstance(v, StaticFunction))
+            available = sorted(
+                n for n, v in vars(module).items() if inspect.isfunction(v) or isinstance(v, StaticFunction)
+            )
             hint = f"; functions defined there: {', '.join(available)}" if available else ""
             raise UsageError(f"{path} has no function {qualname!r}{hint}")
         obj = inspect.getattr_static(obj, part) if inspect.isclass(obj) else getattr(obj, part)
@@ -268,14 +289,18 @@ def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]
     signature = static.signature
     params = list(signature.parameters.values())
     if params and params[0].name == "self" and "self" not in values:
-        raise UsageError(f"{static.fn.__qualname__} is a method: its graph needs an instance, so only "
-                         "its transformed source can be dumped")
+        raise UsageError(
+            f"{static.fn.__qualname__} is a method: its graph needs an instance, so only "
+            "its transformed source can be dumped"
+        )
     unknown = [n for n in values if n not in signature.parameters]
     if unknown and not any(p.kind is p.VAR_KEYWORD for p in params):
         raise UsageError(f"{static.fn.__name__}{signature} has no parameter {unknown[0]!r}")
-    missing = [p.name for p in params
-               if p.name not in values and p.default is p.empty
-               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    missing = [
+        p.name
+        for p in params
+        if p.name not in values and p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
     if missing:
         raise UsageError(f"missing --arg for parameter {missing[0]!r} of {static.fn.__name__}{signature}")
     args, kwargs = [], {}
@@ -329,8 +354,7 @@ class Output:
 
 
 def wants_graph(options: argparse.Namespace) -> bool:
-    return bool(options.ir or options.before or options.after or options.passes or options.executor
-                or options.memory)
+    return bool(options.ir or options.before or options.after or options.passes or options.executor or options.memory)
 
 
 def run_dump(options: argparse.Namespace) -> str:

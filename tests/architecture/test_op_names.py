@@ -44,8 +44,13 @@ def op_name_literals() -> list[str]:
         tree = ast.parse(path.read_text())
         docs = _prose(tree)
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in OPS
-                    and id(node) not in docs and (str(rel), node.value) not in COINCIDENCES):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value in OPS
+                and id(node) not in docs
+                and (str(rel), node.value) not in COINCIDENCES
+            ):
                 found.append(f"{rel}:{node.lineno}: {node.value!r}")
     return found
 

@@ -32,7 +32,9 @@ def assert_prints(graph, expected):
 
 def test_a_counted_loop_is_marked_with_its_counter_and_the_step_is_not_converted():
     graph = dy2st.to_static(counted).graph(np.ones(3), np.array(4))
-    assert_prints(graph, """
+    assert_prints(
+        graph,
+        """
         func @counted(%x: f64[3], %n: i64[]) -> f64[3] {
           %x_1, %i = while_loop (%x, 0) {counted_loop=1} : (f64[3], i64[])
               cond (%x_2: f64[3], %i_1: i64[]) {
@@ -46,13 +48,16 @@ def test_a_counted_loop_is_marked_with_its_counter_and_the_step_is_not_converted
           }
           return %x_1
         }
-    """)
+    """,
+    )
     loops = [op for op in graph.walk() if op.name == WHILE_LOOP]
     assert [loop.attrs.get("counted_loop") for loop in loops] == [1]
 
 
 def test_scalar_arithmetic_in_a_small_group_becomes_python_operators():
-    assert_prints(dy2st.to_static(scalar).graph(np.float64(1.0), np.float64(2.0)), """
+    assert_prints(
+        dy2st.to_static(scalar).graph(np.float64(1.0), np.float64(2.0)),
+        """
         func @scalar(%a: f64[], %b: f64[]) -> bool[] {
           %0 = fused %a, %b {name='fused_0', unfused=True} : bool[]
           {
@@ -64,11 +69,14 @@ def test_scalar_arithmetic_in_a_small_group_becomes_python_operators():
           }
           return %0
         }
-    """)
+    """,
+    )
 
 
 def test_a_small_fused_group_runs_unfused():
-    assert_prints(dy2st.to_static(small_group).graph(np.ones(4), np.ones(4)), """
+    assert_prints(
+        dy2st.to_static(small_group).graph(np.ones(4), np.ones(4)),
+        """
         func @small_group(%x: f64[4], %y: f64[4]) -> f64[4] {
           %0 = fused %x, %y {name='fused_0', unfused=True} : f64[4]
           {
@@ -80,7 +88,8 @@ def test_a_small_fused_group_runs_unfused():
           }
           return %0
         }
-    """)
+    """,
+    )
 
 
 def test_a_large_fused_group_stays_one_kernel():

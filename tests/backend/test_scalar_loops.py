@@ -22,7 +22,7 @@ def test_newton_runs_on_numpy_scalars_and_matches_eager_bit_for_bit():
         assert type(got) is type(want) and got.dtype == want.dtype
         assert got == want
     source = static.executor_source(np.array(2.0))
-    loop = source[source.index("while True:"):]
+    loop = source[source.index("while True:") :]
     # the argument is read once as a NumPy scalar; abs and / are operators, not ufunc calls
     assert "s0 = a0[()]" in source
     assert "k_absolute" not in loop and "k_divide" not in loop and "abs(" in loop and "s0 / " in loop

@@ -38,8 +38,9 @@ def assert_same_array(actual, expected, where: str = "result") -> None:
     if actual_array.dtype.kind in "fc":
         precision = np.finfo(actual_array.dtype).resolution  # 1e-3 (f16), 1e-6 (f32), 1e-15 (f64)
         tolerance = precision * 10
-        np.testing.assert_allclose(actual_array, expected_array, rtol=tolerance, atol=tolerance, equal_nan=True,
-                                   err_msg=where)
+        np.testing.assert_allclose(
+            actual_array, expected_array, rtol=tolerance, atol=tolerance, equal_nan=True, err_msg=where
+        )
     else:
         np.testing.assert_array_equal(actual_array, expected_array, err_msg=where)
 

@@ -2,20 +2,36 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, assert_same_array, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, assert_same_array, sample
 
 
 def filled(x):
-    return (np.zeros(3), np.zeros((2, 3), np.float32), np.ones((2,), dtype=np.int32), np.full((2, 2), 7),
-            np.full(3, 2.5, dtype=np.float32), np.full((2, 3), x[0]), np.full(x.shape, True), np.zeros(()),
-            np.ones(x.shape[0], x.dtype), np.full((3, 2), np.float32(1.5)))
+    return (
+        np.zeros(3),
+        np.zeros((2, 3), np.float32),
+        np.ones((2,), dtype=np.int32),
+        np.full((2, 2), 7),
+        np.full(3, 2.5, dtype=np.float32),
+        np.full((2, 3), x[0]),
+        np.full(x.shape, True),
+        np.zeros(()),
+        np.ones(x.shape[0], x.dtype),
+        np.full((3, 2), np.float32(1.5)),
+    )
 
 
 def filled_like(x):
-    return (np.zeros_like(x), np.ones_like(x), np.full_like(x, 3), np.full_like(x, 0.5, dtype=np.float64),
-            np.zeros_like(x, shape=(4,)), np.ones_like(x, dtype=np.int8), np.full_like(x, x[0, 0]))
+    return (
+        np.zeros_like(x),
+        np.ones_like(x),
+        np.full_like(x, 3),
+        np.full_like(x, 0.5, dtype=np.float64),
+        np.zeros_like(x, shape=(4,)),
+        np.ones_like(x, dtype=np.int8),
+        np.full_like(x, x[0, 0]),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -38,14 +54,29 @@ def test_empty_has_the_right_shape_and_dtype():
 
 
 def ranges():
-    return (np.arange(5), np.arange(2, 9, 3), np.arange(0.5, 3, 0.3), np.arange(10, 0, -3), np.arange(5.0),
-            np.arange(0, 1, 0.1, dtype=np.float32), np.arange(np.int32(4)), np.arange(True, 5),
-            np.arange(3, 1), np.arange(0, 5, 2, dtype=np.int8))
+    return (
+        np.arange(5),
+        np.arange(2, 9, 3),
+        np.arange(0.5, 3, 0.3),
+        np.arange(10, 0, -3),
+        np.arange(5.0),
+        np.arange(0, 1, 0.1, dtype=np.float32),
+        np.arange(np.int32(4)),
+        np.arange(True, 5),
+        np.arange(3, 1),
+        np.arange(0, 5, 2, dtype=np.int8),
+    )
 
 
 def spaced():
-    return (np.linspace(0, 1), np.linspace(-1, 1, 7), np.linspace(0, 1, 5, endpoint=False),
-            np.linspace(0, 10, 4, dtype=np.int32), np.linspace(np.float32(0), 1, 3), np.linspace(0, 1, 0))
+    return (
+        np.linspace(0, 1),
+        np.linspace(-1, 1, 7),
+        np.linspace(0, 1, 5, endpoint=False),
+        np.linspace(0, 10, 4, dtype=np.int32),
+        np.linspace(np.float32(0), 1, 3),
+        np.linspace(0, 1, 0),
+    )
 
 
 def identities():
@@ -85,23 +116,42 @@ def test_each_call_gets_a_fresh_array():
 
 def nested_lists(x, y):
     s = x.sum()
-    return (np.array([x, y]), np.array([[s, 1.0], [2, s]]), np.asarray([x[0], x[1]]), np.array([s, s], np.float32),
-            np.array([[x], [y]]), np.asarray((y, x)), np.array([1, 2, 3]), np.asarray([x, y], None, "C"),
-            np.array([x, y], copy=True, order="F", subok=True))
+    return (
+        np.array([x, y]),
+        np.array([[s, 1.0], [2, s]]),
+        np.asarray([x[0], x[1]]),
+        np.array([s, s], np.float32),
+        np.array([[x], [y]]),
+        np.asarray((y, x)),
+        np.array([1, 2, 3]),
+        np.asarray([x, y], None, "C"),
+        np.array([x, y], copy=True, order="F", subok=True),
+    )
 
 
-@pytest.mark.parametrize("dtypes", [(np.float32, np.float32), (np.float32, np.float64), (np.int32, np.bool_),
-                                    (np.int64, np.int64)])
+@pytest.mark.parametrize(
+    "dtypes", [(np.float32, np.float32), (np.float32, np.float64), (np.int32, np.bool_), (np.int64, np.int64)]
+)
 def test_array_of_lists_holding_tensors_stacks_them(dtypes):
     assert_equivalent(nested_lists, sample((3,), dtypes[0], 1), sample((3,), dtypes[1], 2))
 
 
 def joins(x, y):
-    return (np.concatenate([x, y]), np.concatenate((x, y), axis=1), np.concatenate([x, y], axis=None),
-            np.concatenate([x, np.ones((1, 3), np.float32)]), np.stack([x, y]), np.stack([x, y], axis=-1),
-            np.stack((x[0], y[0]), axis=1 if x.ndim > 5 else 0), np.vstack([x, y]), np.vstack([x[0], y[0]]),
-            np.hstack([x, y]), np.hstack([x[0], y[1]]), np.concatenate([x, y], dtype=np.float64),
-            np.concat([x, y], axis=-1))
+    return (
+        np.concatenate([x, y]),
+        np.concatenate((x, y), axis=1),
+        np.concatenate([x, y], axis=None),
+        np.concatenate([x, np.ones((1, 3), np.float32)]),
+        np.stack([x, y]),
+        np.stack([x, y], axis=-1),
+        np.stack((x[0], y[0]), axis=1 if x.ndim > 5 else 0),
+        np.vstack([x, y]),
+        np.vstack([x[0], y[0]]),
+        np.hstack([x, y]),
+        np.hstack([x[0], y[1]]),
+        np.concatenate([x, y], dtype=np.float64),
+        np.concat([x, y], axis=-1),
+    )
 
 
 @pytest.mark.parametrize("dtypes", [(np.float32, np.float32), (np.int32, np.float64), (np.bool_, np.int64)])

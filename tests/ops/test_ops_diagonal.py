@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 
 def triangles(x):
@@ -12,8 +12,18 @@ def triangles(x):
 
 
 def diagonals(x):
-    return (np.diagonal(x), x.diagonal(1), np.diagonal(x, -1), np.diag(x), np.diag(x, 2), np.diag(x[0]),
-            np.diag(x[:, 1], -1), np.trace(x), x.trace(offset=1), np.trace(x, dtype=np.float32))
+    return (
+        np.diagonal(x),
+        x.diagonal(1),
+        np.diagonal(x, -1),
+        np.diag(x),
+        np.diag(x, 2),
+        np.diag(x[0]),
+        np.diag(x[:, 1], -1),
+        np.trace(x),
+        x.trace(offset=1),
+        np.trace(x, dtype=np.float32),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -2,15 +2,15 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 ARITHMETIC_DTYPES = [np.float32, np.float64, np.int64, np.int32]
 
 
 def arithmetic(x, y):
-    return x + y, x - y, x * y, x / y, -x, abs(x), x ** 2
+    return x + y, x - y, x * y, x / y, -x, abs(x), x**2
 
 
 def integer_division(x, y):
@@ -32,8 +32,16 @@ def test_arithmetic_operators_broadcast(dtype, shapes):
     assert_equivalent(integer_division, sample(shapes[0], dtype, 1), sample(shapes[1], dtype, 2))
 
 
-@pytest.mark.parametrize("left, right", [(np.float32, np.float64), (np.int32, np.int64), (np.int32, np.float32),
-                                         (np.bool_, np.int32), (np.int64, np.float32)])
+@pytest.mark.parametrize(
+    "left, right",
+    [
+        (np.float32, np.float64),
+        (np.int32, np.int64),
+        (np.int32, np.float32),
+        (np.bool_, np.int32),
+        (np.int64, np.float32),
+    ],
+)
 def test_mixed_dtypes_promote_like_numpy(left, right):
     assert_equivalent(mixed_arithmetic, sample((2, 3), left, 1), sample((2, 3), right, 2))
 
@@ -63,7 +71,7 @@ def test_bitwise_operators(dtype):
 
 
 def scalar_promotion(x):
-    return x * 2.0, x + 1, 2 - x, x / 2, 1.5 ** x, x * True
+    return x * 2.0, x + 1, 2 - x, x / 2, 1.5**x, x * True
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8, np.bool_])
@@ -95,8 +103,20 @@ def test_numpy_scalars_are_strong():
 
 
 def unary_ufuncs(x):
-    return (np.exp(x), np.log(np.abs(x) + 1), np.tanh(x), np.sqrt(np.abs(x)), np.sin(x), np.cos(x),
-            np.abs(x), np.sign(x), np.negative(x), np.square(x), np.log1p(np.abs(x)), np.floor(x))
+    return (
+        np.exp(x),
+        np.log(np.abs(x) + 1),
+        np.tanh(x),
+        np.sqrt(np.abs(x)),
+        np.sin(x),
+        np.cos(x),
+        np.abs(x),
+        np.sign(x),
+        np.negative(x),
+        np.square(x),
+        np.log1p(np.abs(x)),
+        np.floor(x),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32])
@@ -122,8 +142,15 @@ def test_concrete_array_on_the_left_of_an_operator():
 
 
 def where_and_clip(x, y):
-    return (np.where(x > 0, x, 0.01 * x), np.where(x > y, 1, 2.5), np.clip(x, -0.5, 0.5), x.clip(0),
-            np.clip(x, None, 1), np.clip(x, y, 1), x.clip(min=0, max=1))
+    return (
+        np.where(x > 0, x, 0.01 * x),
+        np.where(x > y, 1, 2.5),
+        np.clip(x, -0.5, 0.5),
+        x.clip(0),
+        np.clip(x, None, 1),
+        np.clip(x, y, 1),
+        x.clip(min=0, max=1),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
@@ -231,8 +258,15 @@ def test_where_of_zero_dimensional_operands_is_an_array():
 
 
 def closeness(x, y):
-    return (np.isclose(x, y), np.isclose(x, y, rtol=0.5), np.isclose(x, 1), np.isclose(x, y, atol=1, equal_nan=True),
-            np.isclose(x, x + 1e-9), np.allclose(x, x), np.allclose(x, y, atol=10))
+    return (
+        np.isclose(x, y),
+        np.isclose(x, y, rtol=0.5),
+        np.isclose(x, 1),
+        np.isclose(x, y, atol=1, equal_nan=True),
+        np.isclose(x, x + 1e-9),
+        np.allclose(x, x),
+        np.allclose(x, y, atol=10),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int8])

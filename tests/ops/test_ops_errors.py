@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from op_harness import assert_error_at
 
 import dy2st
-from op_harness import assert_error_at
 
 
 def as_bool(x):
@@ -40,16 +40,19 @@ def as_item(x):
     return x.item()
 
 
-@pytest.mark.parametrize("fn, snippet, what", [
-    (as_bool, "bool(x.sum())", "a Python bool"),
-    (as_int, "int(x[0])", "a Python int"),
-    (as_float, "float(x.max())", "a Python float"),
-    (iterate, "list(x)", "a Python iterable"),
-    (unpack, "first, second = x", "a Python iterable"),
-    (as_array, "np.ascontiguousarray(x)", "a concrete NumPy array"),
-    (as_list, "x.tolist()", "a Python list"),
-    (as_item, "x.item()", "a Python scalar"),
-])
+@pytest.mark.parametrize(
+    "fn, snippet, what",
+    [
+        (as_bool, "bool(x.sum())", "a Python bool"),
+        (as_int, "int(x[0])", "a Python int"),
+        (as_float, "float(x.max())", "a Python float"),
+        (iterate, "list(x)", "a Python iterable"),
+        (unpack, "first, second = x", "a Python iterable"),
+        (as_array, "np.ascontiguousarray(x)", "a concrete NumPy array"),
+        (as_list, "x.tolist()", "a Python list"),
+        (as_item, "x.item()", "a Python scalar"),
+    ],
+)
 def test_concrete_values_of_tensors_are_refused(fn, snippet, what):
     with pytest.raises(dy2st.TensorValueError) as info:
         dy2st.to_static(fn)(np.ones(2))
@@ -72,12 +75,15 @@ def unsupported_ufunc_keyword(x):
     return np.exp(x, where=x > 0)
 
 
-@pytest.mark.parametrize("fn, snippet, fragments", [
-    (unsupported_function, "np.unique(x)", ["the NumPy function np.unique is not supported", "numpy-support.md"]),
-    (unsupported_linalg_function, "np.linalg.inv(x)", ["inv is not supported"]),
-    (unsupported_attribute, "x.ptp()", ["ndarray attribute 'ptp' is not supported"]),
-    (unsupported_ufunc_keyword, "np.exp(x, where", ["np.exp", "where"]),
-])
+@pytest.mark.parametrize(
+    "fn, snippet, fragments",
+    [
+        (unsupported_function, "np.unique(x)", ["the NumPy function np.unique is not supported", "numpy-support.md"]),
+        (unsupported_linalg_function, "np.linalg.inv(x)", ["inv is not supported"]),
+        (unsupported_attribute, "x.ptp()", ["ndarray attribute 'ptp' is not supported"]),
+        (unsupported_ufunc_keyword, "np.exp(x, where", ["np.exp", "where"]),
+    ],
+)
 def test_unsupported_numpy_surface_names_itself_and_the_line(fn, snippet, fragments):
     with pytest.raises(dy2st.UnsupportedOpError) as info:
         dy2st.to_static(fn)(np.ones((2, 2)))

@@ -2,14 +2,28 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 
 def basic_indexing(x):
-    return (x[0], x[-1], x[1, 2], x[0, -1, 3], x[1:], x[:, ::2], x[::-1, 1:3, None], x[..., 0], x[None, ..., 1:],
-            x[:, None, :, None], x[1, ..., None], x[()], x[np.newaxis], x[0][1][2])
+    return (
+        x[0],
+        x[-1],
+        x[1, 2],
+        x[0, -1, 3],
+        x[1:],
+        x[:, ::2],
+        x[::-1, 1:3, None],
+        x[..., 0],
+        x[None, ..., 1:],
+        x[:, None, :, None],
+        x[1, ..., None],
+        x[()],
+        x[np.newaxis],
+        x[0][1][2],
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -107,8 +121,13 @@ def index_and_slice(x):
 
 def test_printed_index_templates_tell_slices_from_integers():
     text = str(dy2st.to_static(index_and_slice).graph(np.ones((4, 4)), optimize=False))
-    for template in ("{template=(1,)}", "{template=(1:,)}", "{template=(:2,)}", "{template=(::2,)}",
-                     "{template=(:, 1:3:2)}"):
+    for template in (
+        "{template=(1,)}",
+        "{template=(1:,)}",
+        "{template=(:2,)}",
+        "{template=(::2,)}",
+        "{template=(:, 1:3:2)}",
+    ):
         assert template in text, text
 
 
@@ -169,8 +188,14 @@ def augmented_subscripts(x, v, i, flag, n):
 
 @pytest.mark.parametrize("flag", [0, 1])
 def test_augmented_subscript_assignment_updates_the_array(flag):
-    assert_equivalent(augmented_subscripts, sample((3, 4), np.float64), sample((4,), np.float64, 1),
-                      np.array(1), np.array(flag), np.array(4))
+    assert_equivalent(
+        augmented_subscripts,
+        sample((3, 4), np.float64),
+        sample((4,), np.float64, 1),
+        np.array(1),
+        np.array(flag),
+        np.array(4),
+    )
 
 
 def stale_view(x):

@@ -2,19 +2,29 @@
 
 import numpy as np
 import pytest
+from op_harness import assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import assert_equivalent, assert_error_at, sample
 
 
 def matmul_forms(a, b):
     return a @ b, np.matmul(a, b), np.dot(a, b) if a.ndim <= 2 and b.ndim <= 2 else a @ b
 
 
-@pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)),
-                                    ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2))])
-@pytest.mark.parametrize("dtypes", [(np.float32, np.float32), (np.float32, np.float64), (np.int32, np.int64),
-                                    (np.bool_, np.bool_), (np.int64, np.float32)])
+@pytest.mark.parametrize(
+    "shapes",
+    [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (5, 4, 2))],
+)
+@pytest.mark.parametrize(
+    "dtypes",
+    [
+        (np.float32, np.float32),
+        (np.float32, np.float64),
+        (np.int32, np.int64),
+        (np.bool_, np.bool_),
+        (np.int64, np.float32),
+    ],
+)
 def test_matmul_shapes_and_dtypes(shapes, dtypes):
     assert_equivalent(matmul_forms, sample(shapes[0], dtypes[0], 1), sample(shapes[1], dtypes[1], 2))
 
@@ -23,8 +33,9 @@ def dot(a, b):
     return np.dot(a, b), a.dot(b)
 
 
-@pytest.mark.parametrize("shapes", [((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 6)), ((4,), (2, 4, 3)), ((3,), ()),
-                                    ((), (2, 2)), ((3, 4), (4, 2))])
+@pytest.mark.parametrize(
+    "shapes", [((2, 3, 4), (4,)), ((2, 3, 4), (5, 4, 6)), ((4,), (2, 4, 3)), ((3,), ()), ((), (2, 2)), ((3, 4), (4, 2))]
+)
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
 def test_dot_follows_numpy_for_every_rank(shapes, dtype):
     assert_equivalent(dot, sample(shapes[0], dtype, 1), sample(shapes[1], dtype, 2))
@@ -109,8 +120,13 @@ def test_linalg_errors_name_the_line():
 
 
 def norms(x):
-    return (np.linalg.norm(x), np.linalg.norm(x, axis=-1), np.linalg.norm(x, axis=(0, 1), keepdims=True),
-            np.linalg.norm(x, keepdims=True), np.linalg.norm(x[0]))
+    return (
+        np.linalg.norm(x),
+        np.linalg.norm(x, axis=-1),
+        np.linalg.norm(x, axis=(0, 1), keepdims=True),
+        np.linalg.norm(x, keepdims=True),
+        np.linalg.norm(x[0]),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
@@ -140,8 +156,13 @@ def test_dot_out_argument_is_rejected_not_ignored():
 
 
 def tensordots(a, b):
-    return (np.tensordot(a, b), np.tensordot(a, b, axes=1) if a.shape[-1] == b.shape[0] else a,
-            np.tensordot(a, b, axes=([1, 2], [0, 1])), np.tensordot(a, b, axes=(-1, 1)), np.tensordot(a, b, 0))
+    return (
+        np.tensordot(a, b),
+        np.tensordot(a, b, axes=1) if a.shape[-1] == b.shape[0] else a,
+        np.tensordot(a, b, axes=([1, 2], [0, 1])),
+        np.tensordot(a, b, axes=(-1, 1)),
+        np.tensordot(a, b, 0),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])

@@ -2,9 +2,9 @@
 
 import numpy as np
 import pytest
+from op_harness import assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import assert_equivalent, assert_error_at, sample
 
 
 def literal_only_calls(x):
@@ -32,8 +32,10 @@ def literal_numpy_error(x):
 
 
 def test_tensors_that_depend_on_inputs_or_empty_stay_unsupported():
-    for fn, snippet in ((created_then_mixed_with_input, "np.unique(np.arange(3) + x)"),
-                        (empty_is_not_a_literal, "np.unique(np.empty(3))")):
+    for fn, snippet in (
+        (created_then_mixed_with_input, "np.unique(np.arange(3) + x)"),
+        (empty_is_not_a_literal, "np.unique(np.empty(3))"),
+    ):
         with pytest.raises(dy2st.UnsupportedOpError) as info:
             dy2st.to_static(fn)(np.ones(3))
         assert_error_at(info.value, fn, snippet, "np.unique is not supported")

@@ -2,25 +2,35 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 AXES = [None, 0, 1, -1, (0, 2), (2, 0, 1)]
 
 
 def all_reductions(x, axis, keepdims):
-    return (np.sum(x, axis=axis, keepdims=keepdims), np.mean(x, axis=axis, keepdims=keepdims),
-            np.prod(x, axis=axis, keepdims=keepdims), np.max(x, axis=axis, keepdims=keepdims),
-            np.min(x, axis=axis, keepdims=keepdims), np.any(x, axis=axis, keepdims=keepdims),
-            np.all(x, axis=axis, keepdims=keepdims))
+    return (
+        np.sum(x, axis=axis, keepdims=keepdims),
+        np.mean(x, axis=axis, keepdims=keepdims),
+        np.prod(x, axis=axis, keepdims=keepdims),
+        np.max(x, axis=axis, keepdims=keepdims),
+        np.min(x, axis=axis, keepdims=keepdims),
+        np.any(x, axis=axis, keepdims=keepdims),
+        np.all(x, axis=axis, keepdims=keepdims),
+    )
 
 
 def all_reduction_methods(x, axis, keepdims):
-    return (x.sum(axis=axis, keepdims=keepdims), x.mean(axis=axis, keepdims=keepdims),
-            x.prod(axis=axis, keepdims=keepdims), x.max(axis=axis, keepdims=keepdims),
-            x.min(axis=axis, keepdims=keepdims), x.any(axis=axis, keepdims=keepdims),
-            x.all(axis=axis, keepdims=keepdims))
+    return (
+        x.sum(axis=axis, keepdims=keepdims),
+        x.mean(axis=axis, keepdims=keepdims),
+        x.prod(axis=axis, keepdims=keepdims),
+        x.max(axis=axis, keepdims=keepdims),
+        x.min(axis=axis, keepdims=keepdims),
+        x.any(axis=axis, keepdims=keepdims),
+        x.all(axis=axis, keepdims=keepdims),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -33,8 +43,12 @@ def test_reductions(dtype, axis, keepdims):
 
 
 def arg_reductions(x, axis, keepdims):
-    return (np.argmax(x, axis=axis, keepdims=keepdims), np.argmin(x, axis=axis, keepdims=keepdims),
-            x.argmax(axis), x.argmin(axis=axis))
+    return (
+        np.argmax(x, axis=axis, keepdims=keepdims),
+        np.argmin(x, axis=axis, keepdims=keepdims),
+        x.argmax(axis),
+        x.argmin(axis=axis),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -140,8 +154,14 @@ def test_reduction_errors_match_numpy_at_build_time():
 
 
 def scans(x):
-    return (np.cumsum(x), np.cumsum(x, axis=0), x.cumsum(axis=-1), np.cumprod(x, axis=1),
-            x.cumprod(), np.cumsum(x, dtype=np.float32))
+    return (
+        np.cumsum(x),
+        np.cumsum(x, axis=0),
+        x.cumsum(axis=-1),
+        np.cumprod(x, axis=1),
+        x.cumprod(),
+        np.cumsum(x, dtype=np.float32),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES + [np.int8])
@@ -150,10 +170,18 @@ def test_cumulative_sums_and_products(dtype):
 
 
 def robust_reductions(x, axis, keepdims):
-    return (np.median(x, axis=axis, keepdims=keepdims), np.ptp(x, axis=axis, keepdims=keepdims),
-            np.nansum(x, axis=axis, keepdims=keepdims), np.nanprod(x, axis), np.nanmean(x, axis=axis),
-            np.nanmax(x, axis=axis, keepdims=keepdims), np.nanmin(x, axis), np.nanstd(x, axis, ddof=1),
-            np.nanvar(x, axis=axis), np.nanmedian(x, axis=axis, keepdims=keepdims))
+    return (
+        np.median(x, axis=axis, keepdims=keepdims),
+        np.ptp(x, axis=axis, keepdims=keepdims),
+        np.nansum(x, axis=axis, keepdims=keepdims),
+        np.nanprod(x, axis),
+        np.nanmean(x, axis=axis),
+        np.nanmax(x, axis=axis, keepdims=keepdims),
+        np.nanmin(x, axis),
+        np.nanstd(x, axis, ddof=1),
+        np.nanvar(x, axis=axis),
+        np.nanmedian(x, axis=axis, keepdims=keepdims),
+    )
 
 
 def nan_arg_reductions(x, axis):

@@ -2,14 +2,21 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 
 def sorts(x):
-    return (np.sort(x), np.sort(x, axis=0), np.sort(x, axis=None), np.argsort(x), x.argsort(axis=0),
-            np.argsort(x, kind="stable"), np.sort(x, stable=True))
+    return (
+        np.sort(x),
+        np.sort(x, axis=0),
+        np.sort(x, axis=None),
+        np.argsort(x),
+        x.argsort(axis=0),
+        np.argsort(x, kind="stable"),
+        np.sort(x, stable=True),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -18,8 +25,16 @@ def test_sort_and_argsort(dtype):
 
 
 def tiles_and_repeats(x):
-    return (np.tile(x, 2), np.tile(x, (2, 1, 3)), np.tile(x, (1, 2)), np.repeat(x, 2), np.repeat(x, 3, axis=0),
-            x.repeat(2, axis=-1), np.repeat(x, [1, 0, 2], axis=1), np.repeat(x, [2], axis=0))
+    return (
+        np.tile(x, 2),
+        np.tile(x, (2, 1, 3)),
+        np.tile(x, (1, 2)),
+        np.repeat(x, 2),
+        np.repeat(x, 3, axis=0),
+        x.repeat(2, axis=-1),
+        np.repeat(x, [1, 0, 2], axis=1),
+        np.repeat(x, [2], axis=0),
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -28,9 +43,16 @@ def test_tile_and_repeat(dtype):
 
 
 def pads(x):
-    return (np.pad(x, 1), np.pad(x, ((1, 2), (0, 3))), np.pad(x, (2, 1), constant_values=7),
-            np.pad(x, 1, mode="edge"), np.pad(x, ((1, 1), (2, 2)), mode="reflect"), np.pad(x, 2, mode="wrap"),
-            np.pad(x, 1, mode="symmetric"), np.pad(x, ((1, 0), (0, 1)), constant_values=((1, 2), (3, 4))))
+    return (
+        np.pad(x, 1),
+        np.pad(x, ((1, 2), (0, 3))),
+        np.pad(x, (2, 1), constant_values=7),
+        np.pad(x, 1, mode="edge"),
+        np.pad(x, ((1, 1), (2, 2)), mode="reflect"),
+        np.pad(x, 2, mode="wrap"),
+        np.pad(x, 1, mode="symmetric"),
+        np.pad(x, ((1, 0), (0, 1)), constant_values=((1, 2), (3, 4))),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
@@ -39,8 +61,13 @@ def test_pad(dtype):
 
 
 def splits(x):
-    return (np.split(x, 2), np.split(x, [1, 3], axis=1), np.array_split(x, 3, axis=1), np.array_split(x, [2]),
-            np.split(x, 4, axis=-1))
+    return (
+        np.split(x, 2),
+        np.split(x, [1, 3], axis=1),
+        np.array_split(x, 3, axis=1),
+        np.array_split(x, [2]),
+        np.split(x, 4, axis=-1),
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])

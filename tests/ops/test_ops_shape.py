@@ -2,14 +2,20 @@
 
 import numpy as np
 import pytest
+from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 import dy2st
-from op_harness import DTYPES, assert_equivalent, assert_error_at, sample
 
 
 def reshapes(x):
-    return (x.reshape(4, 6), x.reshape((-1, 2)), np.reshape(x, (2, -1)), x.reshape(-1), np.reshape(x, 24),
-            x.reshape(2, 3, 4, 1))
+    return (
+        x.reshape(4, 6),
+        x.reshape((-1, 2)),
+        np.reshape(x, (2, -1)),
+        x.reshape(-1),
+        np.reshape(x, 24),
+        x.reshape(2, 3, 4, 1),
+    )
 
 
 def transposes(x):
@@ -17,8 +23,14 @@ def transposes(x):
 
 
 def unit_axes(x):
-    return (np.expand_dims(x, 0), np.expand_dims(x, (0, -1)), np.squeeze(np.expand_dims(x, 1)),
-            np.expand_dims(x, 1).squeeze(axis=1), x[None].squeeze(0), np.broadcast_to(x[:, :1], (2, 3, 4)))
+    return (
+        np.expand_dims(x, 0),
+        np.expand_dims(x, (0, -1)),
+        np.squeeze(np.expand_dims(x, 1)),
+        np.expand_dims(x, 1).squeeze(axis=1),
+        x[None].squeeze(0),
+        np.broadcast_to(x[:, :1], (2, 3, 4)),
+    )
 
 
 def flattening(x):
@@ -26,8 +38,13 @@ def flattening(x):
 
 
 def axis_moves(x):
-    return (np.swapaxes(x, 0, 2), x.swapaxes(-1, 0), x.swapaxes(2, -1), np.moveaxis(x, 0, -1),
-            np.moveaxis(x, (0, 1), (2, 0)))
+    return (
+        np.swapaxes(x, 0, 2),
+        x.swapaxes(-1, 0),
+        x.swapaxes(2, -1),
+        np.moveaxis(x, 0, -1),
+        np.moveaxis(x, (0, 1), (2, 0)),
+    )
 
 
 def static_facts(x):
@@ -140,7 +157,6 @@ def zero_dimensional_kinds(x, s):
 
 def test_zero_dimensional_arrays_and_numpy_scalars_keep_their_kind():
     assert_equivalent(zero_dimensional_kinds, np.array(1.5), np.float64(2.5))
-
 
 
 def dtype_queries(x, y):

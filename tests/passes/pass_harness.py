@@ -15,12 +15,12 @@ import numpy as np
 import dy2st
 from dy2st.backend.numpy.executor import Executor
 from dy2st.errors import SourceLocation
-from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Block, Graph, Op, Region, Value
 from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType
 from dy2st.ir.verifier import verify
 from dy2st.passes.base import Pass
+from dy2st.staging.builder import GraphBuilder
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
@@ -96,8 +96,9 @@ def const(builder: GraphBuilder, value) -> Value:
     return builder.const(value, HAND_BUILT)
 
 
-def emit_cond(builder: GraphBuilder, pred: Value, then_fn: Callable[[], list[Value]],
-              else_fn: Callable[[], list[Value]]) -> Op:
+def emit_cond(
+    builder: GraphBuilder, pred: Value, then_fn: Callable[[], list[Value]], else_fn: Callable[[], list[Value]]
+) -> Op:
     """A ``cond`` whose branches are built by ``then_fn``/``else_fn`` returning the yielded values."""
     regions = []
     yielded_types = None
@@ -111,8 +112,13 @@ def emit_cond(builder: GraphBuilder, pred: Value, then_fn: Callable[[], list[Val
     return builder.emit("cond", [pred], regions=regions, loc=HAND_BUILT, result_types=yielded_types)
 
 
-def emit_while(builder: GraphBuilder, inits: list[Value], names: list[str],
-               cond_fn: Callable[..., Value], body_fn: Callable[..., list[Value]]) -> Op:
+def emit_while(
+    builder: GraphBuilder,
+    inits: list[Value],
+    names: list[str],
+    cond_fn: Callable[..., Value],
+    body_fn: Callable[..., list[Value]],
+) -> Op:
     """A ``while_loop`` over ``inits``; ``cond_fn``/``body_fn`` get the region's block arguments."""
     types = [v.type.strong() for v in inits]
     cond_block, body_block = Block(types, list(names)), Block(types, list(names))

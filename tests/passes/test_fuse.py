@@ -2,8 +2,20 @@
 
 import numpy as np
 from pass_harness import (
-    BOOL, F32, assert_ir, assert_unchanged_by, const, emit, emit_cond, emit_print, emit_while, execute,
-    new_builder, run_pass, staged_graph, tensor_type,
+    BOOL,
+    F32,
+    assert_ir,
+    assert_unchanged_by,
+    const,
+    emit,
+    emit_cond,
+    emit_print,
+    emit_while,
+    execute,
+    new_builder,
+    run_pass,
+    staged_graph,
+    tensor_type,
 )
 
 from dy2st.passes.fuse import FuseElementwise
@@ -16,7 +28,9 @@ def chain(x):
 def test_chain_becomes_one_fused_op_with_its_region():
     graph = staged_graph(chain, np.ones(4, np.float32))
     assert run_pass(FuseElementwise, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @chain(%x: f32[4]) -> f32[4] {
           %0 = fused %x {name='fused_0'} : f32[4]
           {
@@ -28,7 +42,8 @@ def test_chain_becomes_one_fused_op_with_its_region():
           }
           return %0
         }
-    """)
+    """,
+    )
 
 
 def test_absorbed_ops_keep_their_source_locations():
@@ -50,7 +65,9 @@ def diamond(x):
 def test_dag_with_a_shared_intermediate_fuses_into_one_group():
     graph = staged_graph(diamond, np.ones(4, np.float32))
     run_pass(FuseElementwise, graph)
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @diamond(%x: f32[4]) -> f32[4] {
           %0 = fused %x {name='fused_0'} : f32[4]
           {
@@ -63,7 +80,8 @@ def test_dag_with_a_shared_intermediate_fuses_into_one_group():
           }
           return %0
         }
-    """)
+    """,
+    )
 
 
 def broadcast(x, b):
@@ -73,7 +91,9 @@ def broadcast(x, b):
 def test_broadcast_operands_are_inputs_and_smaller_ops_stay_outside():
     graph = staged_graph(broadcast, np.ones((2, 3), np.float32), np.ones(3, np.float32))
     run_pass(FuseElementwise, graph)
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @broadcast(%x: f32[2,3], %b: f32[3]) -> f32[2,3] {
           %0 = multiply %b, 2.0 : f32[3]
           %1 = fused %x, %b, %0 {name='fused_0'} : f32[2,3]
@@ -85,7 +105,8 @@ def test_broadcast_operands_are_inputs_and_smaller_ops_stay_outside():
           }
           return %1
         }
-    """)
+    """,
+    )
 
 
 def two_outputs(x):
@@ -96,7 +117,9 @@ def two_outputs(x):
 def test_values_used_outside_the_group_become_results():
     graph = staged_graph(two_outputs, np.ones(4))
     run_pass(FuseElementwise, graph)
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @two_outputs(%x: f64[4]) -> (f64[4], f64[4]) {
           %y, %0 = fused %x {name='fused_0'} : (f64[4], f64[4])
           {
@@ -108,7 +131,8 @@ def test_values_used_outside_the_group_become_results():
           }
           return %y, %0
         }
-    """)
+    """,
+    )
 
 
 def reenters(x):
@@ -130,7 +154,9 @@ def consumer_in_between(x):
 def test_outside_consumer_placed_inside_the_group_moves_after_the_fused_op():
     graph = staged_graph(consumer_in_between, np.ones(4))
     run_pass(FuseElementwise, graph)
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @consumer_in_between(%x: f64[4]) -> (f64[4], f64[]) {
           %a, %0 = fused %x {name='fused_0'} : (f64[4], f64[4])
           {
@@ -142,7 +168,8 @@ def test_outside_consumer_placed_inside_the_group_moves_after_the_fused_op():
           %s = sum %a {axis=None, keepdims=False} : f64[]
           return %0, %s
         }
-    """)
+    """,
+    )
     x = np.arange(4.0)
     tanh, total = execute(graph, x)
     assert np.array_equal(tanh, np.tanh(x * 2.0)) and total == np.sum(x * 2.0)
@@ -163,18 +190,23 @@ def test_groups_form_inside_cond_and_while_regions():
     with builder:
         two = const(builder, 2.0)
         picked = emit_cond(
-            builder, flag,
+            builder,
+            flag,
             lambda: [emit(builder, "add", emit(builder, "multiply", x, two), two)],
             lambda: [x],
         ).result
         looped = emit_while(
-            builder, [picked], ["v"],
+            builder,
+            [picked],
+            ["v"],
             lambda v: emit(builder, "less", emit(builder, "sum", v, axis=None, keepdims=False), const(builder, 100.0)),
             lambda v: [emit(builder, "add", emit(builder, "exp", v), const(builder, 1.0))],
         ).results[0]
         graph = builder.finish([looped])
     assert run_pass(FuseElementwise, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @regions(%x: f32[4], %flag: bool[]) -> f32[4] {
           %0 = cond %flag -> f32[4] {
             %1 = fused %x {name='fused_0'} : f32[4]
@@ -205,7 +237,8 @@ def test_groups_form_inside_cond_and_while_regions():
           }
           return %4
         }
-    """)
+    """,
+    )
     x = np.array([0.5, -1.0, 0.25, 2.0], np.float32)
     expected = x * np.float32(2.0) + np.float32(2.0)
     while np.sum(expected) < 100.0:
@@ -231,7 +264,9 @@ def softmax(x):
 def test_softmax_fuses_with_its_last_axis_reductions():
     graph = staged_graph(softmax, np.ones((3, 5), np.float32))
     run_pass(FuseElementwise, graph)
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @softmax(%x: f32[3,5]) -> f32[3,5] {
           %0 = fused %x {name='fused_0'} : f32[3,5]
           {
@@ -245,7 +280,8 @@ def test_softmax_fuses_with_its_last_axis_reductions():
           }
           return %0
         }
-    """)
+    """,
+    )
 
 
 def test_without_reductions_only_the_elementwise_runs_fuse():
@@ -263,7 +299,9 @@ def row_sums(x, y):
 def test_a_reduction_without_keepdims_ends_the_group_and_other_axes_stay_out():
     graph = staged_graph(row_sums, np.ones((3, 5)), np.ones((3, 5)))
     run_pass(FuseElementwise, graph)
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @row_sums(%x: f64[3,5], %y: f64[3,5]) -> (f64[3], f64[5]) {
           %total = fused %x, %y {name='fused_0'} : f64[3]
           {
@@ -277,7 +315,8 @@ def test_a_reduction_without_keepdims_ends_the_group_and_other_axes_stay_out():
           %3 = add %2, 1.0 : f64[5]
           return %1, %3
         }
-    """)
+    """,
+    )
 
 
 W_STEP = np.linspace(-1.0, 1.0, 16).reshape(4, 4)

@@ -54,9 +54,14 @@ def test_a_layer_chain_alternates_two_buffers_and_updates_in_place():
     assert run_pass(MemoryPlan, graph) is True
     # matmul never writes into its own operand; add and maximum overwrite the operand that dies.
     assert plan_of(graph) == {
-        "matmul1": (0, None), "add1": (0, 0), "maximum1": (0, 0),
-        "matmul2": (1, None), "add2": (1, 0), "maximum2": (1, 0),
-        "matmul3": (0, None), "add3": (0, 0),
+        "matmul1": (0, None),
+        "add1": (0, 0),
+        "maximum1": (0, 0),
+        "matmul2": (1, None),
+        "add2": (1, 0),
+        "maximum2": (1, 0),
+        "matmul3": (0, None),
+        "add3": (0, 0),
     }
     slots, per_call = planned_slots(graph)
     assert per_call == {0}  # slot 0 ends up holding the result: allocated at every call
@@ -140,8 +145,9 @@ def test_a_value_used_inside_a_loop_keeps_its_buffer_for_the_whole_loop():
             u = emit(builder, "exp", emit(builder, "negative", acc))  # two body buffers
             return [emit(builder, "add", i, const(builder, 1)), emit(builder, "add", u, t)]
 
-        loop = emit_while(builder, [const(builder, np.int64(0)), x], ["i", "acc"],
-                          lambda i, acc: emit(builder, "less", i, n), body)
+        loop = emit_while(
+            builder, [const(builder, np.int64(0)), x], ["i", "acc"], lambda i, acc: emit(builder, "less", i, n), body
+        )
         graph = builder.finish([emit(builder, "multiply", loop.results[1], t)])
     run_pass(MemoryPlan, graph)
     plan = plan_of(graph)
@@ -167,7 +173,8 @@ def test_branch_results_share_one_buffer_the_cond_result_takes_over():
     builder, (x, p) = new_builder("branches", x=vec, p=tensor_type(BOOL))
     with builder:
         branch = emit_cond(
-            builder, p,
+            builder,
+            p,
             lambda: [emit(builder, "sin", emit(builder, "exp", x))],
             lambda: [emit(builder, "cos", x)],
         )

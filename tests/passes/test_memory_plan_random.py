@@ -23,8 +23,22 @@ def random_program(seed: int):
         for _ in range(rng.randint(4, 14)):
             square = [v for v in values if v.type.shape == (N, N)]
             a, b = rng.choice(square), rng.choice(square)
-            kind = rng.choice(["unary", "binary", "binary", "scale", "matmul", "transpose", "reverse",
-                               "row_sum", "diagonal", "flat", "loop", "branch"])
+            kind = rng.choice(
+                [
+                    "unary",
+                    "binary",
+                    "binary",
+                    "scale",
+                    "matmul",
+                    "transpose",
+                    "reverse",
+                    "row_sum",
+                    "diagonal",
+                    "flat",
+                    "loop",
+                    "branch",
+                ]
+            )
             if kind == "unary":
                 value = emit(builder, rng.choice(["tanh", "negative", "sin", "absolute"]), a)
             elif kind == "binary":
@@ -62,8 +76,13 @@ def _loop(builder, outer, init):
         m = emit(builder, "multiply", emit(builder, "matmul", t, t), const(builder, 0.125))
         return [emit(builder, "add", i, const(builder, 1)), emit(builder, "subtract", m, h)]
 
-    loop = emit_while(builder, [const(builder, np.int64(0)), init], ["i", "h"],
-                      lambda i, h: emit(builder, "less", i, const(builder, 3)), body)
+    loop = emit_while(
+        builder,
+        [const(builder, np.int64(0)), init],
+        ["i", "h"],
+        lambda i, h: emit(builder, "less", i, const(builder, 3)),
+        body,
+    )
     return loop.results[1]
 
 
@@ -71,7 +90,8 @@ def _branch(builder, x, a, b):
     """A cond on the sign of sum(x) with a planned temporary in one branch."""
     positive = emit(builder, "greater", emit(builder, "sum", x), const(builder, 0.0))
     branch = emit_cond(
-        builder, positive,
+        builder,
+        positive,
         lambda: [emit(builder, "add", emit(builder, "multiply", emit(builder, "sin", a), b), a)],
         lambda: [emit(builder, "subtract", b, a)],
     )

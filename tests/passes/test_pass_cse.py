@@ -2,8 +2,20 @@
 
 import numpy as np
 from pass_harness import (
-    BOOL, F32, assert_ir, assert_same_results, assert_unchanged_by, const, emit, emit_cond,
-    emit_print, execute, new_builder, run_pass, staged_graph, tensor_type,
+    BOOL,
+    F32,
+    assert_ir,
+    assert_same_results,
+    assert_unchanged_by,
+    const,
+    emit,
+    emit_cond,
+    emit_print,
+    execute,
+    new_builder,
+    run_pass,
+    staged_graph,
+    tensor_type,
 )
 
 from dy2st.passes.cse import CommonSubexpressionElimination, attr_key
@@ -20,7 +32,9 @@ def repeated(x):
 
 def test_merges_repeated_expressions():
     graph = staged_graph(repeated, np.ones(3, np.float32))
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @repeated(%x: f32[3])
             captures(%W: f32[3]) -> (f32[3], f32[3]) {
           %0 = add %x, %W : f32[3]
@@ -33,9 +47,12 @@ def test_merges_repeated_expressions():
           %4 = add %z, %q : f32[3]
           return %4, %a
         }
-    """)
+    """,
+    )
     assert run_pass(CommonSubexpressionElimination, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @repeated(%x: f32[3])
             captures(%W: f32[3]) -> (f32[3], f32[3]) {
           %0 = add %x, %W : f32[3]
@@ -45,7 +62,8 @@ def test_merges_repeated_expressions():
           %2 = add %z, %z : f32[3]
           return %2, %a
         }
-    """)
+    """,
+    )
     x = np.array([1.0, -2.0, 3.5], np.float32)
     assert_same_results(execute(graph, x, W), repeated(x))
 
@@ -59,8 +77,18 @@ def test_graph_without_repeats_is_left_unchanged():
 def constants_graph():
     builder, (x,) = new_builder("constants", x=tensor_type(F32, 4))
     with builder:
-        literals = [0.0, -0.0, 0.0, 1, True, np.float32("nan"), np.float32("nan"),
-                    np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float32), np.arange(3, dtype=np.float64)]
+        literals = [
+            0.0,
+            -0.0,
+            0.0,
+            1,
+            True,
+            np.float32("nan"),
+            np.float32("nan"),
+            np.arange(3, dtype=np.float32),
+            np.arange(3, dtype=np.float32),
+            np.arange(3, dtype=np.float64),
+        ]
         values = [const(builder, v) for v in literals]
         return builder.finish(values)
 
@@ -107,7 +135,9 @@ def test_outer_values_replace_region_values_but_never_the_reverse():
     assert run_pass(CommonSubexpressionElimination, graph) is True
     # `sin` in the then-branch reuses the outer one; the cos of each branch and the one after the
     # cond stay separate (a region's value is not visible to its sibling or after the cond).
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @scoped(%x: f32[4], %p: bool[]) -> (f32[4], f32[4]) {
           %0 = sin %x : f32[4]
           %1 = cond %p -> f32[4] {
@@ -123,7 +153,8 @@ def test_outer_values_replace_region_values_but_never_the_reverse():
           print %x {template=(None,)}
           return %1, %5
         }
-    """)
+    """,
+    )
     x = np.linspace(-1, 1, 4).astype(np.float32)
     assert_same_results(execute(graph, x, np.array(True)), [np.sin(x) + np.cos(x), np.cos(x)])
 

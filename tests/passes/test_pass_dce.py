@@ -3,8 +3,22 @@
 import numpy as np
 import pytest
 from pass_harness import (
-    BOOL, F32, I64, assert_ir, assert_same_results, assert_unchanged_by, const, emit, emit_cond,
-    emit_print, emit_while, execute, new_builder, run_pass, staged_graph, tensor_type,
+    BOOL,
+    F32,
+    I64,
+    assert_ir,
+    assert_same_results,
+    assert_unchanged_by,
+    const,
+    emit,
+    emit_cond,
+    emit_print,
+    emit_while,
+    execute,
+    new_builder,
+    run_pass,
+    staged_graph,
+    tensor_type,
 )
 
 import dy2st
@@ -21,7 +35,9 @@ def unused_values(x):
 
 def test_removes_unused_chains_and_keeps_print():
     graph = staged_graph(unused_values, np.ones(3, np.float32))
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @unused_values(%x: f32[3]) -> f32[3] {
           %0 = exp %x : f32[3]
           %unused = multiply %0, 2.0 : f32[3]
@@ -30,15 +46,19 @@ def test_removes_unused_chains_and_keeps_print():
           %1 = sin %y : f32[3]
           return %y
         }
-    """)
+    """,
+    )
     assert run_pass(DeadCodeElimination, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @unused_values(%x: f32[3]) -> f32[3] {
           %y = add %x, 1.0 : f32[3]
           print %y {end='\\n', sep=' ', template=(None,)}
           return %y
         }
-    """)
+    """,
+    )
 
 
 def all_live(x):
@@ -54,6 +74,7 @@ def loop_graph(result_index, *, cond_reads_count=False, h_reads_count=False, pri
     """A loop carrying (i, h, count): i counts to n, h = tanh(h), count += 1; returns one result."""
     builder, (x, n) = new_builder("loop", x=tensor_type(F32, 4), n=tensor_type(I64))
     with builder:
+
         def cond(i, h, count):
             keep_going = emit(builder, "less", i, n)
             if cond_reads_count:
@@ -80,7 +101,9 @@ def test_drops_loop_carried_value_nothing_needs():
     x, n = np.linspace(-1, 1, 4).astype(np.float32), np.array(3)
     expected = execute(graph, x, n)
     assert run_pass(DeadCodeElimination, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @loop(%x: f32[4], %n: i64[]) -> f32[4] {
           %0 = const dense<0> : i64[]
           %1, %2 = while_loop (%0, %x) : (i64[], f32[4])
@@ -94,14 +117,17 @@ def test_drops_loop_carried_value_nothing_needs():
           }
           return %2
         }
-    """)
+    """,
+    )
     assert_same_results(execute(graph, x, n), expected)
 
 
 def test_drops_every_carried_value_but_the_counter():
     graph = loop_graph(0)
     assert run_pass(DeadCodeElimination, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @loop(%x: f32[4], %n: i64[]) -> i64[] {
           %0 = const dense<0> : i64[]
           %1 = while_loop (%0) : i64[]
@@ -114,7 +140,8 @@ def test_drops_every_carried_value_but_the_counter():
           }
           return %1
         }
-    """)
+    """,
+    )
     assert_same_results(execute(graph, np.zeros(4, np.float32), np.array(5)), [np.int64(5)])
 
 
@@ -133,9 +160,13 @@ def test_keeps_carried_value_a_print_reads():
 def test_removes_unused_loop_without_side_effects():
     builder, (x, n) = new_builder("loop", x=tensor_type(F32, 4), n=tensor_type(I64))
     with builder:
-        emit_while(builder, [const(builder, np.int64(0))], ["i"],
-                   lambda i: emit(builder, "less", i, n),
-                   lambda i: [emit(builder, "add", i, const(builder, 1))])
+        emit_while(
+            builder,
+            [const(builder, np.int64(0))],
+            ["i"],
+            lambda i: emit(builder, "less", i, n),
+            lambda i: [emit(builder, "add", i, const(builder, 1))],
+        )
         graph = builder.finish([x])
     assert run_pass(DeadCodeElimination, graph) is True
     assert [op.name for op in graph.walk()] == ["return"]
@@ -144,8 +175,9 @@ def test_removes_unused_loop_without_side_effects():
 def branches_graph():
     builder, (x, p) = new_builder("branches", x=tensor_type(F32, 4), p=tensor_type(BOOL))
     with builder:
-        both = emit_cond(builder, p, lambda: [emit(builder, "sin", x), emit(builder, "cos", x)],
-                         lambda: [emit(builder, "exp", x), x])
+        both = emit_cond(
+            builder, p, lambda: [emit(builder, "sin", x), emit(builder, "cos", x)], lambda: [emit(builder, "exp", x), x]
+        )
         emit_cond(builder, p, lambda: [emit(builder, "sin", x)], lambda: [x])
 
         def print_x():
@@ -159,7 +191,9 @@ def branches_graph():
 def test_prunes_cond_results_and_unused_conds_but_keeps_side_effects(capsys):
     graph = branches_graph()
     assert run_pass(DeadCodeElimination, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @branches(%x: f32[4], %p: bool[]) -> f32[4] {
           %0 = cond %p -> f32[4] {
             %1 = cos %x : f32[4]
@@ -175,7 +209,8 @@ def test_prunes_cond_results_and_unused_conds_but_keeps_side_effects(capsys):
           }
           return %0
         }
-    """)
+    """,
+    )
     x = np.arange(4, dtype=np.float32)
     assert_same_results(execute(graph, x, np.array(True)), [np.cos(x)])
     assert capsys.readouterr().out == f"{x}\n"

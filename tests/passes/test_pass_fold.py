@@ -4,8 +4,18 @@ import warnings
 
 import numpy as np
 from pass_harness import (
-    F32, assert_ir, assert_same_results, assert_unchanged_by, const, emit, emit_cond, execute,
-    new_builder, run_pass, staged_graph, tensor_type,
+    F32,
+    assert_ir,
+    assert_same_results,
+    assert_unchanged_by,
+    const,
+    emit,
+    emit_cond,
+    execute,
+    new_builder,
+    run_pass,
+    staged_graph,
+    tensor_type,
 )
 
 from dy2st.passes.fold import MAX_FOLDED_ELEMENTS, ConstantFolding
@@ -23,7 +33,9 @@ def literals_graph():
 def test_folds_ops_on_literal_constants_to_strong_constants_of_the_rule_type():
     graph = literals_graph()
     assert run_pass(ConstantFolding, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @literals(%x: f32[3]) -> (f32[3], i64[]) {
           %0 = const dense<[1., 2., 3.]> : f32[3]
           %1 = const dense<[2., 4., 6.]> : f32[3]
@@ -32,7 +44,8 @@ def test_folds_ops_on_literal_constants_to_strong_constants_of_the_rule_type():
           %4 = add %x, %2 : f32[3]
           return %4, %3
         }
-    """)
+    """,
+    )
     folded_total = graph.body.ops[2]
     assert folded_total.results[0].type.weak is False
     assert folded_total.attrs["value"].dtype == np.float32
@@ -74,6 +87,7 @@ def test_leaves_errors_and_large_results_to_run_time():
 def constant_branch_graph(predicate):
     builder, (x,) = new_builder("branch", x=tensor_type(F32, 3))
     with builder:
+
         def otherwise():
             two = emit(builder, "add", const(builder, np.float32(1)), const(builder, 1.0))
             return [emit(builder, "multiply", emit(builder, "cos", x), two)]
@@ -85,7 +99,9 @@ def constant_branch_graph(predicate):
 def test_inlines_the_branch_a_constant_predicate_selects():
     graph = constant_branch_graph(np.bool_(False))
     assert run_pass(ConstantFolding, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @branch(%x: f32[3]) -> f32[3] {
           %0 = const dense<False> : bool[]
           %1 = const dense<1.> : f32[]
@@ -94,7 +110,8 @@ def test_inlines_the_branch_a_constant_predicate_selects():
           %4 = multiply %3, %2 : f32[3]
           return %4
         }
-    """)
+    """,
+    )
     x = np.array([0.0, 1.0, 2.0], np.float32)
     assert_same_results(execute(graph, x), [np.cos(x) * np.float32(2)])
 

@@ -2,8 +2,21 @@
 
 import numpy as np
 from pass_harness import (
-    F32, HAND_BUILT, I64, assert_ir, assert_same_results, assert_unchanged_by, const, emit,
-    emit_cond, emit_print, emit_while, execute, new_builder, run_pass, tensor_type,
+    F32,
+    HAND_BUILT,
+    I64,
+    assert_ir,
+    assert_same_results,
+    assert_unchanged_by,
+    const,
+    emit,
+    emit_cond,
+    emit_print,
+    emit_while,
+    execute,
+    new_builder,
+    run_pass,
+    tensor_type,
 )
 
 from dy2st.ir.types import TensorType
@@ -14,8 +27,10 @@ from dy2st.passes.licm import LoopInvariantCodeMotion
 def rnn_graph():
     """h = tanh((W.T * 0.5) @ h) + W[k], printing W.sum() at each step, n times."""
     builder, (h0, W, n, k) = new_builder(
-        "rnn", h0=tensor_type(F32, 4), W=tensor_type(F32, 4, 4), n=tensor_type(I64), k=tensor_type(I64))
+        "rnn", h0=tensor_type(F32, 4), W=tensor_type(F32, 4, 4), n=tensor_type(I64), k=tensor_type(I64)
+    )
     with builder:
+
         def body(i, h):
             scaled = emit(builder, "multiply", emit(builder, "transpose", W, axes=(1, 0)), const(builder, 0.5))
             h_next = emit(builder, "tanh", emit(builder, "matmul", scaled, h))
@@ -23,8 +38,9 @@ def rnn_graph():
             row = builder.emit("getitem", [W, k], {"template": (TENSOR_SLOT,)}, loc=HAND_BUILT).result
             return [emit(builder, "add", i, const(builder, 1)), emit(builder, "add", h_next, row)]
 
-        loop = emit_while(builder, [const(builder, np.int64(0)), h0], ["i", "h"],
-                          lambda i, h: emit(builder, "less", i, n), body)
+        loop = emit_while(
+            builder, [const(builder, np.int64(0)), h0], ["i", "h"], lambda i, h: emit(builder, "less", i, n), body
+        )
         return builder.finish([loop.results[1]])
 
 
@@ -39,7 +55,9 @@ def test_hoists_invariant_chains_but_not_effects_or_raising_indexing(capsys):
     assert run_pass(LoopInvariantCodeMotion, graph) is True
     # The print stays (an effect per iteration); W[k] stays (k may be out of range, and a loop
     # that never runs must not raise); transpose, multiply and sum move out.
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @rnn(%h0: f32[4], %W: f32[4,4], %n: i64[], %k: i64[]) -> f32[4] {
           %0 = const dense<0> : i64[]
           %1 = transpose %W {axes=(1, 0)} : f32[4,4]
@@ -60,7 +78,8 @@ def test_hoists_invariant_chains_but_not_effects_or_raising_indexing(capsys):
           }
           return %5
         }
-    """)
+    """,
+    )
     h0 = np.linspace(-1, 1, 4).astype(np.float32)
     W = np.arange(16, dtype=np.float32).reshape(4, 4) / 16
     assert_same_results(execute(graph, h0, W, np.array(3), np.array(2)), [rnn_reference(h0, W, 3, 2)])
@@ -84,6 +103,7 @@ def nested_graph():
     """for i < n: for j < n: acc += exp(x) * i  (exp(x) is invariant in both loops)."""
     builder, (x, n) = new_builder("nested", x=tensor_type(F32, 3), n=tensor_type(I64))
     with builder:
+
         def outer_body(i, acc):
             scale = emit(builder, "astype", i, dtype=np.dtype(np.float32))
 
@@ -91,13 +111,23 @@ def nested_graph():
                 term = emit(builder, "multiply", emit(builder, "exp", x), scale)
                 return [emit(builder, "add", j, const(builder, 1)), emit(builder, "add", inner_acc, term)]
 
-            inner = emit_while(builder, [const(builder, np.int64(0)), acc], ["j", "inner_acc"],
-                               lambda j, a: emit(builder, "less", j, n), inner_body)
+            inner = emit_while(
+                builder,
+                [const(builder, np.int64(0)), acc],
+                ["j", "inner_acc"],
+                lambda j, a: emit(builder, "less", j, n),
+                inner_body,
+            )
             return [emit(builder, "add", i, const(builder, 1)), inner.results[1]]
 
         zeros = const(builder, np.zeros(3, np.float32))
-        outer = emit_while(builder, [const(builder, np.int64(0)), zeros], ["i", "acc"],
-                           lambda i, a: emit(builder, "less", i, n), outer_body)
+        outer = emit_while(
+            builder,
+            [const(builder, np.int64(0)), zeros],
+            ["i", "acc"],
+            lambda i, a: emit(builder, "less", i, n),
+            outer_body,
+        )
         return builder.finish([outer.results[1]])
 
 
@@ -106,7 +136,9 @@ def test_ops_climb_out_of_nested_loops_as_far_as_their_operands_allow():
     x, n = np.array([0.0, 0.5, 1.0], np.float32), np.array(3)
     expected = execute(graph, x, n)
     assert run_pass(LoopInvariantCodeMotion, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @nested(%x: f32[3], %n: i64[]) -> f32[3] {
           %0 = const dense<[0., 0., 0.]> : f32[3]
           %1 = const dense<0> : i64[]
@@ -133,7 +165,8 @@ def test_ops_climb_out_of_nested_loops_as_far_as_their_operands_allow():
           }
           return %5
         }
-    """)
+    """,
+    )
     assert_same_results(execute(graph, x, n), expected)
     assert_same_results(expected, [np.exp(x) * np.float32(3 * (0 + 1 + 2))])
 

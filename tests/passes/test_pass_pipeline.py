@@ -2,8 +2,18 @@
 
 import numpy as np
 from pass_harness import (
-    BOOL, F32, I64, assert_same_results, const, emit, emit_cond, emit_print, emit_while, execute,
-    new_builder, tensor_type,
+    BOOL,
+    F32,
+    I64,
+    assert_same_results,
+    const,
+    emit,
+    emit_cond,
+    emit_print,
+    emit_while,
+    execute,
+    new_builder,
+    tensor_type,
 )
 
 import dy2st
@@ -37,8 +47,11 @@ def test_after_each_sees_every_pass_and_whether_it_changed_the_graph():
     with builder:
         graph = builder.finish([emit(builder, "multiply", x, const(builder, 1))])
     seen = []
-    optimize(graph, passes=default_passes()[: len(CLEANUPS)],
-             after_each=lambda name, g, changed: seen.append((name, changed)))
+    optimize(
+        graph,
+        passes=default_passes()[: len(CLEANUPS)],
+        after_each=lambda name, g, changed: seen.append((name, changed)),
+    )
     assert seen == [("simplify", True), ("fold", False), ("cse", False), ("licm", False), ("dce", True)]
     assert graph.outputs == graph.inputs
 
@@ -48,10 +61,10 @@ b = np.arange(4, dtype=np.float32)
 
 
 def gelu_like(x):
-    inner = x * 1 + 0.044715 * x ** 3
+    inner = x * 1 + 0.044715 * x**3
     y = 0.5 * x * (1.0 + np.tanh(0.7978845608 * inner))
     z = (y @ W + b) * 1
-    return z.T.T + (y @ W + b), np.sum(x ** 2)
+    return z.T.T + (y @ W + b), np.sum(x**2)
 
 
 def test_optimized_function_equals_eager_numpy_across_calls_and_global_updates():
@@ -77,16 +90,23 @@ def loop_and_branch_graph():
     """A loop whose body holds invariant work, a dead carried value, repeats and a cond."""
     builder, (x, n, p) = new_builder("regions", x=tensor_type(F32, 3), n=tensor_type(I64), p=tensor_type(BOOL))
     with builder:
+
         def body(i, h, unused):
             scale = emit(builder, "multiply", emit(builder, "exp", const(builder, np.float32(0.5))), const(builder, 1))
             h_next = emit(builder, "tanh", emit(builder, "multiply", h, scale))
             h_again = emit(builder, "tanh", emit(builder, "multiply", h, scale))
-            branch = emit_cond(builder, p,
-                               lambda: [emit(builder, "power", h_next, const(builder, 2))],
-                               lambda: [emit(builder, "add", h_again, const(builder, 0))])
+            branch = emit_cond(
+                builder,
+                p,
+                lambda: [emit(builder, "power", h_next, const(builder, 2))],
+                lambda: [emit(builder, "add", h_again, const(builder, 0))],
+            )
             emit_print(builder, i)
-            return [emit(builder, "add", i, const(builder, 1)), branch.result,
-                    emit(builder, "add", unused, const(builder, 1.0))]
+            return [
+                emit(builder, "add", i, const(builder, 1)),
+                branch.result,
+                emit(builder, "add", unused, const(builder, 1.0)),
+            ]
 
         inits = [const(builder, np.int64(0)), x, const(builder, np.float32(0))]
         loop = emit_while(builder, inits, ["i", "h", "unused"], lambda i, h, u: emit(builder, "less", i, n), body)
@@ -96,7 +116,7 @@ def loop_and_branch_graph():
 def loop_and_branch_reference(x, n, p):
     for _ in range(n):
         h = np.tanh(x * np.exp(np.float32(0.5)))
-        x = h ** 2 if p else h
+        x = h**2 if p else h
     return x
 
 
@@ -122,11 +142,11 @@ def recurrent(x, n):
     i = 0
     steps = 0
     while i < n:
-        x = np.tanh(W.T @ (W @ x)) * 1 + x ** 2 * 0.1
+        x = np.tanh(W.T @ (W @ x)) * 1 + x**2 * 0.1
         steps = steps + 1
         i = i + 1
     if x.sum() > 0:
-        y = x ** 2
+        y = x**2
     else:
         y = -x
     return y

@@ -47,15 +47,24 @@ def build(before, then_steps, else_steps, after):
     with builder:
         pool = [x, y]
         emit_steps(builder, pool, before)
-        branch = emit_cond(builder, p, lambda: [emit_steps(builder, list(pool), then_steps)],
-                           lambda: [emit_steps(builder, list(pool), else_steps)])
+        branch = emit_cond(
+            builder,
+            p,
+            lambda: [emit_steps(builder, list(pool), then_steps)],
+            lambda: [emit_steps(builder, list(pool), else_steps)],
+        )
         pool.append(branch.result)
         return builder.finish([emit_steps(builder, pool, after), pool[2 % len(pool)]])
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(step, max_size=8), st.lists(step, max_size=4), st.lists(step, max_size=4),
-       st.lists(step, min_size=1, max_size=6), st.booleans())
+@given(
+    st.lists(step, max_size=8),
+    st.lists(step, max_size=4),
+    st.lists(step, max_size=4),
+    st.lists(step, min_size=1, max_size=6),
+    st.booleans(),
+)
 def test_cleanups_keep_results_bit_identical(before, then_steps, else_steps, after, flag):
     x = np.array([0.5, -1.25, 0.0, 2.0], np.float32)
     y = np.array([-0.0, 1.5, -2.0, 0.25], np.float32)

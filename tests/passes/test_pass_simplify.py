@@ -3,8 +3,17 @@
 import numpy as np
 import pytest
 from pass_harness import (
-    F32, assert_ir, assert_same_results, assert_unchanged_by, const, emit, execute, new_builder,
-    run_pass, staged_graph, tensor_type,
+    F32,
+    assert_ir,
+    assert_same_results,
+    assert_unchanged_by,
+    const,
+    emit,
+    execute,
+    new_builder,
+    run_pass,
+    staged_graph,
+    tensor_type,
 )
 
 import dy2st
@@ -20,7 +29,9 @@ def identities(x):
 
 def test_removes_arithmetic_identities():
     graph = staged_graph(identities, np.ones(3, np.float32))
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @identities(%x: f32[3]) -> f32[3] {
           %0 = multiply %x, 1 : f32[3]
           %a = add %0, 0 : f32[3]
@@ -33,15 +44,19 @@ def test_removes_arithmetic_identities():
           %5 = astype %c {dtype=float32} : f32[3]
           return %5
         }
-    """)
+    """,
+    )
     assert run_pass(AlgebraicSimplification, graph) is True
     # The inner negation is left for DCE.
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @identities(%x: f32[3]) -> f32[3] {
           %0 = negative %x : f32[3]
           return %x
         }
-    """)
+    """,
+    )
 
 
 def test_returned_input_is_a_copy_the_caller_owns():
@@ -66,7 +81,9 @@ def shapes(m):
 def test_composes_transposes_and_reshapes():
     graph = staged_graph(shapes, np.ones((2, 3, 4), np.float32))
     assert run_pass(AlgebraicSimplification, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @shapes(%m: f32[2,3,4]) -> (f32[2,3,4], f32[4,3,2], f32[4,6], f32[2,3,4]) {
           %0 = transpose %m {axes=(2, 1, 0)} : f32[4,3,2]
           %1 = transpose %m {axes=(1, 0, 2)} : f32[3,2,4]
@@ -76,19 +93,22 @@ def test_composes_transposes_and_reshapes():
           %5 = reshape %m {shape=(24,)} : f32[24]
           return %m, %2, %4, %m
         }
-    """)
+    """,
+    )
     m = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     assert_same_results(execute(graph, m), shapes(m))
 
 
 def powers(x):
-    return x ** 2, x ** 3, x ** 4, x ** 5, x ** 0.5
+    return x**2, x**3, x**4, x**5, x**0.5
 
 
 def test_small_integer_powers_of_floats_become_products():
     graph = staged_graph(powers, np.ones(3, np.float32))
     assert run_pass(AlgebraicSimplification, graph) is True
-    assert_ir(graph, """
+    assert_ir(
+        graph,
+        """
         func @powers(%x: f32[3]) -> (f32[3], f32[3], f32[3], f32[3], f32[3]) {
           %0 = multiply %x, %x : f32[3]
           %1 = multiply %x, %x : f32[3]
@@ -99,11 +119,12 @@ def test_small_integer_powers_of_floats_become_products():
           %6 = power %x, 0.5 : f32[3]
           return %0, %2, %4, %5, %6
         }
-    """)
+    """,
+    )
 
 
 def type_changing(x, i):
-    return i * 1.0, i / 1, x * np.ones((2, 3), np.float32), i ** 2, x + np.zeros(3, np.float32)
+    return i * 1.0, i / 1, x * np.ones((2, 3), np.float32), i**2, x + np.zeros(3, np.float32)
 
 
 def test_rewrites_that_would_change_the_type_are_not_made():
@@ -115,7 +136,9 @@ def test_identity_with_a_broadcasting_constant_is_not_made():
     builder, (x,) = new_builder("broadcast", x=tensor_type(F32, 3))
     with builder:
         ones = const(builder, np.ones((2, 3), np.float32))
-        graph = builder.finish([emit(builder, "multiply", x, ones), emit(builder, "add", x, const(builder, np.zeros(3, np.float32)))])
+        graph = builder.finish(
+            [emit(builder, "multiply", x, ones), emit(builder, "add", x, const(builder, np.zeros(3, np.float32)))]
+        )
     assert run_pass(AlgebraicSimplification, graph) is True
     assert graph.outputs[0].op.name == "multiply" and graph.outputs[1] is graph.inputs[0]
 
@@ -127,11 +150,11 @@ def test_powers_as_products_stay_within_two_ulp(dtype, exponent):
     x = (rng.standard_normal(20000) * 30).astype(dtype)
 
     def power(v):
-        return v ** exponent
+        return v**exponent
 
     converted = dy2st.to_static(power)
     assert "power" not in [op.name for op in converted.graph(x).walk()]
-    expected = x ** exponent
+    expected = x**exponent
     actual = converted(x)
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     ulps = np.abs(actual.astype(np.float64) - expected) / np.spacing(np.abs(expected)).astype(np.float64)

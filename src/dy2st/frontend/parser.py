@@ -63,8 +63,9 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
             "dy2st converts functions defined in files (not in an interactive session or by exec)",
         ) from None
     except SyntaxError as e:
-        raise ConversionError(f"cannot parse the source of {fn.__qualname__}: {e.msg}",
-                              SourceLocation(filename, e.lineno or 1)) from None
+        raise ConversionError(
+            f"cannot parse the source of {fn.__qualname__}: {e.msg}", SourceLocation(filename, e.lineno or 1)
+        ) from None
     funcs = [n for n in module.body if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))]
     if len(funcs) != 1 or isinstance(funcs[0], gast.AsyncFunctionDef):
         raise ConversionError(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import gast
 
@@ -72,7 +72,7 @@ class Transformer(gast.NodeTransformer):
         return node
 
 
-@lru_cache(maxsize=None)
+@cache
 def _visitor_method(transformer: type, node_class: type):
     """The ``visit_<NodeClass>`` function of a transformer class, or None (then generic_visit).
 
@@ -114,8 +114,11 @@ def copy_location_deep(new: gast.AST, old: gast.AST) -> None:
 
 def runtime_attr(name: str) -> gast.Attribute:
     """``_dy2st.name``: a reference to a runtime helper."""
-    return gast.Attribute(value=gast.Name(id=RUNTIME_ALIAS, ctx=gast.Load(), annotation=None, type_comment=None),
-                          attr=name, ctx=gast.Load())
+    return gast.Attribute(
+        value=gast.Name(id=RUNTIME_ALIAS, ctx=gast.Load(), annotation=None, type_comment=None),
+        attr=name,
+        ctx=gast.Load(),
+    )
 
 
 def parse_expr(source: str) -> gast.expr:

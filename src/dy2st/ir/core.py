@@ -19,7 +19,6 @@ from dy2st.ir.opcodes import COND, CONST, RETURN, TERMINATORS, WHILE_LOOP, YIELD
 from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType
 
-
 # Op attributes that record a pass's or a backend's decisions (a planned buffer, how an op is
 # lowered) rather than what the op computes: shape rules and kernels never see them. The modules
 # that write them add their names here.

@@ -146,7 +146,11 @@ class Printer:
         return " {" + ", ".join(f"{k}={format_attr(v)}" for k, v in sorted(attrs.items())) + "}"
 
     def types(self, values: list[Value]) -> str:
-        return ", ".join(str(v.type) for v in values) if len(values) == 1 else "(" + ", ".join(str(v.type) for v in values) + ")"
+        return (
+            ", ".join(str(v.type) for v in values)
+            if len(values) == 1
+            else "(" + ", ".join(str(v.type) for v in values) + ")"
+        )
 
     def block_args(self, block: Block) -> str:
         return "(" + ", ".join(f"{self.ref(a)}: {a.type}" for a in block.args) + ")"

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, RETURN, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Value
-from dy2st.ir.types import TensorType
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.types import TensorType
 
 # Ops whose result types are set at staging; the verifier checks them structurally instead.
 

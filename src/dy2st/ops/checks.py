@@ -19,8 +19,7 @@ def _check_assigned_kernel(
     if not bool(assigned):
         use = f"the function returns '{name}', which" if returned else f"'{name}' is used here but"
         raise UnassignedVariableError(
-            f"{use} was never assigned: the loop at line {loop_line} ran zero times "
-            "(Python raises UnboundLocalError)",
+            f"{use} was never assigned: the loop at line {loop_line} ran zero times (Python raises UnboundLocalError)",
             loc,
             "assign it before the loop if zero iterations are possible",
         )

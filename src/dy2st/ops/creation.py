@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import TensorValueError, UnsupportedOpError, user_location
-from dy2st.staging.tensor import Tensor, apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import (
     build_error,
@@ -36,9 +36,9 @@ from dy2st.ops.arguments import (
     static_int,
     static_shape,
 )
-from dy2st.ir.opdefs import OpDef, register
-from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.ops.shape import broadcast_to
+from dy2st.staging.handlers import CREATION_HANDLERS, handles
+from dy2st.staging.tensor import Tensor, apply
 
 
 def _full_kernel(*, shape, fill_value, dtype):
@@ -79,7 +79,9 @@ def _eye_rule(types, *, rows, cols, k, dtype):
 
 
 register(OpDef("full", _shaped_rule, _full_kernel, doc="np.full / zeros / ones: a new array of one value"))
-register(OpDef("empty", _shaped_rule, _empty_kernel, uninitialized=True, doc="np.empty: a new array, contents undefined"))
+register(
+    OpDef("empty", _shaped_rule, _empty_kernel, uninitialized=True, doc="np.empty: a new array, contents undefined")
+)
 register(OpDef("arange", _arange_rule, _arange_kernel, doc="np.arange with static bounds"))
 register(OpDef("linspace", _linspace_rule, _linspace_kernel, doc="np.linspace with static bounds"))
 register(OpDef("eye", _eye_rule, _eye_kernel, doc="np.eye / np.identity"))
@@ -157,8 +159,9 @@ def _static_number(value: Any, func_name: str, what: str) -> Any:
         )
     value = python_scalar(value)
     if not isinstance(value, (bool, int, float)):
-        raise UnsupportedOpError(f"{func_name}: a {what} of type {type(value).__name__} is not supported",
-                                 user_location())
+        raise UnsupportedOpError(
+            f"{func_name}: a {what} of type {type(value).__name__} is not supported", user_location()
+        )
     return value
 
 
@@ -247,22 +250,41 @@ def _like_signature(func_name, a, dtype, order, shape, device) -> tuple[tuple[in
     return new_shape, a.dtype if isinstance(a, Tensor) else np.asarray(a).dtype
 
 
-CREATION_HANDLERS.update({
-    np.zeros: zeros,
-    np.ones: ones,
-    np.empty: empty,
-    np.full: full,
-    np.arange: arange,
-    np.linspace: linspace,
-    np.eye: eye,
-    np.identity: identity,
-})
+CREATION_HANDLERS.update(
+    {
+        np.zeros: zeros,
+        np.ones: ones,
+        np.empty: empty,
+        np.full: full,
+        np.arange: arange,
+        np.linspace: linspace,
+        np.eye: eye,
+        np.identity: identity,
+    }
+)
 
 # --- random numbers: refused ---------------------------------------------------------------
 _RANDOM_FUNCTIONS = (
-    "rand", "randn", "random", "random_sample", "ranf", "sample", "uniform", "normal",
-    "standard_normal", "randint", "random_integers", "choice", "permutation", "shuffle",
-    "binomial", "poisson", "exponential", "beta", "gamma", "bytes",
+    "rand",
+    "randn",
+    "random",
+    "random_sample",
+    "ranf",
+    "sample",
+    "uniform",
+    "normal",
+    "standard_normal",
+    "randint",
+    "random_integers",
+    "choice",
+    "permutation",
+    "shuffle",
+    "binomial",
+    "poisson",
+    "exponential",
+    "beta",
+    "gamma",
+    "bytes",
 )
 
 

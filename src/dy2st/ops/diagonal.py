@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
-from dy2st.staging.tensor import apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import apply
 
 
 def _triangle_rule(types, k):
@@ -58,8 +58,15 @@ def _diag_rule(types, k):
 
 register(OpDef("tril", _triangle_rule, lambda x, k: np.tril(x, k), doc="np.tril: the lower triangle"))
 register(OpDef("triu", _triangle_rule, lambda x, k: np.triu(x, k), doc="np.triu: the upper triangle"))
-register(OpDef("diagonal", _diagonal_rule, lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2),
-               view=True, doc="np.diagonal (a read-only view)"))
+register(
+    OpDef(
+        "diagonal",
+        _diagonal_rule,
+        lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2),
+        view=True,
+        doc="np.diagonal (a read-only view)",
+    )
+)
 register(OpDef("diag", _diag_rule, lambda x, k: np.diag(x, k), doc="np.diag: build or extract a diagonal"))
 
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.staging.tensor import apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import handles
+from dy2st.staging.tensor import apply
 
 _ELLIPSIS = "."  # "..." is collapsed to one character while parsing
 
@@ -53,8 +53,8 @@ def _label_sizes(terms: list[str], shapes: list[tuple[int, ...]]) -> tuple[dict[
         dims = list(shape)
         if _ELLIPSIS in term:
             at = term.index(_ELLIPSIS)
-            ellipsis_shapes.append(tuple(dims[at:at + extra]))
-            del dims[at:at + extra]
+            ellipsis_shapes.append(tuple(dims[at : at + extra]))
+            del dims[at : at + extra]
         for label, size in zip(labels, dims):
             known = sizes.get(label, size)
             if known != size and 1 not in (known, size):
@@ -101,14 +101,17 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     """Staged ``np.einsum(subscripts, *operands)``; ``optimize`` is passed through to NumPy."""
     if not operands or not isinstance(operands[0], str):
         raise UnsupportedOpError(
-            "np.einsum in the sublist form (operand, [axes], ...) is not supported", user_location(),
+            "np.einsum in the sublist form (operand, [axes], ...) is not supported",
+            user_location(),
             "write the subscripts as a string: np.einsum('ij,jk->ik', a, b)",
         )
-    reject_unsupported("np.einsum", out=(out, None), dtype=(dtype, None), order=(order, "K"),
-                       casting=(casting, "safe"))
+    reject_unsupported("np.einsum", out=(out, None), dtype=(dtype, None), order=(order, "K"), casting=(casting, "safe"))
     if not isinstance(optimize, (bool, str)):
-        raise UnsupportedOpError("np.einsum: an explicit contraction path for optimize= is not supported",
-                                 user_location(), "use optimize=True, False, 'greedy' or 'optimal'")
+        raise UnsupportedOpError(
+            "np.einsum: an explicit contraction path for optimize= is not supported",
+            user_location(),
+            "use optimize=True, False, 'greedy' or 'optimal'",
+        )
     subscripts, *arrays = operands
     options = {"optimize": optimize} if optimize is not False else {}  # NumPy's default stays implicit
     return apply("einsum", *arrays, subscripts=subscripts, **options)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.ir.types import TensorType
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.types import TensorType
 
 
 def promotion_operand(t: TensorType):
@@ -60,10 +60,20 @@ _LEFT_IDENTITIES = {np.multiply: 1, np.add: 0}
 # Ufuncs whose result is the same with the operands swapped (IEEE addition and multiplication are
 # commutative; only which NaN payload survives ``nan + nan`` may differ), so CSE merges ``x*y`` and
 # ``y*x``. Not ``maximum``/``minimum``: which of ``0.0`` and ``-0.0`` they return depends on the order.
-COMMUTATIVE_UFUNCS = frozenset({
-    np.add, np.multiply, np.logical_and, np.logical_or, np.logical_xor,
-    np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.equal, np.not_equal,
-})
+COMMUTATIVE_UFUNCS = frozenset(
+    {
+        np.add,
+        np.multiply,
+        np.logical_and,
+        np.logical_or,
+        np.logical_xor,
+        np.bitwise_and,
+        np.bitwise_or,
+        np.bitwise_xor,
+        np.equal,
+        np.not_equal,
+    }
+)
 
 for _ufunc in ELEMENTWISE_UFUNCS:
     register(

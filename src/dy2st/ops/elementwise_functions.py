@@ -24,12 +24,12 @@ import functools
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.staging.tensor import Tensor, apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import Tensor, apply
 
 CLIP_UFUNC: np.ufunc = np._core.umath.clip
 
@@ -41,7 +41,7 @@ def _probe_operand(t: TensorType):
     return np.zeros(1, t.dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probed_dtype(func_name: str, operands: tuple[TensorType, ...], attrs: tuple) -> np.dtype:
     func = {"where": np.where, "round": np.round}[func_name]
     probes = [_probe_operand(TensorType((), t.dtype, t.weak)) for t in operands]
@@ -137,8 +137,11 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
             y = apply("astype", y, dtype=inexact) if isinstance(y, Tensor) else y.astype(inexact)
     elif isinstance(y, int):
         y = float(y)
-    close = apply("less_equal", apply("absolute", apply("subtract", x, y)),
-                  apply("add", atol, apply("multiply", rtol, apply("absolute", y))))
+    close = apply(
+        "less_equal",
+        apply("absolute", apply("subtract", x, y)),
+        apply("add", atol, apply("multiply", rtol, apply("absolute", y))),
+    )
     result = apply("bitwise_or", apply("bitwise_and", close, apply("isfinite", y)), apply("equal", x, y))
     if equal_nan:
         result = apply("bitwise_or", result, apply("bitwise_and", apply("isnan", x), apply("isnan", y)))

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dy2st.ir.types import TensorType
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.types import TensorType
 
 
 def fused_rule(types: list[TensorType], *, regions: list[Any] | None = None, **attrs: Any) -> list[TensorType]:

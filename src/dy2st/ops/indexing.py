@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
-from dy2st.ir.opdefs import OpDef, register
+from dy2st.ops.join import array_from_nested, contains_tensor
 from dy2st.staging.handlers import INDEXING, handles, method
 from dy2st.staging.tensor import Tensor, apply
-from dy2st.ops.join import array_from_nested, contains_tensor
 
 
 class _TensorSlot:
@@ -58,9 +58,7 @@ def split_index(index) -> tuple[tuple, list]:
                     "use np.where(mask, x, fill) to keep a static shape",
                 )
             if item.dtype.kind not in "iu":
-                raise GraphBuildError(
-                    f"only integer tensors can be used as indices, not {item.dtype}", user_location()
-                )
+                raise GraphBuildError(f"only integer tensors can be used as indices, not {item.dtype}", user_location())
             template.append(TENSOR_SLOT)
             tensors.append(item)
         elif isinstance(item, slice):
@@ -127,9 +125,7 @@ def _setitem_rule(types, template):
         if np.broadcast_shapes(value_shape, target) != target:
             raise ValueError
     except ValueError:
-        raise ValueError(
-            f"could not broadcast input array from shape {value.shape} into shape {target}"
-        ) from None
+        raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {target}") from None
     return x.strong()
 
 
@@ -140,8 +136,21 @@ def _setitem_kernel(x, value, *index_arrays, template):
 
 
 register(OpDef("getitem", _getitem_rule, _getitem_kernel, view=True, index_operands=1, doc="basic indexing (a view)"))
-register(OpDef("gather", _getitem_rule, _getitem_kernel, returns_fresh=True, index_operands=1, doc="advanced indexing (a copy)"))
-register(OpDef("setitem", _setitem_rule, _setitem_kernel, returns_fresh=True, index_operands=2, doc="x with x[index] = value, functionally"))
+register(
+    OpDef(
+        "gather", _getitem_rule, _getitem_kernel, returns_fresh=True, index_operands=1, doc="advanced indexing (a copy)"
+    )
+)
+register(
+    OpDef(
+        "setitem",
+        _setitem_rule,
+        _setitem_kernel,
+        returns_fresh=True,
+        index_operands=2,
+        doc="x with x[index] = value, functionally",
+    )
+)
 
 
 def getitem(tensor, index: Any):
@@ -187,7 +196,6 @@ def write_through_view(view, new, what: str) -> bool:
 def setitem(tensor, index: Any, value: Any):
     template, tensors = split_index(index)
     return apply("setitem", tensor, value, *tensors, template=template)
-
 
 
 @handles(np.take)

@@ -22,11 +22,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.staging.tensor import Tensor, apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import CREATION_HANDLERS, handles
+from dy2st.staging.tensor import Tensor, apply
 
 
 def _joined_dtype(types: list[TensorType], dtype, casting: str) -> np.dtype:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.staging.tensor import apply
-from dy2st.ir.types import TensorType
 from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
+from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
-from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
 from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import apply
 
 
 def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
@@ -119,9 +119,15 @@ def tensordot(a, b, axes=2):
     kept_a = [k for k in range(len(a_shape)) if k not in axes_a]
     kept_b = [k for k in range(len(b_shape)) if k not in axes_b]
     summed = int(np.prod([a_shape[i] for i in axes_a]))
-    a_matrix = apply("reshape", apply("transpose", a, axes=tuple(kept_a + axes_a)),
-                     shape=(int(np.prod([a_shape[i] for i in kept_a])), summed))
-    b_matrix = apply("reshape", apply("transpose", b, axes=tuple(axes_b + kept_b)),
-                     shape=(summed, int(np.prod([b_shape[i] for i in kept_b]))))
+    a_matrix = apply(
+        "reshape",
+        apply("transpose", a, axes=tuple(kept_a + axes_a)),
+        shape=(int(np.prod([a_shape[i] for i in kept_a])), summed),
+    )
+    b_matrix = apply(
+        "reshape",
+        apply("transpose", b, axes=tuple(axes_b + kept_b)),
+        shape=(summed, int(np.prod([b_shape[i] for i in kept_b]))),
+    )
     product = apply("dot", a_matrix, b_matrix)
     return apply("reshape", product, shape=tuple(a_shape[i] for i in kept_a) + tuple(b_shape[i] for i in kept_b))

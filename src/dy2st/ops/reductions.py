@@ -13,12 +13,12 @@ import warnings
 
 import numpy as np
 
-from dy2st.staging.tensor import apply
-from dy2st.ir.types import TensorType
-from dy2st.ir.opdefs import OpDef, register
-from dy2st.staging.handlers import handles, method
 from dy2st.errors import GraphBuildError, user_location
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported
+from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import apply
 
 REDUCTIONS = {
     "sum": np.sum,
@@ -71,7 +71,7 @@ def normalize_axis(axis, ndim: int, single: bool = False):
     return out[0] if single else tuple(sorted(out))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _reduced_dtype(name: str, dtype: np.dtype, ndim: int, axis, keepdims: bool, options: tuple) -> np.dtype:
     probe = np.ones((1,) * ndim, dtype=dtype)
     kwargs = {"axis": axis, **dict(options)}
@@ -131,8 +131,10 @@ _FRESH_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "any", "all"
 def reduction_kernel(name: str):
     func = REDUCTIONS[name]
     if name in _SINGLE_AXIS:
+
         def kernel(x, axis=None, keepdims=False):
             return func(x, axis=axis, keepdims=keepdims) if keepdims else func(x, axis=axis)
+
         return kernel
 
     def kernel(x, axis=None, keepdims=False, **options):
@@ -161,9 +163,15 @@ _PARAMETERS = {
 }
 for _plain in ("sum", "prod", "mean", "max", "min", "std", "var", "argmax", "argmin"):
     _PARAMETERS["nan" + _plain] = _PARAMETERS[_plain]
-_KEYWORD_ONLY = {"mean": ("where",), "any": ("where",), "all": ("where",), "argmax": ("keepdims",),
-                 "argmin": ("keepdims",), "std": ("where", "mean", "correction"),
-                 "var": ("where", "mean", "correction")}
+_KEYWORD_ONLY = {
+    "mean": ("where",),
+    "any": ("where",),
+    "all": ("where",),
+    "argmax": ("keepdims",),
+    "argmin": ("keepdims",),
+    "std": ("where", "mean", "correction"),
+    "var": ("where", "mean", "correction"),
+}
 _KEYWORD_ONLY.update({"nan" + name: names for name, names in list(_KEYWORD_ONLY.items())})
 
 
@@ -218,8 +226,11 @@ def _make_handler(name: str):
         except (TypeError, ValueError) as e:
             raise GraphBuildError(f"np.{name}: {e}", user_location()) from None
         reject_unsupported(
-            f"np.{name}", out=(bound.get("out"), None), initial=(bound.get("initial", np._NoValue), np._NoValue),
-            where=(bound.get("where", True), True), mean=(bound.get("mean", np._NoValue), np._NoValue),
+            f"np.{name}",
+            out=(bound.get("out"), None),
+            initial=(bound.get("initial", np._NoValue), np._NoValue),
+            where=(bound.get("where", True), True),
+            mean=(bound.get("mean", np._NoValue), np._NoValue),
             overwrite_input=(bound.get("overwrite_input", False), False),
         )
         return apply(name, a, axis=axis, keepdims=bool(bound.get("keepdims", False)), **options)
@@ -228,10 +239,18 @@ def _make_handler(name: str):
 
 
 for _name, _func in REDUCTIONS.items():
-    register(OpDef(_name, reduction_rule(_name), reduction_kernel(_name), reduction=True,
-                   out_kernel=_OUT_KERNELS.get(_name), returns_fresh=_name in _FRESH_REDUCTIONS,
-                   row_reduction=_ROW_REDUCTIONS.get(_name),
-                   doc=f"np.{_name}(axis, keepdims)"))
+    register(
+        OpDef(
+            _name,
+            reduction_rule(_name),
+            reduction_kernel(_name),
+            reduction=True,
+            out_kernel=_OUT_KERNELS.get(_name),
+            returns_fresh=_name in _FRESH_REDUCTIONS,
+            row_reduction=_ROW_REDUCTIONS.get(_name),
+            doc=f"np.{_name}(axis, keepdims)",
+        )
+    )
     _handler = _make_handler(_name)
     handles(_func)(_handler)
     if _name in _METHODS:

@@ -18,11 +18,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.staging.tensor import Tensor, apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, static_shape
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import Tensor, apply
 
 
 # --- tile ------------------------------------------------------------------------------------------
@@ -60,11 +60,14 @@ def _repeat_rule(types, repeats, axis):
     total = _repeated_length(t.size if axis is None else t.shape[axis], repeats)
     if axis is None:
         return TensorType((total,), t.dtype)
-    return TensorType(t.shape[:axis] + (total,) + t.shape[axis + 1:], t.dtype)
+    return TensorType(t.shape[:axis] + (total,) + t.shape[axis + 1 :], t.dtype)
 
 
-register(OpDef("repeat", _repeat_rule, lambda x, repeats, axis: np.repeat(x, repeats, axis),
-               doc="np.repeat with static counts"))
+register(
+    OpDef(
+        "repeat", _repeat_rule, lambda x, repeats, axis: np.repeat(x, repeats, axis), doc="np.repeat with static counts"
+    )
+)
 
 
 @handles(np.repeat)
@@ -83,8 +86,13 @@ def repeat(a, repeats, axis=None):
 
 
 # --- pad -------------------------------------------------------------------------------------------
-_PAD_MODES = {"constant": ("constant_values",), "edge": (), "reflect": ("reflect_type",),
-              "symmetric": ("reflect_type",), "wrap": ()}
+_PAD_MODES = {
+    "constant": ("constant_values",),
+    "edge": (),
+    "reflect": ("reflect_type",),
+    "symmetric": ("reflect_type",),
+    "wrap": (),
+}
 
 
 def _pad_rule(types, pad_width, mode, **options):
@@ -102,8 +110,9 @@ register(OpDef("pad", _pad_rule, _pad_kernel, doc="np.pad with static widths"))
 def _static_nested(value: Any, func_name: str, what: str) -> Any:
     """A static number or nested sequence of numbers as hashable tuples."""
     if isinstance(value, Tensor) or (isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value)):
-        raise UnsupportedOpError(f"{func_name}: a tensor as {what} is not supported", user_location(),
-                                 f"pass {what} as Python numbers")
+        raise UnsupportedOpError(
+            f"{func_name}: a tensor as {what} is not supported", user_location(), f"pass {what} as Python numbers"
+        )
     array = np.asarray(value)
     if array.dtype.kind not in "biuf":
         raise build_error(func_name, TypeError(f"{what} must be numbers"))
@@ -119,8 +128,9 @@ def _as_tuples(value):
 def pad(array, pad_width, mode="constant", **kwargs):
     """Staged ``np.pad`` for the modes constant, edge, reflect, symmetric and wrap."""
     if not isinstance(mode, str) or mode not in _PAD_MODES:
-        raise UnsupportedOpError(f"np.pad: mode={mode!r} is not supported", user_location(),
-                                 f"supported modes: {', '.join(_PAD_MODES)}")
+        raise UnsupportedOpError(
+            f"np.pad: mode={mode!r} is not supported", user_location(), f"supported modes: {', '.join(_PAD_MODES)}"
+        )
     unknown = sorted(set(kwargs) - set(_PAD_MODES[mode]))
     if unknown:
         raise build_error("np.pad", ValueError(f"unsupported keyword arguments for mode '{mode}': {unknown}"))

@@ -19,16 +19,16 @@ import functools
 import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
-from dy2st.staging.tensor import apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import apply
 
 SCANS = {"cumsum": np.cumsum, "cumprod": np.cumprod}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scanned_dtype(name: str, dtype: np.dtype, accumulator: np.dtype | None) -> np.dtype:
     return SCANS[name](np.ones(1, dtype), dtype=accumulator).dtype
 
@@ -56,8 +56,9 @@ def _make_handler(name: str):
         reject_unsupported(f"np.{name}", out=(out, None))
         if axis is not None:
             if a.ndim == 0:
-                raise GraphBuildError(f"np.{name}: axis {axis} is out of bounds for array of dimension 0",
-                                      user_location())
+                raise GraphBuildError(
+                    f"np.{name}: axis {axis} is out of bounds for array of dimension 0", user_location()
+                )
             axis = normalize_axes(axis, a.ndim, f"np.{name}")[0]
         attrs = {"axis": axis}
         if dtype is not None:

@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.staging.tensor import Tensor, apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import CREATION_HANDLERS, handles, method, prop
+from dy2st.staging.tensor import Tensor, apply
 
 
 def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
@@ -65,6 +65,8 @@ RESHAPE, TRANSPOSE, ASTYPE = "reshape", "transpose", "astype"
 
 register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
 register(OpDef(TRANSPOSE, _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
+
+
 def _copy_into(x, out):
     np.copyto(out, x)
     return out
@@ -75,8 +77,16 @@ def _cast_into(x, out, dtype=None):
     return out
 
 
-register(OpDef(ASTYPE, _astype_rule, lambda x, dtype: x.astype(dtype), out_kernel=_cast_into, returns_fresh=True,
-               doc="ndarray.astype"))
+register(
+    OpDef(
+        ASTYPE,
+        _astype_rule,
+        lambda x, dtype: x.astype(dtype),
+        out_kernel=_cast_into,
+        returns_fresh=True,
+        doc="ndarray.astype",
+    )
+)
 register(OpDef("copy", _same_type, np.copy, out_kernel=_copy_into, returns_fresh=True, doc="np.copy / ndarray.copy"))
 
 
@@ -171,7 +181,8 @@ def _only_c_order(name, order):
     # dy2st does not track memory layout, so only the C order (which ignores layout) is exact.
     if order not in ("C", None):
         raise UnsupportedOpError(
-            f"np.{name}(order={order!r}) is not supported on symbolic tensors", user_location(),
+            f"np.{name}(order={order!r}) is not supported on symbolic tensors",
+            user_location(),
             "only order='C' is supported: dy2st does not track memory layout",
         )
 
@@ -188,8 +199,15 @@ def _broadcast_to_rule(types, shape):
     return TensorType(tuple(shape), t.dtype)
 
 
-register(OpDef("broadcast_to", _broadcast_to_rule, lambda x, shape: np.broadcast_to(x, shape), view=True,
-               doc="np.broadcast_to (a read-only view)"))
+register(
+    OpDef(
+        "broadcast_to",
+        _broadcast_to_rule,
+        lambda x, shape: np.broadcast_to(x, shape),
+        view=True,
+        doc="np.broadcast_to (a read-only view)",
+    )
+)
 
 
 @handles(np.broadcast_to)
@@ -297,8 +315,22 @@ def _scalar_type_constructor(scalar_type):
     return construct
 
 
-for _scalar_type in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
-                     np.uint16, np.uint32, np.uint64, np.bool_, np.complex64, np.complex128):
+for _scalar_type in (
+    np.float16,
+    np.float32,
+    np.float64,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+    np.bool_,
+    np.complex64,
+    np.complex128,
+):
     CREATION_HANDLERS[_scalar_type] = _scalar_type_constructor(_scalar_type)
 
 
@@ -320,8 +352,15 @@ def _windows_kernel(x, window_shape, axis):
     return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)
 
 
-register(OpDef("sliding_window_view", _windows_rule, _windows_kernel, view=True,
-               doc="np.lib.stride_tricks.sliding_window_view (a read-only view)"))
+register(
+    OpDef(
+        "sliding_window_view",
+        _windows_rule,
+        _windows_kernel,
+        view=True,
+        doc="np.lib.stride_tricks.sliding_window_view (a read-only view)",
+    )
+)
 
 
 @handles(np.lib.stride_tricks.sliding_window_view)

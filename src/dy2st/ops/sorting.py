@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.staging.tensor import apply
+from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
-from dy2st.ir.opdefs import OpDef, register
 from dy2st.staging.handlers import handles, method
+from dy2st.staging.tensor import apply
 
 _INDEX_DTYPE = np.dtype(np.intp)
 

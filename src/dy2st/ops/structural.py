@@ -11,9 +11,9 @@ import sys
 import numpy as np
 
 from dy2st.errors import GraphAssertionError
-from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ir.core import COND, CONST, RETURN, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.types import type_of_array, type_of_python_scalar
 
 
 def _const_type(types, value):
@@ -63,12 +63,36 @@ def assert_kernel(pred, *, message, loc):
 
 
 register(OpDef(CONST, _const_type, structural=True, doc="a literal constant; attribute value"))
-register(OpDef(COND, _types_given_by_staging, num_results=-1, structural=True, control_flow=True, doc="if/else on a 0-d bool; regions then, else"))
 register(
-    OpDef(WHILE_LOOP, _types_given_by_staging, num_results=-1, structural=True, control_flow=True,
-          doc="loop; regions cond, body over carried values")
+    OpDef(
+        COND,
+        _types_given_by_staging,
+        num_results=-1,
+        structural=True,
+        control_flow=True,
+        doc="if/else on a 0-d bool; regions then, else",
+    )
 )
-register(OpDef(YIELD, _no_results, num_results=0, structural=True, terminator=True, doc="ends a region, handing its values to the parent op"))
+register(
+    OpDef(
+        WHILE_LOOP,
+        _types_given_by_staging,
+        num_results=-1,
+        structural=True,
+        control_flow=True,
+        doc="loop; regions cond, body over carried values",
+    )
+)
+register(
+    OpDef(
+        YIELD,
+        _no_results,
+        num_results=0,
+        structural=True,
+        terminator=True,
+        doc="ends a region, handing its values to the parent op",
+    )
+)
 register(OpDef(RETURN, _no_results, num_results=0, structural=True, terminator=True, doc="ends the graph body"))
 PRINT, ASSERT = "print", "assert"
 """Opcodes of the side-effecting ops the runtime stages for ``print(...)`` and tensor ``assert``."""

@@ -9,7 +9,6 @@ functions of the pass's module; the class is a thin wrapper.
 from __future__ import annotations
 
 import abc
-
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
@@ -44,8 +43,9 @@ class PassManager:
             uses it to print the IR between passes).
     """
 
-    def __init__(self, passes: Sequence[Pass], verify: bool = False,
-                 after_each: Callable[[str, Graph, bool], None] | None = None):
+    def __init__(
+        self, passes: Sequence[Pass], verify: bool = False, after_each: Callable[[str, Graph, bool], None] | None = None
+    ):
         self.passes = list(passes)
         self.verify = verify
         self.after_each = after_each

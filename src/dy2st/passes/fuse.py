@@ -76,8 +76,13 @@ def is_row_reduction(op: Op) -> bool:
     if get_op(op.name).row_reduction is None or len(op.operands) != 1:
         return False
     source = op.operands[0].type
-    return (source.ndim >= 1 and source.shape[-1] > 0 and op.attrs.get("axis") == (source.ndim - 1,)
-            and source.dtype.kind == "f" and op.results[0].type.dtype == source.dtype)
+    return (
+        source.ndim >= 1
+        and source.shape[-1] > 0
+        and op.attrs.get("axis") == (source.ndim - 1,)
+        and source.dtype.kind == "f"
+        and op.results[0].type.dtype == source.dtype
+    )
 
 
 def iteration_shape(op: Op) -> tuple[int, ...]:
@@ -334,8 +339,9 @@ def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], in
         index.consumers.pop(op.results[0], None)
 
 
-def _rewire(members: set[Op], fused: Op, outputs: list[Value], read: list[Value], produced: set[Value],
-            index: BlockIndex) -> None:
+def _rewire(
+    members: set[Op], fused: Op, outputs: list[Value], read: list[Value], produced: set[Value], index: BlockIndex
+) -> None:
     """Point the outside uses of the group's outputs at the fused op's results, and update the
     consumer lists: members no longer consume anything; the fused op consumes its inputs."""
     for original, result in zip(outputs, fused.results):

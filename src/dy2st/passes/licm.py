@@ -29,6 +29,7 @@ from dy2st.ir.core import TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
+
 class LoopInvariantCodeMotion(Pass):
     """Hoist loop-invariant ops out of ``while_loop`` bodies."""
 
@@ -70,7 +71,7 @@ def can_hoist(op: Op) -> bool:
         return False
     # Indexing with tensor indices can raise at run time with a valid static type (the index
     # values may be out of range); index-free forms are checked statically and may move.
-    return opdef.index_operands is None or not op.operands[opdef.index_operands:]
+    return opdef.index_operands is None or not op.operands[opdef.index_operands :]
 
 
 def _take_invariants(body: Block) -> list[Op]:

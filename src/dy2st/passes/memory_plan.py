@@ -28,9 +28,7 @@ lives until the result's last use, and the branches share one slot since only on
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +41,6 @@ from dy2st.passes.base import Pass
 # The op attributes this pass writes; kernels never see them.
 PLAN_ATTRS = ("out_buffer", "in_place")
 ANNOTATION_ATTRS.update(PLAN_ATTRS)
-
 
 
 # --- what the backend tells the planner ---------------------------------------------------------
@@ -368,8 +365,9 @@ def _without_lone_outputs(plan: Plan) -> Plan:
     return result
 
 
-def _in_place_slot(op: Op, position: int, plan: Plan, intervals, viewed: set[Value],
-                   handed_over: set[Value], target: MemoryTarget) -> int | None:
+def _in_place_slot(
+    op: Op, position: int, plan: Plan, intervals, viewed: set[Value], handed_over: set[Value], target: MemoryTarget
+) -> int | None:
     """The slot of an operand that dies at ``op`` and may be overwritten by its result."""
     if not target.in_place_safe(op):
         return None
@@ -472,8 +470,9 @@ def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Memory
         intervals[value] = span
         if value not in aliasing:
             allocated[value] = value.type.nbytes
-    unplanned = {v: n for v, n in allocated.items()
-                 if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)}
+    unplanned = {
+        v: n for v, n in allocated.items() if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)
+    }
     slot_bytes = sum(nbytes for nbytes, _ in plan.slot_types.values())
     persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
     length = len(sched.ops)

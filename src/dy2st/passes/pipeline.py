@@ -54,8 +54,9 @@ def default_passes(target: MemoryTarget | None = None) -> list[Pass]:
 VERIFY_EVERY_PASS = os.environ.get("DY2ST_VERIFY", "") == "1"
 
 
-def optimize(graph: Graph, passes: list[Pass] | None = None, after_each=None,
-             target: MemoryTarget | None = None) -> Graph:
+def optimize(
+    graph: Graph, passes: list[Pass] | None = None, after_each=None, target: MemoryTarget | None = None
+) -> Graph:
     """Run ``passes`` (the default pipeline when None) on ``graph`` in place and return it.
 
     Args:
@@ -67,6 +68,7 @@ def optimize(graph: Graph, passes: list[Pass] | None = None, after_each=None,
     Returns:
         ``graph``.
     """
-    manager = PassManager(default_passes(target) if passes is None else passes, verify=VERIFY_EVERY_PASS,
-                          after_each=after_each)
+    manager = PassManager(
+        default_passes(target) if passes is None else passes, verify=VERIFY_EVERY_PASS, after_each=after_each
+    )
     return manager.run(graph)

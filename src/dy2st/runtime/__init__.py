@@ -4,16 +4,16 @@ Each helper dispatches on its operands: Python values keep Python semantics (the
 the code), symbolic tensors are staged into graph ops.
 """
 
+from dy2st.runtime import control_flow
+from dy2st.runtime.asserts import convert_assert
 from dy2st.runtime.calls import convert_call, convert_print
+from dy2st.runtime.control_flow import *  # noqa: F403  (its __all__: the if/while/for helpers)
 from dy2st.runtime.logical import (
     convert_compare_chain,
     convert_logical_and,
     convert_logical_not,
     convert_logical_or,
 )
-from dy2st.runtime.asserts import convert_assert
-from dy2st.runtime import control_flow
-from dy2st.runtime.control_flow import *  # noqa: F403  (its __all__: the if/while/for helpers)
 
 __all__ = [
     *control_flow.__all__,

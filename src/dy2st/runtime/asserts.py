@@ -13,8 +13,8 @@ from typing import Any
 
 from dy2st.errors import GraphBuildError, user_location
 from dy2st.ops.structural import ASSERT
-from dy2st.staging.tensor import Tensor, apply_effect
 from dy2st.runtime.logical import truth_value
+from dy2st.staging.tensor import Tensor, apply_effect
 
 
 def convert_assert(pred: Any, message_fn: Callable[[], Any] | None = None) -> None:

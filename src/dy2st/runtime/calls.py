@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import builtins
-import functools
 import inspect
-import os
-import sysconfig
 import types
 from typing import Any
 
 from dy2st.errors import ConversionError
 from dy2st.ops.creation import register_random_refusals
-from dy2st.runtime.captures import set_call_converter
-from dy2st.runtime.user_code import is_user_function
-from dy2st.staging.handlers import CREATION_HANDLERS
-from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.ops.structural import PRINT, Literal
+from dy2st.runtime.captures import set_call_converter
+from dy2st.runtime.functions import converted_function, unwrap_converted
+from dy2st.runtime.user_code import is_user_function
 from dy2st.staging.builder import current_builder
+from dy2st.staging.handlers import CREATION_HANDLERS
 from dy2st.staging.tensor import Tensor, apply_effect
 
 

@@ -166,8 +166,7 @@ def structure_of(container: Any) -> tuple:
 def _refuse(kind: str):
     def mutator(self, *args, **kwargs):
         raise GraphBuildError(
-            f"this {kind} holds arrays read from outside the converted function and cannot be "
-            "changed inside it",
+            f"this {kind} holds arrays read from outside the converted function and cannot be changed inside it",
             user_location(2),
             "build a new list/dict inside the function instead",
         )
@@ -179,8 +178,20 @@ class FrozenList(list):
     """A list of captured values that refuses in-place changes."""
 
     __slots__ = ()
-    for _m in ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
-               "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    for _m in (
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "sort",
+        "reverse",
+        "__setitem__",
+        "__delitem__",
+        "__iadd__",
+        "__imul__",
+    ):
         locals()[_m] = _refuse("list")
 
 
@@ -222,7 +233,7 @@ class ObjectProxy:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        call = getattr(type(self._dy2st_obj), "__call__")
+        call = type(self._dy2st_obj).__call__
         return _call_converter[0](types.MethodType(call, self))(*args, **kwargs)
 
     def __repr__(self) -> str:
@@ -252,9 +263,9 @@ def _is_user_module(value: Any) -> bool:
 
 def _is_user_instance(value: Any) -> bool:
     cls = type(value)
-    if cls.__module__ in ("builtins", "__builtin__") or isinstance(value, (type, types.FunctionType,
-                                                                          types.BuiltinFunctionType,
-                                                                          types.MethodType)):
+    if cls.__module__ in ("builtins", "__builtin__") or isinstance(
+        value, (type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
+    ):
         return False
     module = sys.modules.get(cls.__module__)
     filename = getattr(module, "__file__", None)

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError
-from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import Graph
-from dy2st.staging.tensor import Tensor, as_value
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import ObjectSource, capture_value
 from dy2st.runtime.control_flow.values import PythonNumber
 from dy2st.runtime.pytree import flatten, is_array, leaf_paths, unflatten
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor, as_value
 
 
 @dataclass

@@ -9,7 +9,7 @@ import types
 from typing import Any
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def library_dirs() -> tuple[str, ...]:
     paths = sysconfig.get_paths()
     dirs = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}

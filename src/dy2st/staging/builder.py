@@ -11,8 +11,8 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_frame, user_location
 from dy2st.ir.core import CONST, RETURN, Block, Graph, Op, Region, Value
-from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 
 _state = threading.local()
 

@@ -18,8 +18,14 @@ from dy2st.staging.handlers import FUNCTION_HANDLERS
 from dy2st.staging.literal_values import literal_arguments
 
 # ufunc.reduce spellings staged as the NumPy reduction function that computes the same.
-_REDUCE_AS = {np.add: np.sum, np.multiply: np.prod, np.maximum: np.max, np.minimum: np.min,
-              np.logical_and: np.all, np.logical_or: np.any}
+_REDUCE_AS = {
+    np.add: np.sum,
+    np.multiply: np.prod,
+    np.maximum: np.max,
+    np.minimum: np.min,
+    np.logical_and: np.all,
+    np.logical_or: np.any,
+}
 
 _NOT_GIVEN = object()
 
@@ -31,7 +37,7 @@ def numpy_name(func: Any) -> str:
     if module == "numpy" or module.startswith("numpy._"):
         return f"np.{name}"
     if module.startswith("numpy."):
-        return f"np.{module[len('numpy.'):]}.{name}"
+        return f"np.{module[len('numpy.') :]}.{name}"
     return f"{module}.{name}"
 
 
@@ -52,8 +58,9 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
 
     if kwargs.get("out") is not None:
         raise UnsupportedOpError(
-            f"np.{ufunc.__name__}(..., out=...) writes into an existing array, which a converted "
-            "function does not do", user_location(), "assign the result instead: y = np.f(x)",
+            f"np.{ufunc.__name__}(..., out=...) writes into an existing array, which a converted function does not do",
+            user_location(),
+            "assign the result instead: y = np.f(x)",
         )
     if method == "__call__":
         opname = UFUNC_OPS.get(ufunc)

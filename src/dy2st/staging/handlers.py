@@ -29,6 +29,7 @@ INDEXING: dict[str, Callable[..., Any]] = {}
 # converted function, convert_call swaps them for these staged versions.
 CREATION_HANDLERS: dict[Any, Callable[..., Any]] = {}
 
+
 def handles(*numpy_functions: Any) -> Callable:
     """Decorator: register ``fn`` as the handler of these NumPy functions."""
 

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
-from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.ir.core import Value
-from dy2st.ir.types import TensorType
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
+from dy2st.ir.types import TensorType
 from dy2st.staging import dispatch
+from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.handlers import INDEXING, METHOD_HANDLERS, PROPERTY_HANDLERS
 
 PYTHON_SCALARS = (bool, int, float, complex)
@@ -147,9 +147,7 @@ class Tensor:
             return handler(self)
         if name.startswith("__"):
             raise AttributeError(name)
-        raise UnsupportedOpError(
-            f"ndarray attribute '{name}' is not supported on symbolic tensors", user_location(2)
-        )
+        raise UnsupportedOpError(f"ndarray attribute '{name}' is not supported on symbolic tensors", user_location(2))
 
     # --- indexing and in-place updates ---------------------------------------------------
     def __getitem__(self, index):
@@ -177,9 +175,7 @@ class Tensor:
                 "take a copy first (v = a[...].copy()) or update the base array directly",
             )
         if new.shape != self.shape:
-            raise GraphBuildError(
-                f"{what} would change the array from {self.type} to {new.type}", user_location(3)
-            )
+            raise GraphBuildError(f"{what} would change the array from {self.type} to {new.type}", user_location(3))
         self._builder.log_mutation(self, self._value)
         self._value = new._value
         self._version += 1
@@ -319,8 +315,12 @@ for _dunder, _ufunc in {
 }.items():
     setattr(Tensor, _dunder, _binary(_ufunc)[0])
 
-for _dunder, _ufunc in {"__neg__": np.negative, "__pos__": np.positive, "__abs__": np.absolute,
-                        "__invert__": np.invert}.items():
+for _dunder, _ufunc in {
+    "__neg__": np.negative,
+    "__pos__": np.positive,
+    "__abs__": np.absolute,
+    "__invert__": np.invert,
+}.items():
     setattr(Tensor, _dunder, lambda self, _u=_ufunc: apply(_operator_op(_u), self))
 
 

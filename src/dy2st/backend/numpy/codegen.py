@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.backend.numpy.fused import build_fused_kernel
+from dy2st.backend.numpy.kernels import out_kernel
 from dy2st.backend.numpy.lowering import (
     COMPARISON_OPERATORS,
     NUMPY_ONLY_OPERATORS,
@@ -37,7 +38,6 @@ from dy2st.backend.numpy.lowering import (
     is_inline_literal,
     may_be_python_numbers,
 )
-from dy2st.backend.numpy.kernels import out_kernel
 from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.indexing import TENSOR_SLOT
@@ -48,8 +48,9 @@ from dy2st.passes.memory_plan import kernel_attrs, planned_slots, schedule
 class GeneratedCode:
     """The source, namespace and line->op map of one generated function."""
 
-    def __init__(self, source: str, namespace: dict[str, Any], line_ops: dict[int, Op], filename: str,
-                 persistent_bytes: int = 0):
+    def __init__(
+        self, source: str, namespace: dict[str, Any], line_ops: dict[int, Op], filename: str, persistent_bytes: int = 0
+    ):
         self.source = source
         self.namespace = namespace
         self.line_ops = line_ops
@@ -99,7 +100,11 @@ class CodeGenerator:
         """A namespace name for a Python object the generated code needs."""
         key = (id(obj), stem)
         if key not in self.kernel_names:
-            name = stem if stem.isidentifier() and stem not in self.namespace and not keyword.iskeyword(stem) else self.fresh(stem)
+            name = (
+                stem
+                if stem.isidentifier() and stem not in self.namespace and not keyword.iskeyword(stem)
+                else self.fresh(stem)
+            )
             self.namespace[name] = obj
             self.kernel_names[key] = name
         return self.kernel_names[key]
@@ -269,8 +274,9 @@ class CodeGenerator:
         name = self.names[op.results[0]] = self.fresh()
         value = self.name_of(op.operands[0])
         kernel = self.kernel_for(op)
-        self.line(depth, f"{name} = {value} if type({value}) is int or type({value}) is float "
-                         f"else {kernel}({value})", op)
+        self.line(
+            depth, f"{name} = {value} if type({value}) is int or type({value}) is float else {kernel}({value})", op
+        )
 
     def index_source(self, op: Op) -> str | None:
         """The subscript source of an indexing op's template (None if it holds anything else)."""
@@ -281,7 +287,9 @@ class CodeGenerator:
                 items.append(self.name_of(next(tensors)))
             elif item is None or item is Ellipsis or _is_index_int(item):
                 items.append("None" if item is None else "..." if item is Ellipsis else repr(int(item)))
-            elif isinstance(item, slice) and all(p is None or _is_index_int(p) for p in (item.start, item.stop, item.step)):
+            elif isinstance(item, slice) and all(
+                p is None or _is_index_int(p) for p in (item.start, item.stop, item.step)
+            ):
                 bounds = ["" if p is None else repr(int(p)) for p in (item.start, item.stop, item.step)]
                 items.append(":".join(bounds if item.step is not None else bounds[:2]))
             else:
@@ -426,7 +434,11 @@ class CodeGenerator:
         if compare.attrs.get("python_operator") not in COMPARISON_OPERATORS:
             return
         for value in compare.operands:
-            if value.type.dtype.kind in "iu" and value not in self.python_numbers and defined_outside(value, cond_block):
+            if (
+                value.type.dtype.kind in "iu"
+                and value not in self.python_numbers
+                and defined_outside(value, cond_block)
+            ):
                 name = self.fresh(f"{self.name_of(value)}_int")
                 self.line(depth, f"{name} = int({self.name_of(value)})")
                 self.operand_names[(compare, value)] = name
@@ -452,8 +464,13 @@ def _in_place_temporaries(block: Block) -> dict[Op, Value]:
             continue
         result = op.results[0].type
         for operand in op.operands:
-            if (operand in temporaries and operand not in yielded and last_use[operand] == i
-                    and operand.type.shape == result.shape and operand.type.dtype == result.dtype):
+            if (
+                operand in temporaries
+                and operand not in yielded
+                and last_use[operand] == i
+                and operand.type.shape == result.shape
+                and operand.type.dtype == result.dtype
+            ):
                 chosen[op] = operand
                 break
     return chosen
@@ -469,8 +486,9 @@ def _is_index_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def generate(graph: Graph, writebacks: dict[int, int] | None = None, generator_cls=CodeGenerator,
-             plan: bool = True) -> GeneratedCode:
+def generate(
+    graph: Graph, writebacks: dict[int, int] | None = None, generator_cls=CodeGenerator, plan: bool = True
+) -> GeneratedCode:
     """Compile ``graph`` to a Python function.
 
     Args:

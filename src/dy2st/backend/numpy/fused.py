@@ -61,6 +61,7 @@ TILE_ELEMENTS = 65536
 
 _INLINE_TYPES = (bool, int, float)
 
+
 def _row_reduction(op: Op):
     """The function that reduces each tile row into ``out=`` for ``op``, or None (see OpDef)."""
     return get_op(op.name).row_reduction
@@ -275,8 +276,10 @@ class FusedKernel:
         if cached is not None and cached[0] is scratch:
             return cached[1]
         rows = self.shape[:-1] + (1,) if self.shape else ()
-        views = [s[: _count(self.shape if kind == FULL else rows)].reshape(self.shape if kind == FULL else rows)
-                 for s, (_, kind) in zip(scratch, self.program.scratch)]
+        views = [
+            s[: _count(self.shape if kind == FULL else rows)].reshape(self.shape if kind == FULL else rows)
+            for s, (_, kind) in zip(scratch, self.program.scratch)
+        ]
         self._whole_view_cache = (scratch, views)
         return views
 

@@ -78,8 +78,12 @@ def counted_loop(op: Op) -> tuple[int, Op] | None:
     add = step.operands[0].owner
     if not (isinstance(add, Op) and _ufunc_of(add) is np.add and add.parent is body_block and _is_counter_step(step)):
         return None
-    if add.operands[0] is not body_block.args[index] or not _is_literal(add.operands[1]) \
-            or type(add.operands[1].owner.attrs["value"]) is not int or add.operands[1].owner.attrs["value"] != 1:
+    if (
+        add.operands[0] is not body_block.args[index]
+        or not _is_literal(add.operands[1])
+        or type(add.operands[1].owner.attrs["value"]) is not int
+        or add.operands[1].owner.attrs["value"] != 1
+    ):
         return None
     uses = [v for inner in body_block.ops for v in inner.operands]
     if uses.count(add.results[0]) != 1 or uses.count(step.results[0]) != 1:
@@ -99,8 +103,12 @@ def _is_counter_step(op: Op) -> bool:
 
 def _is_literal(value: Value) -> bool:
     owner = value.owner
-    return isinstance(owner, Op) and owner.name == CONST and is_inline_literal(owner.attrs["value"]) \
+    return (
+        isinstance(owner, Op)
+        and owner.name == CONST
+        and is_inline_literal(owner.attrs["value"])
         and not isinstance(owner.attrs["value"], (bool, complex))
+    )
 
 
 def _is_counter_of(value: Value, step: Op) -> bool:
@@ -119,8 +127,15 @@ def _is_counter_of(value: Value, step: Op) -> bool:
 # Elementwise ops written as Python operators when every operand and the result are 0-d.
 # Keyed by the op's ufunc: the NumPy function is the fact that matters, whatever the op's name.
 _SCALAR_OPERATORS = {
-    np.less: "<", np.less_equal: "<=", np.greater: ">", np.greater_equal: ">=", np.equal: "==", np.not_equal: "!=",
-    np.add: "+", np.subtract: "-", np.multiply: "*",
+    np.less: "<",
+    np.less_equal: "<=",
+    np.greater: ">",
+    np.greater_equal: ">=",
+    np.equal: "==",
+    np.not_equal: "!=",
+    np.add: "+",
+    np.subtract: "-",
+    np.multiply: "*",
 }
 _UNARY_SCALAR_FUNCTIONS = {np.absolute: "abs"}
 _SCALAR_OPERATORS.update({np.divide: "/", **_UNARY_SCALAR_FUNCTIONS})

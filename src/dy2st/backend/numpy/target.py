@@ -17,8 +17,9 @@ def runs_unfused(op: Op) -> bool:
     if not get_op(op.name).region_kernel or not op.regions:
         return False
     block = op.regions[0].block
-    fresh = {r for inner in block.ops[:-1] if inner.name != CONST and not get_op(inner.name).view
-             for r in inner.results}
+    fresh = {
+        r for inner in block.ops[:-1] if inner.name != CONST and not get_op(inner.name).view for r in inner.results
+    }
     if not all(v in fresh for v in block.ops[-1].operands):
         return False  # a yielded argument, constant or view could alias an input
     return max(v.type.nbytes for v in (*op.operands, *op.results)) <= SMALL_FUSED_BYTES

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import gast
 
 from dy2st.frontend.analysis import anno
-from dy2st.frontend.naming import RUNTIME_ALIAS
 from dy2st.frontend.analysis.scopes import block_usage, node_usage, nonlocal_names
+from dy2st.frontend.naming import RUNTIME_ALIAS
 
 _FUNCTIONS = (gast.FunctionDef, gast.AsyncFunctionDef)
 _OTHER_COMPOUND = tuple(getattr(gast, name) for name in ("Match", "TryStar") if hasattr(gast, name))
@@ -171,9 +171,7 @@ def _live_before_try(stmt: gast.Try, live: frozenset[str], exits: _LoopExits | N
     # Conservative: an exception may leave the body at any point, so everything any handler
     # reads is live throughout the body.
     after_finally = _live_before(stmt.finalbody, live, exits)
-    handlers = frozenset().union(
-        *(_live_before(h.body, after_finally, exits) | _reads(h.type) for h in stmt.handlers)
-    )
+    handlers = frozenset().union(*(_live_before(h.body, after_finally, exits) | _reads(h.type) for h in stmt.handlers))
     after_body = _live_before(stmt.orelse, after_finally, exits) | handlers
     return _live_before(stmt.body, after_body, exits) | handlers | after_finally
 

@@ -69,7 +69,9 @@ def _name(id_: str, ctx: type = gast.Load) -> gast.Name:
 
 
 def _set(flag: str, value: bool) -> gast.Assign:
-    return gast.Assign(targets=[_name(flag, gast.Store)], value=gast.Constant(value=value, kind=None), type_comment=None)
+    return gast.Assign(
+        targets=[_name(flag, gast.Store)], value=gast.Constant(value=value, kind=None), type_comment=None
+    )
 
 
 def _located(new: gast.stmt, origin: gast.AST) -> gast.stmt:

@@ -51,7 +51,10 @@ def state_functions(get_name: str, set_name: str, names: tuple[str, ...], ctx: C
     setter = "    nonlocal names\n    names = state\n" if names else "    pass\n"
     return template(
         "def get_state():\n    return names\n\ndef set_state(state):\n" + setter,
-        get_state=get_name, set_state=set_name, names=names, state=state_arg(ctx),
+        get_state=get_name,
+        set_state=set_name,
+        names=names,
+        state=state_arg(ctx),
     )
 
 
@@ -91,9 +94,14 @@ def _blocking_construct(node: gast.AST, in_inner_loop: bool) -> str | None:
         return "a 'return' statement"
     if isinstance(node, (gast.Break, gast.Continue)) and not in_inner_loop:
         return f"a '{type(node).__name__.lower()}' statement"
-    names = {gast.Try: "a 'try' statement", gast.With: "a 'with' statement", gast.Raise: "a 'raise' statement",
-             gast.Delete: "a 'del' statement", gast.Global: "a 'global' declaration",
-             gast.Nonlocal: "a 'nonlocal' declaration"}
+    names = {
+        gast.Try: "a 'try' statement",
+        gast.With: "a 'with' statement",
+        gast.Raise: "a 'raise' statement",
+        gast.Delete: "a 'del' statement",
+        gast.Global: "a 'global' declaration",
+        gast.Nonlocal: "a 'nonlocal' declaration",
+    }
     return names.get(type(node))
 
 

@@ -74,8 +74,13 @@ class IfElseTransformer(ScopedTransformer):
         get_name, set_name = namer.new("get_state"), namer.new("set_state")
         (call,) = template(
             "_dy2st.convert_ifelse(test, true_fn, false_fn, get_state, set_state, names, outputs)",
-            test=node.test, true_fn=true_name, false_fn=false_name, get_state=get_name, set_state=set_name,
-            names=literal(names), outputs=literal(outputs),
+            test=node.test,
+            true_fn=true_name,
+            false_fn=false_name,
+            get_state=get_name,
+            set_state=set_name,
+            names=literal(names),
+            outputs=literal(outputs),
         )
         statements = [
             nonlocal_function(true_name, "", names, node.body),

@@ -29,8 +29,9 @@ from dy2st.frontend.transformer import Context, Transformer, runtime_attr
 
 def make_lambda(body: gast.expr) -> gast.Lambda:
     """``lambda: body``."""
-    no_args = gast.arguments(args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[],
-                             kwarg=None, defaults=[])
+    no_args = gast.arguments(
+        args=[], posonlyargs=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+    )
     return gast.Lambda(args=no_args, body=body)
 
 

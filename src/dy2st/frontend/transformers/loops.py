@@ -75,8 +75,12 @@ class LoopTransformer(ScopedTransformer):
         (loop_cond,) = template("def loop_cond():\n    return test", loop_cond=cond_name, test=node.test)
         (call,) = template(
             "_dy2st.convert_while_loop(loop_cond, loop_body, get_state, set_state, names, carried)",
-            loop_cond=cond_name, loop_body=body_name, get_state=get_name, set_state=set_name,
-            names=literal(names), carried=literal(carried),
+            loop_cond=cond_name,
+            loop_body=body_name,
+            get_state=get_name,
+            set_state=set_name,
+            names=literal(names),
+            carried=literal(carried),
         )
         statements = [
             loop_cond,
@@ -105,8 +109,12 @@ class LoopTransformer(ScopedTransformer):
         gast.copy_location(bind_target, node.target)
         (call,) = template(
             "_dy2st.convert_for(iterable, loop_body, get_state, set_state, names, carried)",
-            iterable=iterable, loop_body=body_name, get_state=get_name, set_state=set_name,
-            names=literal(names), carried=literal(carried),
+            iterable=iterable,
+            loop_body=body_name,
+            get_state=get_name,
+            set_state=set_name,
+            names=literal(names),
+            carried=literal(carried),
         )
         statements = [
             nonlocal_function(body_name, item_name, names, [bind_target, *node.body]),

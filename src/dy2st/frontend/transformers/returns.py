@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import gast
 
-from dy2st.frontend.transformer import Context, Transformer, copy_location_deep
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
+from dy2st.frontend.transformer import Context, Transformer, copy_location_deep
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 _LOOPS = (gast.While, gast.For, gast.AsyncFor)

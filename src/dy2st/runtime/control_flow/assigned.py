@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import Dy2stRuntimeError, SourceLocation, user_location
-from dy2st.staging.builder import GraphBuilder
+from dy2st.errors import user_location
 from dy2st.ir.core import Block
-from dy2st.staging.tensor import Tensor
 from dy2st.ops.checks import CHECK_ASSIGNED, UnassignedVariableError  # noqa: F401  (raised by the op)
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor
 
 
 def assigned_flag_label(name: str) -> str:

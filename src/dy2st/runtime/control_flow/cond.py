@@ -29,9 +29,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
-from dy2st.staging.builder import GraphBuilder
 from dy2st.ir.core import COND, CONST, YIELD, Block, Region, Value
-from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
@@ -50,6 +48,8 @@ from dy2st.runtime.control_flow.values import (
 )
 from dy2st.runtime.logical import truth_value
 from dy2st.runtime.pytree import flatten, unflatten
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor
 
 _SAME_TYPE_NOTE = "a variable assigned in both branches of a tensor 'if' needs one shape and dtype"
 _BOTH_BRANCHES_NOTE = "a variable used after a tensor 'if' must be assigned in both branches"
@@ -155,7 +155,7 @@ def merge_branches(
         results[id(output)] = tensor
     for index, treedef, leaves in rebuild:
         merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
-    for (tensor, before), result in zip(updated.values(), op.results[len(outputs):]):
+    for (tensor, before), result in zip(updated.values(), op.results[len(outputs) :]):
         result.name_hint = before.name_hint
         tensor._value = result
         tensor._version += 1
@@ -186,8 +186,9 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[tuple, list[Any
             leaves.append(t_obj)
             continue
         leaf_label = label if single else f"{label}[{j}]"
-        output = _Output(leaf_label, _merged_type(leaf_label, t_obj, f_obj, loc), (t_obj, f_obj),
-                         (t_leaves[j], f_leaves[j]))
+        output = _Output(
+            leaf_label, _merged_type(leaf_label, t_obj, f_obj, loc), (t_obj, f_obj), (t_leaves[j], f_leaves[j])
+        )
         outputs.append(output)
         leaves.append(output)
     return t_def, leaves

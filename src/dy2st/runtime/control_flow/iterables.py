@@ -17,19 +17,18 @@ directly (``for row in X``) goes over its rows the same way.
 from __future__ import annotations
 
 import abc
-
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
-from dy2st.staging.builder import GraphBuilder
-from dy2st.staging.tensor import Tensor
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
-from dy2st.runtime.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.values import python_number, wrap_result
+from dy2st.runtime.logical import convert_logical_and, convert_logical_not
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor
 
 _COUNTER = "loop counter"  # not an identifier: never clashes with a user variable
 

@@ -33,9 +33,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
-from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.ir.core import WHILE_LOOP, YIELD, Block, Region, Value
-from dy2st.staging.tensor import Tensor
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
@@ -47,7 +45,6 @@ from dy2st.runtime.control_flow.assigned import (
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, structure
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
-from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.control_flow.values import (
     constant,
     defined_within,
@@ -61,6 +58,9 @@ from dy2st.runtime.control_flow.values import (
     weak_promotion_keeps,
     wrap_result,
 )
+from dy2st.runtime.pytree import flatten, unflatten
+from dy2st.staging.builder import GraphBuilder, current_builder
+from dy2st.staging.tensor import Tensor
 
 _MAX_TRACES = 5  # each retrace fixes at least one slot's type or adds one; real loops need 1-3
 _SAME_TYPE_NOTE = (
@@ -521,11 +521,11 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], loo
         new_leaves: list[Any] = []
         if structure(flatten(new, new_leaves, is_leaf)) != structure(treedef):
             raise GraphBuildError(
-                "body_fn returned a different structure than loop_vars", user_location(2),
+                "body_fn returned a different structure than loop_vars",
+                user_location(2),
                 "return the same nesting of tuples, lists and dicts as loop_vars",
             )
         box[0] = new
 
     convert_while_loop(lambda: cond_fn(box[0]), body, get_state, set_state, names, names)
     return box[0]
-

@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import SourceLocation
-from dy2st.staging.builder import GraphBuilder
-from dy2st.ir.core import Block, Value
-from dy2st.staging.tensor import Tensor
-from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
+from dy2st.ir.core import Block, Value
+from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.runtime.control_flow.undefined import Undefined
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor
 
 PYTHON_NUMBERS = (bool, int, float, complex)
 
@@ -121,7 +121,7 @@ def variable_name(label: str) -> str:
     """How an error message names a variable: quoted, except the lowered return value."""
     base = label.split("[")[0]
     if base == RETURN_VALUE_STEM or base.startswith(RETURN_VALUE_STEM + "_"):
-        return "the return value" + label[len(base):]
+        return "the return value" + label[len(base) :]
     if not base.isidentifier():
         return label  # a description such as "the result" of dy2st.cond
     return f"'{label}'"
@@ -199,7 +199,6 @@ def defined_within(value: Value, block: Block) -> bool:
         op = region.parent if region is not None else None
         current = op.parent if op is not None else None
     return False
-
 
 
 @contextlib.contextmanager
