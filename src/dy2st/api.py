@@ -104,7 +104,8 @@ def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], 
             lines.append(f"    {c} = read{i}()")
         names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.dtype
         lines += [
-            f"    if not isinstance({c}, ndarray) or {c}.shape != S{i} or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
+            f"    if not isinstance({c}, ndarray) or {c}.shape != S{i}"
+            f" or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
             "        return CHANGED",
         ]
     if program.guards:

@@ -43,6 +43,27 @@ class _TensorSlot:
 TENSOR_SLOT = _TensorSlot()
 
 
+def _check_index_tensor(item: Tensor) -> None:
+    if item.dtype == np.bool_:
+        raise UnsupportedOpError(
+            "indexing with a boolean tensor gives a result whose shape depends on the data",
+            user_location(),
+            "use np.where(mask, x, fill) to keep a static shape",
+        )
+    if item.dtype.kind not in "iu":
+        raise GraphBuildError(f"only integer tensors can be used as indices, not {item.dtype}", user_location())
+
+
+def _check_static_slice(item: slice) -> None:
+    for bound in (item.start, item.stop, item.step):
+        if isinstance(bound, Tensor):
+            raise UnsupportedOpError(
+                "a slice bound that is a tensor makes the result shape data-dependent",
+                user_location(),
+                "slice with Python ints, or index single elements with t[i]",
+            )
+
+
 def split_index(index) -> tuple[tuple, list]:
     """(template, tensor operands) for a user index."""
     items = index if isinstance(index, tuple) else (index,)
@@ -51,24 +72,11 @@ def split_index(index) -> tuple[tuple, list]:
         if isinstance(item, list) and contains_tensor(item):
             item = array_from_nested("indexing", item)  # x[[i, j]] with tensors i, j: one index tensor
         if isinstance(item, Tensor):
-            if item.dtype == np.bool_:
-                raise UnsupportedOpError(
-                    "indexing with a boolean tensor gives a result whose shape depends on the data",
-                    user_location(),
-                    "use np.where(mask, x, fill) to keep a static shape",
-                )
-            if item.dtype.kind not in "iu":
-                raise GraphBuildError(f"only integer tensors can be used as indices, not {item.dtype}", user_location())
+            _check_index_tensor(item)
             template.append(TENSOR_SLOT)
             tensors.append(item)
         elif isinstance(item, slice):
-            for bound in (item.start, item.stop, item.step):
-                if isinstance(bound, Tensor):
-                    raise UnsupportedOpError(
-                        "a slice bound that is a tensor makes the result shape data-dependent",
-                        user_location(),
-                        "slice with Python ints, or index single elements with t[i]",
-                    )
+            _check_static_slice(item)
             template.append(item)
         elif isinstance(item, list):
             template.append(np.asarray(item))

@@ -8,39 +8,20 @@ branches or loop bodies yield.
 
 from __future__ import annotations
 
-from dy2st.ir.core import COND, CONST, WHILE_LOOP, Block, Graph, Value
+from dy2st.ir.core import CONST, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
+from dy2st.passes.dataflow import may_have
 
 
 def may_alias_inputs(graph: Graph) -> set[Value]:
     """Values whose buffer may be an input, a capture, or a constant: outputs must copy them."""
-    aliasing: set[Value] = set(graph.body.args)
+    return may_have(graph, _aliasing_results, initial=graph.body.args)
 
-    def visit(block: Block) -> None:
-        for op in block.ops:
-            if op.name == CONST:
-                aliasing.update(op.results)
-            elif op.name == COND:
-                for region in op.regions:
-                    visit(region.block)
-                for i, r in enumerate(op.results):
-                    if any(region.block.ops[-1].operands[i] in aliasing for region in op.regions):
-                        aliasing.add(r)
-            elif op.name == WHILE_LOOP:
-                body_yield = op.regions[1].block.ops[-1].operands
-                for i, (init, r) in enumerate(zip(op.operands, op.results)):
-                    if init in aliasing or body_yield[i] in aliasing:
-                        aliasing.update((r, op.regions[0].block.args[i], op.regions[1].block.args[i]))
-                for region in op.regions:
-                    visit(region.block)
-            elif get_op(op.name).view and op.operands and op.operands[0] in aliasing:
-                aliasing.update(op.results)
-            for region in op.regions if not get_op(op.name).control_flow else ():
-                visit(region.block)
 
-    # A loop can hand an aliasing value back to its own arguments: iterate to a fixed point.
-    size = -1
-    while size != len(aliasing):
-        size = len(aliasing)
-        visit(graph.body)
-    return aliasing
+def _aliasing_results(op: Op, aliasing: set[Value]) -> list[Value]:
+    """A constant's result is a buffer the graph holds; a view of an aliasing value aliases too."""
+    if op.name == CONST:
+        return op.results
+    if get_op(op.name).view and op.operands and op.operands[0] in aliasing:
+        return op.results
+    return []

@@ -18,10 +18,10 @@ recorded as op attributes the codegen reads and the printer shows::
 
 Slots persist across calls of the same graph (steady-state calls allocate nothing for them), except
 slots that hold a graph output at the end: those are allocated once per call, so the caller owns
-every array it gets back (an output alone in its slot is simply left to NumPy). Inputs, captures, constants and anything that may alias them are never
-planned (they are not results of out-capable ops), and values that escape through a ``yield``, a
-loop's initial values or a view that escapes are left to NumPy, which allocates them afresh. The
-one exception is a value a ``cond`` branch yields when the cond result stays inside the graph (not
+every array it gets back (an output alone in its slot is simply left to NumPy). Inputs, captures,
+constants and anything that may alias them are never planned (they are not results of
+out-capable ops), and values that escape through a ``yield``, a loop's initial values or a
+view that escapes are left to NumPy, which allocates them afresh. The one exception is a value a ``cond`` branch yields when the cond result stays inside the graph (not
 an output, not carried by a loop, not viewed): the cond result takes over its buffer, which then
 lives until the result's last use, and the branches share one slot since only one runs.
 """
@@ -157,9 +157,9 @@ def _use_position(sched: Schedule, value: Value, user: Op) -> int:
     return sched.end[op] if op.regions else sched.index[op]
 
 
-def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
-    """``[first, last]`` schedule positions of every value (closed: an op's operands and results
-    are live together). Values forwarded through region ops live as long as what they become."""
+def _definitions(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
+    """Each value's interval at its definition: its op's position (block arguments of a region
+    op: the op's), -1 for the graph's inputs and captures."""
     intervals: dict[Value, list[int]] = {}
     for op in sched.ops:
         for value in op.results:
@@ -169,6 +169,13 @@ def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
                 intervals[value] = [sched.index[op], sched.index[op]]
     for value in graph.body.args:
         intervals[value] = [-1, -1]
+    return intervals
+
+
+def live_intervals(graph: Graph, sched: Schedule) -> dict[Value, list[int]]:
+    """``[first, last]`` schedule positions of every value (closed: an op's operands and results
+    are live together). Values forwarded through region ops live as long as what they become."""
+    intervals = _definitions(graph, sched)
     for op in sched.ops:
         for value in op.operands:
             span = intervals[value]
@@ -315,7 +322,7 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
     handovers = _cond_handovers(sched, roots, intervals, outputs, output_views)
     for value, last in handovers.items():  # the buffer lives on as the cond result
         intervals[value][1] = max(intervals[value][1], last)
-    escaping = _escaping_values(sched, roots, handovers)
+    unplannable = _escaping_values(sched, roots, handovers) | output_views
     plan = Plan()
     free: dict[tuple[int, np.dtype], list[int]] = defaultdict(list)
     dying: dict[int, list[Value]] = defaultdict(list)
@@ -323,26 +330,32 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
 
     for op in sched.ops:
         position = sched.index[op]
-        if _accepts_out(op, target):
+        if _accepts_out(op, target) and op.results[0] not in unplannable:
             result = op.results[0]
-            if result not in escaping and result not in output_views:
-                key = (result.type.nbytes, result.type.dtype)
-                slot = _in_place_slot(op, position, plan, intervals, viewed, handed_over, target)
-                if slot is None and result in handovers:
-                    slot = _sibling_slot(result, plan, handovers)
-                    if slot is not None:
-                        handed_over.add(result)  # the sibling frees the shared slot
-                if slot is None:
-                    slot = free[key].pop() if free[key] else len(plan.slot_types)
-                plan.slot_types[slot] = key
-                plan.slot_of[result] = slot
-                if result in outputs:
-                    plan.per_call.add(slot)
-                dying[intervals[result][1]].append(result)
+            slot = _in_place_slot(op, position, plan, intervals, viewed, handed_over, target)
+            if slot is None and result in handovers:
+                slot = _sibling_slot(result, plan, handovers)
+                if slot is not None:
+                    handed_over.add(result)  # the sibling frees the shared slot
+            _assign(plan, result, slot, free, in_outputs=result in outputs)
+            dying[intervals[result][1]].append(result)
         for value in dying.pop(position, ()):
             if value not in handed_over:
                 free[plan.slot_types[plan.slot_of[value]]].append(plan.slot_of[value])
     return _without_lone_outputs(plan)
+
+
+def _assign(
+    plan: Plan, result: Value, slot: int | None, free: dict[tuple[int, np.dtype], list[int]], in_outputs: bool
+) -> None:
+    """Give ``result`` the chosen slot, else a free one of its size and dtype, else a new one."""
+    key = (result.type.nbytes, result.type.dtype)
+    if slot is None:
+        slot = free[key].pop() if free[key] else len(plan.slot_types)
+    plan.slot_types[slot] = key
+    plan.slot_of[result] = slot
+    if in_outputs:
+        plan.per_call.add(slot)
 
 
 def _without_lone_outputs(plan: Plan) -> Plan:

@@ -20,10 +20,8 @@ __all__ = [
     "convert_assert",
     "convert_call",
     "convert_compare_chain",
-    "convert_ifexp",
     "convert_logical_and",
     "convert_logical_not",
     "convert_logical_or",
     "convert_print",
-    "iterate_until",
 ]

@@ -19,10 +19,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.backend.numpy.target import NUMPY_TARGET, runs_unfused
-from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, WHILE_LOOP, Block, Graph, Op, Value
+from dy2st.ir.core import ANNOTATION_ATTRS, CONST, WHILE_LOOP, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
+from dy2st.passes.dataflow import may_have
 from dy2st.passes.pipeline import default_passes
 
 # The op attributes this pass writes; kernels never see them.
@@ -164,39 +165,21 @@ def may_be_python_numbers(graph: Graph) -> set[Value]:
     """Values the generated code may hold as Python numbers rather than NumPy values: inline
     literals, loop counters (``as_python_number``), Python operators on those only, and what
     control flow carries or yields from them. Arguments and kernel results are NumPy values."""
-    found: set[Value] = set()
+    return may_have(graph, _python_number_results)
 
-    def visit(block: Block) -> None:
-        for op in block.ops:
-            for region in op.regions:
-                visit(region.block)
-            if op.name == CONST and is_inline_literal(op.attrs["value"]):
-                found.update(op.results)
-            elif op.name == AS_PYTHON_NUMBER:
-                found.update(op.results)
-            elif _ufunc_of(op) in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
-                found.update(op.results)
-            elif get_op(op.name).region_kernel and op.regions:  # small groups run op by op on the same names
-                inner_yield = op.regions[0].block.ops[-1].operands
-                for arg, operand in zip(op.regions[0].block.args, op.operands):
-                    if operand in found:
-                        found.add(arg)
-                found.update(r for r, v in zip(op.results, inner_yield) if v in found)
-            elif op.name == COND:
-                for region in op.regions:
-                    yielded = region.block.ops[-1].operands
-                    found.update(r for r, v in zip(op.results, yielded) if v in found)
-            elif op.name == WHILE_LOOP:
-                yielded = op.regions[1].block.ops[-1].operands
-                for i, init in enumerate(op.operands):
-                    if init in found or yielded[i] in found:
-                        found.update((op.results[i], op.regions[0].block.args[i], op.regions[1].block.args[i]))
 
-    size = -1
-    while size != len(found):  # loops feed their own arguments: iterate to a fixed point
-        size = len(found)
-        visit(graph.body)
-    return found
+def _python_number_results(op: Op, found: set[Value]) -> list[Value]:
+    if op.name == CONST and is_inline_literal(op.attrs["value"]):
+        return op.results
+    if op.name == AS_PYTHON_NUMBER:
+        return op.results
+    if _ufunc_of(op) in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
+        return op.results
+    if get_op(op.name).region_kernel and op.regions:  # small groups run op by op on the same names
+        block = op.regions[0].block
+        args = [arg for arg, operand in zip(block.args, op.operands) if operand in found]
+        return args + [r for r, v in zip(op.results, block.ops[-1].operands) if v in found]
+    return []
 
 
 # The Python operators among the scalar ones: comparisons, and those whose Python semantics differ

@@ -70,14 +70,8 @@ def _live_before_stmt(stmt: gast.stmt, live: frozenset[str], exits: _LoopExits |
         return _live_before_while(stmt, live)
     if isinstance(stmt, (gast.For, gast.AsyncFor)):
         return _live_before_for(stmt, live)
-    if isinstance(stmt, gast.Break):
-        return exits.after_loop if exits else live
-    if isinstance(stmt, gast.Continue):
-        return exits.loop_head if exits else live
-    if isinstance(stmt, gast.Return):
-        return _reads(stmt.value)
-    if isinstance(stmt, gast.Raise):
-        return _reads(stmt.exc) | _reads(stmt.cause)
+    if isinstance(stmt, (gast.Break, gast.Continue, gast.Return, gast.Raise)):
+        return _live_before_jump(stmt, live, exits)
     if isinstance(stmt, gast.Try):
         return _live_before_try(stmt, live, exits)
     if isinstance(stmt, (gast.With, gast.AsyncWith)):
@@ -88,6 +82,18 @@ def _live_before_stmt(stmt: gast.stmt, live: frozenset[str], exits: _LoopExits |
         # Its assignments happen on some paths only: nothing is surely rebound.
         return live | frozenset(usage.reads)
     return (live - frozenset(usage.kills)) | frozenset(usage.reads)
+
+
+def _live_before_jump(stmt: gast.stmt, live: frozenset[str], exits: _LoopExits | None) -> frozenset[str]:
+    """``break``/``continue`` go to the loop's exit or head; ``return``/``raise`` leave with what
+    they read."""
+    if isinstance(stmt, gast.Break):
+        return exits.after_loop if exits else live
+    if isinstance(stmt, gast.Continue):
+        return exits.loop_head if exits else live
+    if isinstance(stmt, gast.Return):
+        return _reads(stmt.value)
+    return _reads(stmt.exc) | _reads(stmt.cause)
 
 
 def _live_before_while(stmt: gast.While, live: frozenset[str]) -> frozenset[str]:
