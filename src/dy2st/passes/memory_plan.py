@@ -21,9 +21,10 @@ slots that hold a graph output at the end: those are allocated once per call, so
 every array it gets back (an output alone in its slot is simply left to NumPy). Inputs, captures,
 constants and anything that may alias them are never planned (they are not results of
 out-capable ops), and values that escape through a ``yield``, a loop's initial values or a
-view that escapes are left to NumPy, which allocates them afresh. The one exception is a value a ``cond`` branch yields when the cond result stays inside the graph (not
-an output, not carried by a loop, not viewed): the cond result takes over its buffer, which then
-lives until the result's last use, and the branches share one slot since only one runs.
+view that escapes are left to NumPy, which allocates them afresh. The one exception is a value a
+``cond`` branch yields when the cond result stays inside the graph (not an output, not carried by
+a loop, not viewed): the cond result takes over its buffer, which then lives until the result's
+last use, and the branches share one slot since only one runs.
 """
 
 from __future__ import annotations
