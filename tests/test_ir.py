@@ -288,3 +288,12 @@ def test_verifier_rejects_a_region_value_used_outside_its_region():
     graph.body.ops[-1].operands = [inner]
     with pytest.raises(VerificationError, match="'return': operand .* used before it is defined"):
         verify(graph)
+
+
+def test_builder_const_refuses_a_non_constant_with_a_type_error():
+    """A shadowed name once turned this refusal into an UnboundLocalError."""
+    from dy2st.staging.builder import GraphBuilder
+
+    builder = GraphBuilder("g")
+    with pytest.raises(TypeError, match="not a constant: list"):
+        builder.const([1, 2])

@@ -137,13 +137,13 @@ class GraphBuilder:
         """A literal constant: a weak Python scalar or a concrete NumPy array/scalar."""
         # np.float64 and np.complex128 subclass float/complex but are strong NumPy scalars.
         if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
-            type = type_of_python_scalar(value)
+            value_type = type_of_python_scalar(value)
         elif isinstance(value, (np.ndarray, np.generic)):
             value = np.asarray(value)
-            type = type_of_array(value)
+            value_type = type_of_array(value)
         else:
             raise TypeError(f"not a constant: {type(value).__name__}")
-        return self.emit(CONST, [], {"value": value}, loc=loc or user_location(2), result_types=[type]).result
+        return self.emit(CONST, [], {"value": value}, loc=loc or user_location(2), result_types=[value_type]).result
 
     # --- in-place updates ------------------------------------------------------------------
     def log_mutation(self, tensor: Any, previous: Value) -> None:
