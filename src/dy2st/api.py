@@ -17,7 +17,7 @@ import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def _positional_arity(signature: inspect.Signature) -> int:
     return len(signature.parameters)
 
 
-def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], Any]:
+def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple[Any, ...]], Any]:
     """Generate the call of one compiled program for ``arity`` positional ndarray arguments.
 
     Everything that does not depend on the argument values is baked in: how each capture is
@@ -116,13 +116,13 @@ def build_fast_call(compiled: CompiledProgram, arity: int) -> Callable[[tuple], 
     else:
         lines.append(f"    return unflatten(treedef, {call}[:{program.num_results}])")
     exec(_fast_call_code("\n".join(lines) + "\n"), names)
-    fast_call = names["fast_call"]
+    fast_call: Any = names["fast_call"]
     fast_call.__code__ = fast_call.__code__.replace(co_filename=f"<dy2st fast call {compiled.graph.name}>")
-    return fast_call
+    return cast(Callable[[tuple[Any, ...]], Any], fast_call)
 
 
 @functools.lru_cache(maxsize=256)
-def _fast_call_code(source: str):
+def _fast_call_code(source: str) -> types.CodeType:
     """The compiled fast-call source. Graphs with the same arity and captures share the text, and
     compiling it again cost 0.15 ms, a twentieth of a warm first call."""
     return compile(source, "<dy2st fast call>", "exec")
@@ -136,7 +136,7 @@ class StaticFunction:
         code: the transformed Python source (what ``dy2st dump`` prints).
     """
 
-    def __init__(self, fn: Callable, *, fallback: bool = False, optimize: bool = True):
+    def __init__(self, fn: Callable[..., Any], *, fallback: bool = False, optimize: bool = True):
         if isinstance(fn, (staticmethod, classmethod)):
             raise TypeError("apply @to_static below @staticmethod/@classmethod")
         functools.update_wrapper(self, fn)
@@ -144,9 +144,9 @@ class StaticFunction:
         self.fallback = fallback
         self.optimize = optimize
         self.signature = inspect.signature(fn)
-        self._cache: dict[tuple, list[CompiledProgram]] = {}
+        self._cache: dict[tuple[Any, ...], list[CompiledProgram]] = {}
         self._fell_back = False
-        self._fast_calls: dict[tuple, Callable[[tuple], Any]] = {}
+        self._fast_calls: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
         self._positional_arity = _positional_arity(self.signature)
 
     # --- introspection -------------------------------------------------------------------
@@ -183,7 +183,7 @@ class StaticFunction:
                 return result
         return self._call_slow(args, kwargs)
 
-    def _call_bound(self, instance: Any, args: tuple, kwargs: dict) -> Any:
+    def _call_bound(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``obj.method(*args)``: the same fast path, keyed also by the instance (each instance
         has graphs of its own, and the cache keeps it alive, so its id stays unique)."""
         if not kwargs and len(args) + 1 == self._positional_arity:
@@ -192,7 +192,7 @@ class StaticFunction:
                 return result
         return self._call_slow((instance, *args), kwargs, bound=True)
 
-    def _call_fast(self, prefix: tuple, args: tuple) -> Any:
+    def _call_fast(self, prefix: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
         """Run the fast call keyed by ``prefix`` and the (shape, dtype) of each argument, or
         return ``_CHANGED`` when there is none (or a capture or guard changed)."""
         try:
@@ -201,7 +201,7 @@ class StaticFunction:
             return _CHANGED
         return _CHANGED if fast is None else fast(args)
 
-    def _call_slow(self, args: tuple, kwargs: dict, bound: bool = False) -> Any:
+    def _call_slow(self, args: tuple[Any, ...], kwargs: dict[str, Any], bound: bool = False) -> Any:
         if self._fell_back:
             return self.fn(*args, **kwargs)
         key, arguments, leaves = self._bind(args, kwargs)
@@ -220,7 +220,7 @@ class StaticFunction:
             and len(leaves) == len(arrays)
             and all(type(a) is np.ndarray for a in arrays)
         ):
-            fast_key = tuple([(a.shape, a.dtype) for a in arrays])
+            fast_key: tuple[Any, ...] = tuple([(a.shape, a.dtype) for a in arrays])
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 fast_key = (id(args[0]), *fast_key)
             self._fast_calls[fast_key] = build_fast_call(compiled, len(arrays))
@@ -228,19 +228,19 @@ class StaticFunction:
         outputs = compiled.executor.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])
 
-    def __get__(self, instance: Any, owner: type | None = None):
+    def __get__(self, instance: Any, owner: type | None = None) -> StaticFunction | BoundStaticFunction:
         if instance is None:
             return self
         return BoundStaticFunction(self, instance)
 
-    def _bind(self, args: tuple, kwargs: dict) -> tuple[tuple, dict[str, Any], list]:
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        leaves: list = []
+        leaves: list[Any] = []
         key = tuple(flatten(v, leaves) for v in bound.arguments.values())
         return key, bound.arguments, leaves
 
-    def _lookup(self, key: tuple, arguments: dict[str, Any]) -> tuple[CompiledProgram, list]:
+    def _lookup(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> tuple[CompiledProgram, list[Any]]:
         for compiled in self._cache.get(key, ()):
             program = compiled.program
             captured = [source.read() for source in program.capture_sources]
@@ -250,9 +250,9 @@ class StaticFunction:
         return compiled, [source.read() for source in compiled.program.capture_sources]
 
     def _stage(self, arguments: dict[str, Any]) -> Program:
-        return trace(converted_function(self.fn), self.signature, arguments, self.fn.__name__)
+        return trace(converted_function(cast(types.FunctionType, self.fn)), self.signature, arguments, self.fn.__name__)
 
-    def _compiled(self, key: tuple, arguments: dict[str, Any]) -> CompiledProgram:
+    def _compiled(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
         for compiled in self._cache.get(key, ()):
             captured = [source.read() for source in compiled.program.capture_sources]
             if compiled.program.captures_match(captured) and compiled.program.guards_hold():
@@ -296,7 +296,9 @@ register_wrapper_type(StaticFunction, lambda f: converted_function(f.fn))
 register_wrapper_type(BoundStaticFunction, lambda f: types.MethodType(converted_function(f.static.fn), f.instance))
 
 
-def to_static(fn: Callable | None = None, *, fallback: bool = False, optimize: bool = True):
+def to_static(
+    fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True
+) -> StaticFunction | Callable[[Callable[..., Any]], StaticFunction]:
     """Convert ``fn`` into a static-graph function with the same results.
 
     Usable as ``@to_static``, ``@to_static(fallback=True)`` or ``to_static(fn)``.

@@ -246,7 +246,7 @@ class ArgumentMaker:
         if isinstance(node, ast.Dict):
             if any(k is None for k in node.keys):
                 raise ValueError("'**' is not allowed in a dict argument")
-            return {ast.literal_eval(k): self.build(v) for k, v in zip(node.keys, node.values)}
+            return {ast.literal_eval(k): self.build(v) for k, v in zip(node.keys, node.values) if k is not None}
         return ast.literal_eval(node)
 
     def array(self, node: ast.Subscript) -> np.ndarray:

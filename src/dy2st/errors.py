@@ -13,6 +13,7 @@ from __future__ import annotations
 import linecache
 import os
 import sys
+import types
 from dataclasses import dataclass
 
 
@@ -69,7 +70,7 @@ def user_frame(depth: int = 1):
     original line even while the transformed function runs.
     """
     skip = _skip_dirs()
-    frame = sys._getframe(depth + 1)
+    frame: types.FrameType | None = sys._getframe(depth + 1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(skip) and not filename.startswith("<frozen"):

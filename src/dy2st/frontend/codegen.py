@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import gast
 
@@ -46,6 +47,7 @@ def compile_tree(module: ast.Module, info: SourceInfo):
 
 
 def _shift_locations(module: ast.Module, info: SourceInfo) -> None:
+    node: Any
     for node in ast.walk(module):
         if hasattr(node, "lineno") and node.lineno is not None:
             node.lineno += info.line_offset

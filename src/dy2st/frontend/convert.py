@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import types
 from functools import cached_property
+from typing import cast
 
 from dy2st.frontend.codegen import ast_to_source, compile_tree, to_ast
 from dy2st.frontend.naming import Namer
@@ -49,7 +50,7 @@ def convert_code(fn) -> ConvertedCode:
     module, func, info = parse_function(fn)
     ctx = Context(info, Namer.for_tree(module))
     check_unsupported(module, ctx)
-    tree = to_ast(run_pipeline(module, ctx))
+    tree = cast(ast.Module, to_ast(run_pipeline(module, ctx)))
     result = ConvertedCode(tree, compile_tree(tree, info), info)
     _CODE_CACHE[fn.__code__] = result
     return result

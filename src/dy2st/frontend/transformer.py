@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
+from typing import Any
 
 import gast
 
@@ -35,7 +36,7 @@ class Transformer(gast.NodeTransformer):
         self.ctx = ctx
 
     def visit(self, node):
-        method = _visitor_method(type(self), type(node))
+        method = _visitor_method(type(self), type(node))  # type: ignore[arg-type]  # classes are hashable
         if method is None:
             return self.generic_visit(node) if node._fields else node
         result = method(self, node)
@@ -147,6 +148,7 @@ def _clone(node: gast.AST) -> gast.AST:
             fields[name] = [_clone(item) if isinstance(item, gast.AST) else item for item in value]
         elif isinstance(value, gast.AST):
             fields[name] = _clone(value)
-    new = type(node).__new__(type(node))
+    cls: Any = type(node)
+    new = cls.__new__(cls)
     new.__dict__.update(fields)
     return new

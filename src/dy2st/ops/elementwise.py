@@ -54,8 +54,8 @@ def _elementwise_ufuncs() -> list[np.ufunc]:
 ELEMENTWISE_UFUNCS = _elementwise_ufuncs()
 
 # Identity elements simplification removes: ``x * 1``, ``x + 0``, ``x - 0``, ``x / 1``; ``1 * x``, ``0 + x``.
-_RIGHT_IDENTITIES = {np.multiply: 1, np.add: 0, np.subtract: 0, np.divide: 1}
-_LEFT_IDENTITIES = {np.multiply: 1, np.add: 0}
+_RIGHT_IDENTITIES: dict[np.ufunc, float] = {np.multiply: 1, np.add: 0, np.subtract: 0, np.divide: 1}
+_LEFT_IDENTITIES: dict[np.ufunc, float] = {np.multiply: 1, np.add: 0}
 
 # Ufuncs whose result is the same with the operands swapped (IEEE addition and multiplication are
 # commutative; only which NaN payload survives ``nan + nan`` may differ), so CSE merges ``x*y`` and

@@ -20,6 +20,8 @@ After (IR)::
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -31,7 +33,17 @@ from dy2st.ops.elementwise import ufunc_rule
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
 
-CLIP_UFUNC: np.ufunc = np._core.umath.clip
+
+class _UfuncCatcher(np.ndarray):
+    """An array whose ufunc calls return the ufunc itself (NumPy's public override protocol)."""
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> np.ufunc:
+        return ufunc
+
+
+# np.clip is a Python function over a ufunc NumPy does not export; the ufunc (which fusion and
+# out= planning need) is found through the override protocol instead of a private module.
+CLIP_UFUNC = cast(np.ufunc, np.clip(np.zeros(1).view(_UfuncCatcher), 0, 1))
 
 
 def _probe_operand(t: TensorType):
@@ -43,7 +55,7 @@ def _probe_operand(t: TensorType):
 
 @functools.cache
 def _probed_dtype(func_name: str, operands: tuple[TensorType, ...], attrs: tuple) -> np.dtype:
-    func = {"where": np.where, "round": np.round}[func_name]
+    func = cast(Callable[..., Any], {"where": np.where, "round": np.round}[func_name])
     probes = [_probe_operand(TensorType((), t.dtype, t.weak)) for t in operands]
     return np.asarray(func(*probes, **dict(attrs))).dtype
 

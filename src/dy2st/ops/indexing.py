@@ -67,7 +67,8 @@ def _check_static_slice(item: slice) -> None:
 def split_index(index) -> tuple[tuple, list]:
     """(template, tensor operands) for a user index."""
     items = index if isinstance(index, tuple) else (index,)
-    template, tensors = [], []
+    template: list[Any] = []
+    tensors: list[Tensor] = []
     for item in items:
         if isinstance(item, list) and contains_tensor(item):
             item = array_from_nested("indexing", item)  # x[[i, j]] with tensors i, j: one index tensor

@@ -29,7 +29,7 @@ from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.staging.tensor import Tensor, apply
 
 
-def _joined_dtype(types: list[TensorType], dtype, casting: str) -> np.dtype:
+def _joined_dtype(types: list[TensorType], dtype, casting: Any) -> np.dtype:
     if dtype is None:
         return np.result_type(*(t.dtype for t in types))
     for t in types:

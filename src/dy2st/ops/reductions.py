@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from dy2st.ops.arguments import reject_unsupported
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
-REDUCTIONS = {
+REDUCTIONS: dict[str, Callable[..., Any]] = {
     "sum": np.sum,
     "mean": np.mean,
     "prod": np.prod,
@@ -118,13 +120,24 @@ def reduction_rule(name: str):
 
 
 # Reductions whose NumPy function writes into ``out=`` with the result NumPy would return.
-_OUT_KERNELS = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min}
+_OUT_KERNELS: dict[str, Callable[..., Any]] = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "prod": np.prod,
+    "max": np.max,
+    "min": np.min,
+}
 # Reductions that always return a new array (the others may return a view of their operand).
 # Reductions over the last axis that may sit inside a fused group (tiles then hold whole rows),
 # with the function a tile calls with ``out=``: NumPy's own, which runs the same code as eager.
 # ``np.sum/max/min`` of an ndarray are exactly ``ufunc.reduce`` (called without the wrapper's
 # Python overhead); ``np.mean`` divides by an ``intp`` count after its sum, so it is called as is.
-_ROW_REDUCTIONS = {"sum": np.add.reduce, "mean": np.mean, "max": np.maximum.reduce, "min": np.minimum.reduce}
+_ROW_REDUCTIONS: dict[str, Callable[..., Any]] = {
+    "sum": np.add.reduce,
+    "mean": np.mean,
+    "max": np.maximum.reduce,
+    "min": np.minimum.reduce,
+}
 _FRESH_REDUCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "any", "all", "argmax", "argmin"})
 
 
@@ -137,10 +150,10 @@ def reduction_kernel(name: str):
 
         return kernel
 
-    def kernel(x, axis=None, keepdims=False, **options):
+    def kernel_with_options(x, axis=None, keepdims=False, **options):
         return func(x, axis=axis, keepdims=keepdims, **options)
 
-    return kernel
+    return kernel_with_options
 
 
 # Each reduction's positional parameters after the array, in NumPy's order (functions and methods
@@ -205,13 +218,13 @@ def _op_options(name: str, bound: dict) -> dict:
     return options
 
 
-def _zero_dimensional_axis(name: str, dtype: np.dtype, axis) -> None:
-    """None if NumPy accepts ``axis`` on a 0-d array of this reduction (where it means "all")."""
+def _check_zero_dimensional_axis(name: str, dtype: np.dtype, axis: Any) -> None:
+    """Raise as NumPy does unless it accepts ``axis`` on a 0-d array of this reduction (where it
+    means "all", so the staged op reduces over no axis)."""
     # NumPy is not uniform here (np.sum takes axis=-1 on a 0-d array, np.mean does not): ask it.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         REDUCTIONS[name](np.ones((), dtype), axis=axis)
-    return None
 
 
 def _make_handler(name: str):
@@ -222,7 +235,8 @@ def _make_handler(name: str):
             options = _op_options(name, bound)
             axis = normalize_axis(bound.get("axis"), ndim, name in _SINGLE_AXIS)
             if ndim == 0 and axis is not None:
-                axis = _zero_dimensional_axis(name, a.dtype, bound["axis"])
+                _check_zero_dimensional_axis(name, a.dtype, bound["axis"])
+                axis = None
         except (TypeError, ValueError) as e:
             raise GraphBuildError(f"np.{name}: {e}", user_location()) from None
         reject_unsupported(

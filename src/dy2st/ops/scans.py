@@ -15,6 +15,8 @@ After (IR)::
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
-SCANS = {"cumsum": np.cumsum, "cumprod": np.cumprod}
+SCANS: dict[str, Callable[..., Any]] = {"cumsum": np.cumsum, "cumprod": np.cumprod}
 
 
 @functools.cache

@@ -121,7 +121,7 @@ def transpose(a, axes=None):
 @method("transpose")
 def transpose_method(a, *axes):
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
-        axes = axes[0]
+        return transpose(a, axes[0] if axes[0] else None)  # a.transpose((1, 0)) or a.transpose(None)
     return transpose(a, axes if axes else None)
 
 

@@ -107,6 +107,7 @@ def _evaluate(op: Op) -> list[np.ndarray] | None:
     if not is_foldable(op):
         return None
     kernel = get_op(op.name).kernel
+    assert kernel is not None  # is_foldable admits ops with a kernel only
     arguments = [constant_value(v) for v in op.operands]
     try:
         with warnings.catch_warnings(), np.errstate(all="raise"):

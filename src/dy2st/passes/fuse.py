@@ -275,6 +275,7 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
         for v in op.operands:
             if v not in mapping and is_absorbable_const(v):
                 const = v.op
+                assert const is not None  # an absorbable constant is an op's result
                 clone = body.append(Op(CONST, [], [v.type], dict(const.attrs), loc=const.loc))
                 clone.results[0].name_hint = v.name_hint
                 mapping[v] = clone.results[0]
@@ -289,7 +290,8 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
     for original, result in zip(outputs, fused.results):
         result.name_hint = original.name_hint
     _rewire(members, fused, outputs, inputs + absorbed, produced, index)
-    dead_consts = {v.op for v in absorbed if not index.consumers.get(v) and v.op.parent is block}
+    unused = [const for v in absorbed if not index.consumers.get(v) and (const := v.op) is not None]
+    dead_consts = {const for const in unused if const.parent is block}
     _splice(block, ordered, fused, dead_consts, index)
     return fused
 

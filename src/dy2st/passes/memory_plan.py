@@ -142,7 +142,9 @@ def schedule(graph: Graph) -> Schedule:
 
 
 def _defining_block(value: Value) -> Block:
-    return value.owner.parent if isinstance(value.owner, Op) else value.owner
+    block = value.owner.parent if isinstance(value.owner, Op) else value.owner
+    assert isinstance(block, Block), "a value of the schedule is defined in a block"
+    return block
 
 
 def _use_position(sched: Schedule, value: Value, user: Op) -> int:
@@ -459,15 +461,16 @@ def _eager_intervals(sched: Schedule, intervals: dict[Value, list[int]]) -> dict
     by_block: dict[Block, list[Value]] = defaultdict(list)
     for op in sched.ops:
         for value in op.results:
-            if value.name_hint:
+            if value.name_hint and op.parent is not None:
                 by_block[op.parent].append(value)
     for block, values in by_block.items():
         block_end = sched.index[block.ops[-1]]
         next_def: dict[str, int] = {}
         for value in reversed(values):
-            rebound = next_def.get(value.name_hint, block_end)
+            name = value.name_hint or ""
+            rebound = next_def.get(name, block_end)
             eager[value][1] = max(eager[value][1], rebound)
-            next_def[value.name_hint] = sched.index[value.owner]
+            next_def[name] = sched.index[value.owner]
     return eager
 
 

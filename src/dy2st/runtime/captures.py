@@ -19,6 +19,7 @@ While a graph is being built, every value reached this way goes through ``captur
 
 from __future__ import annotations
 
+import abc
 import builtins
 import os
 import sys
@@ -45,11 +46,19 @@ class _Missing:
 MISSING = _Missing()
 
 
-class Source:
+class Source(abc.ABC):
     """Where a captured value is read from at every call. Subclasses define ``_read`` and ``key``."""
 
     __slots__ = ()
     name = "capture"
+
+    @abc.abstractmethod
+    def _read(self) -> Any:
+        """The value, read afresh (raises if the path no longer leads to one)."""
+
+    @abc.abstractmethod
+    def key(self) -> tuple:
+        """What identifies this access path (equal keys read the same value)."""
 
     def read(self) -> Any:
         try:
@@ -213,7 +222,7 @@ class ObjectProxy:
         object.__setattr__(self, "_dy2st_obj", obj)
         object.__setattr__(self, "_dy2st_source", source)
 
-    @property
+    @property  # type: ignore[misc]  # a read-only __class__ is the point
     def __class__(self):  # isinstance(proxy, UserClass) keeps working
         return type(self._dy2st_obj)
 
@@ -258,7 +267,7 @@ def _is_user_module(value: Any) -> bool:
     if not isinstance(value, types.ModuleType):
         return False
     filename = getattr(value, "__file__", None)
-    return bool(filename) and not _in_library(filename)
+    return isinstance(filename, str) and bool(filename) and not _in_library(filename)
 
 
 def _is_user_instance(value: Any) -> bool:
@@ -269,7 +278,7 @@ def _is_user_instance(value: Any) -> bool:
         return False
     module = sys.modules.get(cls.__module__)
     filename = getattr(module, "__file__", None)
-    return bool(filename) and not _in_library(filename)
+    return isinstance(filename, str) and bool(filename) and not _in_library(filename)
 
 
 def _in_library(filename: str) -> bool:

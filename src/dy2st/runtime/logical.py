@@ -114,7 +114,7 @@ def convert_compare_chain(first_fn: Callable[[], Any], *links: tuple[str, Callab
         if index == 0:
             result = current
         else:
-            result = convert_logical_and(lambda r=result: r, lambda c=current: c)
+            result = convert_logical_and(lambda r=result: r, lambda c=current: c)  # type: ignore[misc]
         if not isinstance(result, Tensor) and not result:
             return result
         left = right

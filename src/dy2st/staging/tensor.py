@@ -43,10 +43,10 @@ class Tensor:
         self._builder = builder
         self._base = base
         self._base_version = base._version if base is not None else 0
-        self._version = 0
+        self._version: int = 0
         # A run-time check that every use must emit first (a variable a tensor loop may never
         # have assigned: runtime/control_flow/assigned.py); None for almost every tensor.
-        self._guard = None
+        self._guard: Any = None
 
     # --- properties known statically -----------------------------------------------------
     @property

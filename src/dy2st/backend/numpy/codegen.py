@@ -146,17 +146,19 @@ class CodeGenerator:
                 self.persistent_bytes += int(np.prod(shape)) * dtype.itemsize
             self.buffer_names[(slot, shape)] = name
         for op in schedule(self.graph).ops:
-            slot = op.attrs.get("out_buffer")
-            key = (slot, op.results[0].type.shape) if slot is not None else None
-            if key is None or key in self.buffer_names:
+            planned = op.attrs.get("out_buffer")
+            if planned is None:
                 continue
-            base_name = self.buffer_names[(slot, slots[slot][0])]
-            if slot in per_call:
-                self.buffer_names[key] = self.fresh(f"p{slot}_")
+            key = (planned, op.results[0].type.shape)
+            if key in self.buffer_names:
+                continue
+            base_name = self.buffer_names[(planned, slots[planned][0])]
+            if planned in per_call:
+                self.buffer_names[key] = self.fresh(f"p{planned}_")
                 self.line(depth, f"{self.buffer_names[key]} = {base_name}.reshape({key[1]!r})")
             else:
                 view = self.namespace[base_name].reshape(key[1])
-                self.buffer_names[key] = self.bind(view, self.fresh(f"m{slot}_"))
+                self.buffer_names[key] = self.bind(view, self.fresh(f"m{planned}_"))
 
     def buffer_for(self, op: Op) -> str:
         """The name of the buffer (view) ``op`` writes into."""

@@ -143,6 +143,7 @@ class TileProgram:
             keepdims = op.attrs.get("keepdims", False)
             return f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"
         ufunc = get_op(op.name).ufunc
+        assert ufunc is not None, f"{op.name} in a fused region has no ufunc"  # fusion admits ufunc ops only
         self.namespace[f"u_{ufunc.__name__}"] = ufunc
         return f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"
 
@@ -295,7 +296,7 @@ class FusedKernel:
         else:
             BroadcastTiles(inputs, outputs, self).run(scratch)
 
-    def _flat_views(self, inputs: tuple, outputs: list[np.ndarray]):
+    def _flat_views(self, inputs: tuple, outputs: list[np.ndarray]) -> tuple[list, list] | None:
         """1-D views of everything, when all inputs are full-shape C-contiguous or one element.
 
         Runs on every call, so it reads array attributes directly (``np.ndim`` and friends cost
@@ -364,7 +365,7 @@ class TileSplit:
         if self.axis is None:
             return (Ellipsis,), 1
         row, chunk = divmod(index, self.chunks_per_row)
-        outer = ()
+        outer: tuple[int, ...] = ()
         for d in reversed(self.shape[: self.axis]):
             row, i = divmod(row, d)
             outer = (i,) + outer

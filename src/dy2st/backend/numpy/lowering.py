@@ -127,7 +127,7 @@ def _is_counter_of(value: Value, step: Op) -> bool:
 
 # Elementwise ops written as Python operators when every operand and the result are 0-d.
 # Keyed by the op's ufunc: the NumPy function is the fact that matters, whatever the op's name.
-_SCALAR_OPERATORS = {
+_SCALAR_OPERATORS: dict[Any, str] = {
     np.less: "<",
     np.less_equal: "<=",
     np.greater: ">",
@@ -138,7 +138,7 @@ _SCALAR_OPERATORS = {
     np.subtract: "-",
     np.multiply: "*",
 }
-_UNARY_SCALAR_FUNCTIONS = {np.absolute: "abs"}
+_UNARY_SCALAR_FUNCTIONS: dict[Any, str] = {np.absolute: "abs"}
 _SCALAR_OPERATORS.update({np.divide: "/", **_UNARY_SCALAR_FUNCTIONS})
 _COMPARISONS = frozenset({np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal})
 

@@ -145,7 +145,7 @@ def runs_at_least_once(stmt: gast.For | gast.AsyncFor) -> bool:
     bounds = [_int_literal(arg) for arg in call.args]
     if any(b is None for b in bounds) or (len(bounds) == 3 and bounds[2] == 0):
         return False
-    return len(range(*bounds)) > 0
+    return len(range(*(int(b) for b in bounds if b is not None))) > 0
 
 
 def _unwrap_break(iterable: gast.expr) -> gast.expr:

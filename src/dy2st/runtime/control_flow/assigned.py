@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,7 @@ _STAGING_FILE = os.path.join("runtime", "staging.py")
 
 def _is_graph_output() -> bool:
     """Is the use the staging of the function's return value (after the function returned)?"""
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(8):  # as_value <- _output_value <- trace, a few frames up
         if frame is None:
             return False

@@ -205,7 +205,7 @@ def convert_for(
         return
     builder = sequence.builder
     length = sequence.length()
-    counter = [wrap_result(builder, builder.const(0))]
+    counter: list[Any] = [wrap_result(builder, builder.const(0))]
 
     def condition() -> Any:
         if stoppable is None:

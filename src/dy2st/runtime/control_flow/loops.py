@@ -234,8 +234,11 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
     return plan
 
 
-def _number_slot(builder: GraphBuilder, label: str, name: str, leaf: int, value: Any, type: TensorType, loc) -> _Slot:
+def _number_slot(
+    builder: GraphBuilder, label: str, name: str | None, leaf: int, value: Any, type: TensorType | None, loc
+) -> _Slot:
     """A slot starting from a constant: a Python number or a concrete NumPy value."""
+    assert type is not None, f"{label} has no static type"  # numbers and NumPy values have one
     init = constant(builder, value, type, loc)
     obj = wrap_result(builder, init)
     number = value if is_python_number(value) else None
@@ -347,6 +350,7 @@ def _zeros_slots(builder: GraphBuilder, name: str, treedef: tuple, examples: lis
     for j, example in enumerate(examples):
         label = name if len(examples) == 1 and treedef[0] == "A" else f"{name}[{j}]"
         type = static_type(example)
+        assert type is not None, f"{label} has no static type"  # traced values are typed
         if is_python_number(example):
             slots.append(_number_slot(builder, label, name, j, example.__class__(0), type, loc))
         else:
@@ -359,7 +363,7 @@ def _zeros_slots(builder: GraphBuilder, name: str, treedef: tuple, examples: lis
 def _trace(builder, cond_fn, body_fn, state: LoopState, init: tuple, plan: _Plan):
     slots = plan.slots
     types = [s.type for s in slots]
-    hints = [s.label.split("[")[0] for s in slots]
+    hints: list[str | None] = [s.label.split("[")[0] for s in slots]
     cond_block, body_block = Block(types, hints), Block(types, hints)
     bound = list(init)
     for name, treedef in plan.structures.items():

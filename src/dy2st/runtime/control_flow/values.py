@@ -65,7 +65,7 @@ for _name in (
     "iadd isub imul itruediv ifloordiv imod ipow neg pos abs lt le gt ge eq ne"
 ).split():
     setattr(PythonNumber, f"__{_name}__", _python_number_operator(f"__{_name}__"))
-PythonNumber.__hash__ = Tensor.__hash__
+PythonNumber.__hash__ = Tensor.__hash__  # type: ignore[method-assign]  # defining __eq__ dropped it
 
 
 def python_number(tensor: Tensor) -> PythonNumber:
