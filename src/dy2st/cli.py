@@ -1,9 +1,9 @@
 """The ``dy2st`` command line: show what dy2st makes of a function in a file.
 
-    dy2st dump model.py::model                                   # the transformed Python source
-    dy2st dump model.py::model --ir --arg x=f32[512] --arg flag=int64[]
-    dy2st dump model.py::model --passes --arg x=f32[512] --arg flag=int64[]
-    dy2st passes                                                 # the default pass pipeline
+    dy2st dump examples/seed_flag_model.py::model                # the transformed Python source
+    dy2st dump examples/seed_flag_model.py::model --ir --arg x=f32[512] --arg flag=int64[]
+    dy2st dump examples/seed_flag_model.py::model --passes --arg x=f32[512] --arg flag=int64[]
+    dy2st passes                                                 # the pass pipeline
 
 An input signature is given one ``--arg NAME=VALUE`` per parameter. VALUE is an array type,
 ``DTYPE[DIMS]`` (``float32[512,512]``, ``f32[512]``, ``int64[]`` for a 0-d array), or a Python
@@ -38,11 +38,11 @@ examples:
       print the transformed Python source of model
   dy2st dump examples/two_branch_model.py::model --ir --arg X1=f32[64,128] --arg X2=f32[64,128]
       print the optimized IR for that input signature
-  dy2st dump model.py::model --before --locs --arg x=float32[512] --arg flag=int64[]
-      print the IR before any pass, each op followed by its source line (# model.py:LINE)
-  dy2st dump model.py::model --after dce --arg x=f32[512] --arg flag=int64[]
+  dy2st dump examples/seed_flag_model.py::model --before --locs --arg x=float32[512] --arg flag=int64[]
+      print the IR before any pass, each op followed by its source line (# seed_flag_model.py:LINE)
+  dy2st dump examples/seed_flag_model.py::model --after dce --arg x=f32[512] --arg flag=int64[]
       print the IR right after the 'dce' pass
-  dy2st dump model.py::model --passes --executor --arg x=f32[512] --arg n=3
+  dy2st dump examples/newton_sqrt.py::newton_sqrt --passes --executor --arg a=f64[] --arg tol=1e-12
       print the IR after every pass, then the generated NumPy executor
 
 argument values (--arg NAME=VALUE):
@@ -56,13 +56,13 @@ argument values (--arg NAME=VALUE):
 _PASSES_EXAMPLES = """\
 example:
   dy2st passes
-      list the passes of the default pipeline, in the order they run
+      list the passes graphs go through, in the order they run (the NumPy lowering last)
 """
 
 _MAIN_EXAMPLES = """\
 examples:
-  dy2st dump model.py::model
-  dy2st dump model.py::model --ir --arg x=f32[512] --arg flag=int64[]
+  dy2st dump examples/seed_flag_model.py::model
+  dy2st dump examples/seed_flag_model.py::model --ir --arg x=f32[512] --arg flag=int64[]
   dy2st passes
 
 Run 'dy2st dump --help' for every option of dump.
