@@ -17,7 +17,7 @@ from typing import Any, cast
 import numpy as np
 
 from dy2st.runtime.captures import GlobalSource
-from dy2st.runtime.pytree import unflatten
+from dy2st.runtime.pytree import ANY_LEAF, unflatten
 from dy2st.runtime.staging import Program
 
 # Returned by a generated fast call when an argument, capture or guard no longer fits its graph.
@@ -86,7 +86,7 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
     if program.guards:
         lines += ["    if not guards_hold():", "        return CHANGED"]
     call = f"run({', '.join(xs + cs)})"
-    if program.output_treedef == ("A",):
+    if program.output_treedef == ANY_LEAF:
         lines.append(f"    return {call}[0]")
     else:
         lines.append(f"    return unflatten(treedef, {call}[:{program.num_results}])")

@@ -7,8 +7,8 @@ design.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,72 +59,115 @@ def refuse_array_subclass(x: np.ndarray) -> None:
     )
 
 
-def flatten(obj: Any, leaves: list, is_leaf: Callable[[Any], bool] = is_array) -> tuple:
+class TreeDef(NamedTuple):
+    """The structure of a nested value: what ``flatten`` keeps besides the leaves.
+
+    Hashable and compared by value, so it serves as (part of) a cache key. ``kind`` says what the
+    node is; ``children`` are the structures of its elements; ``data`` holds what else rebuilding
+    it needs: a leaf's (shape, dtype, is NumPy scalar) when it is an array, a named tuple's class,
+    a dict's keys, a constant's (type, value), an opaque object's ``Identity``.
+    """
+
+    kind: str
+    children: tuple[TreeDef, ...] = ()
+    data: Any = None
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.kind == LEAF
+
+    def unflatten(self, leaves: Iterator[Any], hook: Callable[[Any], Any] | None = None) -> Any:
+        """The value with this structure, taking leaves from ``leaves`` in order."""
+        kind = self.kind
+        if kind == LEAF:
+            return next(leaves)
+        if kind == PYTHON_NUMBER:  # a result that is a Python number in eager code: a 0-d array here
+            return next(leaves).item()
+        if kind == TUPLE:
+            return tuple(c.unflatten(leaves, hook) for c in self.children)
+        if kind == NAMED_TUPLE:
+            return self.data(*(c.unflatten(leaves, hook) for c in self.children))
+        if kind == LIST:
+            return [c.unflatten(leaves, hook) for c in self.children]
+        if kind == DICT:
+            return {k: c.unflatten(leaves, hook) for k, c in zip(self.data, self.children)}
+        if kind == CONSTANT:
+            return self.data[1]
+        obj = self.data.obj
+        return hook(obj) if hook is not None else obj
+
+    def structure(self) -> TreeDef:
+        """This structure without the leaves' shapes and dtypes (to compare branches leaf by leaf)."""
+        if self.kind == LEAF:
+            return TreeDef(LEAF)
+        if self.kind in _CONTAINERS:
+            return TreeDef(self.kind, tuple(c.structure() for c in self.children), self.data)
+        return self
+
+    def map_leaves(self, change: Callable[[TreeDef], TreeDef]) -> TreeDef:
+        """This structure with every leaf replaced by ``change(leaf)``, in leaf order."""
+        if self.kind == LEAF:
+            return change(self)
+        if self.kind in _CONTAINERS:
+            return TreeDef(self.kind, tuple(c.map_leaves(change) for c in self.children), self.data)
+        return self
+
+    def leaf_paths(self, name: str) -> list[str]:
+        """Readable names for the array leaves: ``x``, ``x_0``, ``x_w``..."""
+        if self.kind == LEAF:
+            return [name]
+        if self.kind in (TUPLE, LIST):
+            labels: Iterable[Any] = range(len(self.children))
+        elif self.kind == NAMED_TUPLE:
+            labels = self.data._fields
+        elif self.kind == DICT:
+            labels = self.data
+        else:
+            return []
+        return [path for label, c in zip(labels, self.children) for path in c.leaf_paths(f"{name}_{label}")]
+
+
+# TreeDef kinds.
+LEAF, PYTHON_NUMBER, TUPLE, NAMED_TUPLE, LIST, DICT, CONSTANT, OBJECT = (
+    "leaf",
+    "python number",
+    "tuple",
+    "named tuple",
+    "list",
+    "dict",
+    "constant",
+    "object",
+)
+_CONTAINERS = frozenset({TUPLE, NAMED_TUPLE, LIST, DICT})
+ANY_LEAF = TreeDef(LEAF)
+"""The structure of a single leaf whose type is not recorded (branch results, loop variables)."""
+PYTHON_NUMBER_LEAF = TreeDef(PYTHON_NUMBER)
+"""A result leaf that eager code returns as a Python number (rebuilt with ``.item()``)."""
+
+
+def flatten(obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_array) -> TreeDef:
     """Append ``obj``'s leaves to ``leaves`` and return its structure."""
     if is_leaf(obj):
         leaves.append(obj)
         if is_array(obj):
-            return ("A", tuple(obj.shape), obj.dtype, isinstance(obj, np.generic))
-        return ("A",)
+            return TreeDef(LEAF, (), (tuple(obj.shape), obj.dtype, isinstance(obj, np.generic)))
+        return ANY_LEAF
     if type(obj) is tuple:
-        return ("T", tuple(flatten(x, leaves, is_leaf) for x in obj))
+        return TreeDef(TUPLE, tuple(flatten(x, leaves, is_leaf) for x in obj))
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return ("N", type(obj), tuple(flatten(x, leaves, is_leaf) for x in obj))
+        return TreeDef(NAMED_TUPLE, tuple(flatten(x, leaves, is_leaf) for x in obj), type(obj))
     if type(obj) is list:
-        return ("L", tuple(flatten(x, leaves, is_leaf) for x in obj))
+        return TreeDef(LIST, tuple(flatten(x, leaves, is_leaf) for x in obj))
     if type(obj) is dict:
-        return ("D", tuple(obj), tuple(flatten(v, leaves, is_leaf) for v in obj.values()))
+        return TreeDef(DICT, tuple(flatten(v, leaves, is_leaf) for v in obj.values()), tuple(obj))
     if isinstance(obj, _CONSTANT_TYPES):
-        return ("C", type(obj), obj)
-    return ("O", Identity(obj))
+        return TreeDef(CONSTANT, (), (type(obj), obj))
+    return TreeDef(OBJECT, (), Identity(obj))
 
 
-def unflatten(treedef: tuple, leaves, object_hook: Callable[[Any], Any] | None = None) -> Any:
-    """Rebuild a structure from ``flatten``'s treedef and an iterator of leaves.
+def unflatten(treedef: TreeDef, leaves: Iterable[Any], object_hook: Callable[[Any], Any] | None = None) -> Any:
+    """Rebuild a structure from ``flatten``'s treedef and the leaves.
 
     ``object_hook``, when given, replaces each opaque (non-constant) object on the way.
     """
-    it = iter(leaves)
-    return _build(treedef, it, object_hook)
-
-
-def _build(treedef: tuple, it, hook=None) -> Any:
-    kind = treedef[0]
-    if kind == "A":
-        return next(it)
-    if kind == "P":  # a result that is a Python number in eager code: staged as a 0-d array
-        return next(it).item()
-    if kind == "T":
-        return tuple(_build(t, it, hook) for t in treedef[1])
-    if kind == "N":
-        return treedef[1](*(_build(t, it, hook) for t in treedef[2]))
-    if kind == "L":
-        return [_build(t, it, hook) for t in treedef[1]]
-    if kind == "D":
-        return {k: _build(t, it, hook) for k, t in zip(treedef[1], treedef[2])}
-    if kind == "C":
-        return treedef[2]
-    obj = treedef[1].obj
-    return hook(obj) if hook is not None else obj
-
-
-def leaf_paths(name: str, treedef: tuple) -> list[str]:
-    """Readable names for the array leaves of one argument: ``x``, ``x_0``, ``x_w``..."""
-    out: list[str] = []
-
-    def walk(t, path):
-        kind = t[0]
-        if kind == "A":
-            out.append(path)
-        elif kind in ("T", "L"):
-            for i, c in enumerate(t[1]):
-                walk(c, f"{path}_{i}")
-        elif kind == "N":
-            for f, c in zip(t[1]._fields, t[2]):
-                walk(c, f"{path}_{f}")
-        elif kind == "D":
-            for k, c in zip(t[1], t[2]):
-                walk(c, f"{path}_{k}")
-
-    walk(treedef, name)
-    return out
+    return treedef.unflatten(iter(leaves), object_hook)

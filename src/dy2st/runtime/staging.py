@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ from dy2st.ir.core import Graph
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import ObjectSource, capture_value
 from dy2st.runtime.control_flow.values import PythonNumber
-from dy2st.runtime.pytree import flatten, is_array, leaf_paths, unflatten
+from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, TreeDef, flatten, is_array, unflatten
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
 
@@ -33,7 +34,7 @@ class Program:
     """
 
     graph: Graph
-    output_treedef: tuple
+    output_treedef: TreeDef
     capture_sources: list[Any]
     guards: list[tuple[Any, Any]]
     writebacks: dict[int, int] = field(default_factory=dict)
@@ -71,7 +72,7 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
             leaves: list = []
             treedef = flatten(value, leaves)
             tensors = []
-            for leaf, path in zip(leaves, leaf_paths(param, treedef)):
+            for leaf, path in zip(leaves, treedef.leaf_paths(param)):
                 placeholder = builder.add_input(type_of_array(leaf), path)
                 tensors.append(Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic)))
             inputs.extend(tensors)
@@ -106,14 +107,7 @@ def _object_argument(param: str, obj: Any) -> Any:
     return capture_value(obj, ObjectSource(obj, param))
 
 
-def _tag_python_numbers(treedef: tuple, leaves) -> tuple:
+def _tag_python_numbers(treedef: TreeDef, leaves: Iterator[Any]) -> TreeDef:
     """Mark result leaves that are Python numbers in eager code (a loop counter, a number picked
     by a tensor ``if``): the caller gets them back as Python numbers, not 0-d arrays."""
-    kind = treedef[0]
-    if kind == "A":
-        return ("P",) if isinstance(next(leaves), PythonNumber) else treedef
-    if kind in ("T", "L"):
-        return (kind, tuple(_tag_python_numbers(t, leaves) for t in treedef[1]))
-    if kind in ("N", "D"):
-        return (kind, treedef[1], tuple(_tag_python_numbers(t, leaves) for t in treedef[2]))
-    return treedef
+    return treedef.map_leaves(lambda leaf: PYTHON_NUMBER_LEAF if isinstance(next(leaves), PythonNumber) else leaf)

@@ -47,7 +47,7 @@ from dy2st.runtime.control_flow.values import (
     wrap_result,
 )
 from dy2st.runtime.logical import truth_value
-from dy2st.runtime.pytree import flatten, unflatten
+from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
 
@@ -73,7 +73,7 @@ class TracedBranch:
     updates: dict[int, tuple[Tensor, Value, Value]]
 
 
-def _flat(obj: Any) -> tuple[tuple, list[Any]]:
+def _flat(obj: Any) -> tuple[TreeDef, list[Any]]:
     leaves: list[Any] = []
     return flatten(obj, leaves, is_leaf), leaves
 
@@ -127,7 +127,7 @@ def merge_branches(
     """
     merged: list[Any] = []
     outputs: list[_Output] = []
-    rebuild: list[tuple[int, tuple, list[Any]]] = []  # outputs to reassemble from their leaves
+    rebuild: list[tuple[int, TreeDef, list[Any]]] = []  # outputs to reassemble from their leaves
     for index, label in enumerate(labels):
         t, f = (branch.outputs[index] for branch in branches)
         merged.append(t)
@@ -163,7 +163,7 @@ def merge_branches(
     return merged
 
 
-def _merge_output(label, branches, index, outputs, loc) -> tuple[tuple, list[Any]]:
+def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[Any]]:
     """Match output ``index`` of both branches leaf by leaf; differing leaves join ``outputs``.
 
     Returns the output's structure and its leaves, an ``_Output`` standing for each cond result.
@@ -177,9 +177,9 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[tuple, list[Any
         else:
             f, f_leaves = placeholder, _flat(placeholder)[1]
     (t_def, t_objects), (f_def, f_objects) = _flat(t), _flat(f)
-    if structure(t_def) != structure(f_def):
+    if t_def.structure() != f_def.structure():
         raise _mismatch(label, t, f, loc)
-    single = len(t_objects) == 1 and t_def[0] == "A"
+    single = len(t_objects) == 1 and t_def.is_leaf
     leaves: list[Any] = []
     for j, (t_obj, f_obj) in enumerate(zip(t_objects, f_objects)):
         if t_obj is f_obj or same_python_value(t_obj, f_obj):
@@ -326,20 +326,6 @@ def convert_ifelse(
 def is_leaf(x: Any) -> bool:
     """Leaves of branch results and loop variables: arrays, numbers, and undefined values."""
     return static_type(x) is not None or isinstance(x, Undefined)
-
-
-def structure(treedef: tuple) -> tuple:
-    """A treedef without array shapes and dtypes (the branches are compared leaf by leaf)."""
-    kind = treedef[0]
-    if kind == "A":
-        return ("A",)
-    if kind in ("T", "L"):
-        return (kind, tuple(structure(t) for t in treedef[1]))
-    if kind == "N":
-        return (kind, treedef[1], tuple(structure(t) for t in treedef[2]))
-    if kind == "D":
-        return (kind, treedef[1], tuple(structure(t) for t in treedef[2]))
-    return treedef
 
 
 def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *operands: Any) -> Any:

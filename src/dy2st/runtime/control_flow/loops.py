@@ -42,7 +42,7 @@ from dy2st.runtime.control_flow.assigned import (
     assigned_flag_label,
     guard_leaves,
 )
-from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, structure
+from dy2st.runtime.control_flow.cond import as_predicate, is_leaf
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
@@ -58,7 +58,7 @@ from dy2st.runtime.control_flow.values import (
     weak_promotion_keeps,
     wrap_result,
 )
-from dy2st.runtime.pytree import flatten, unflatten
+from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.tensor import Tensor
 
@@ -107,7 +107,7 @@ class _Slot:
 @dataclass
 class _Plan:
     slots: list[_Slot]
-    structures: dict[str, tuple]  # carried variable -> the structure of its value (pytree treedef)
+    structures: dict[str, TreeDef]  # carried variable -> the structure of its value
 
     def leaf_slots(self, name: str) -> list[_Slot]:
         return sorted((s for s in self.slots if s.name == name), key=lambda s: s.leaf)
@@ -205,7 +205,7 @@ def _guard_first_assignments(state: LoopState, flags: dict[str, Any], loc: Sourc
 
 
 # --- planning the carried values ---------------------------------------------------------------
-def _flat(value: Any) -> tuple[tuple, list[Any]]:
+def _flat(value: Any) -> tuple[TreeDef, list[Any]]:
     leaves: list[Any] = []
     return flatten(value, leaves, is_leaf), leaves
 
@@ -222,7 +222,7 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
             continue  # Python values ride along unchanged; undefined ones wait for the first trace
         plan.structures[name] = treedef
         for j, leaf in enumerate(leaves):
-            label = name if len(leaves) == 1 and treedef[0] == "A" else f"{name}[{j}]"
+            label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
             if isinstance(leaf, Tensor):
                 # A copy of the object: other names for the same array (``x = a``) must keep
                 # seeing the value from before the loop, unless the body updates it in place.
@@ -261,7 +261,7 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
             continue
         after_def, after_leaves = _flat(after)
         if name in plan.structures:
-            if structure(after_def) != structure(plan.structures[name]):
+            if after_def.structure() != plan.structures[name].structure():
                 raise _changed_python_value(name, before, after, loc)
         elif isinstance(before, Undefined) and _stageable(after_leaves):
             revised.structures[name] = after_def
@@ -344,11 +344,11 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
     )
 
 
-def _zeros_slots(builder: GraphBuilder, name: str, treedef: tuple, examples: list[Any], loc) -> list[_Slot]:
+def _zeros_slots(builder: GraphBuilder, name: str, treedef: TreeDef, examples: list[Any], loc) -> list[_Slot]:
     """Slots for a variable first assigned in the body: it starts from zeros of its types."""
     slots = []
     for j, example in enumerate(examples):
-        label = name if len(examples) == 1 and treedef[0] == "A" else f"{name}[{j}]"
+        label = name if len(examples) == 1 and treedef.is_leaf else f"{name}[{j}]"
         type = static_type(example)
         assert type is not None, f"{label} has no static type"  # traced values are typed
         if is_python_number(example):
@@ -523,7 +523,7 @@ def while_loop(cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], loo
     def body() -> None:
         new = body_fn(box[0])
         new_leaves: list[Any] = []
-        if structure(flatten(new, new_leaves, is_leaf)) != structure(treedef):
+        if flatten(new, new_leaves, is_leaf).structure() != treedef.structure():
             raise GraphBuildError(
                 "body_fn returned a different structure than loop_vars",
                 user_location(2),
