@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
-from dy2st.ir.core import COND, CONST, YIELD, Block, Region, Value
+from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
@@ -142,6 +142,8 @@ def merge_branches(
     types = [o.type for o in outputs] + [before.type for _, before in updated.values()]
     for side, branch in enumerate(branches):
         values = [value_in_block(builder, o.values[side], o.type, branch.block) for o in outputs]
+        for output, value in zip(outputs, values):
+            name_after_variable(value, output.label)
         values += [branch.updates.get(key, (None, None, before))[2] for key, (_, before) in updated.items()]
         with builder.in_block(branch.block):
             builder.emit(YIELD, values, loc=loc, result_types=[])
@@ -321,6 +323,14 @@ def convert_ifelse(
     check_unchanged(containers, loc, construct="'if'")
     live = [name in outputs for name in names]
     set_state(tuple(merge_branches(builder, predicate, branches, names, loc, live)))
+
+
+def name_after_variable(value: Value, label: str) -> None:
+    """Name a value a branch or loop body hands out after the variable it becomes (``y`` for
+    ``y`` and ``y[0]``), unless it has a name already, so both branches of a cond print alike
+    whatever order their ops were emitted in."""
+    if value.name_hint is None and isinstance(value.owner, Op):
+        value.name_hint = label.split("[")[0] if label.split("[")[0].isidentifier() else None
 
 
 def is_leaf(x: Any) -> bool:

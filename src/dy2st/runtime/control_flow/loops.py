@@ -42,7 +42,7 @@ from dy2st.runtime.control_flow.assigned import (
     assigned_flag_label,
     guard_leaves,
 )
-from dy2st.runtime.control_flow.cond import as_predicate, is_leaf
+from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
@@ -430,6 +430,8 @@ def _predicate(builder: GraphBuilder, value: Any) -> Value:
 def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, loc) -> None:
     slots = plan.slots
     yields = [value_in_block(builder, v, s.type, trace.body_block) for s, v in zip(slots, trace.end_values)]
+    for slot, value in zip(slots, yields):
+        name_after_variable(value, slot.label)
     with builder.in_block(trace.body_block):
         builder.emit(YIELD, yields, loc=loc, result_types=[])
     with builder.in_block(trace.cond_block):
