@@ -79,7 +79,6 @@ class CodeGenerator:
         # 0-d graph arguments read as NumPy scalars by the scalar operators (see ``scalar_name``).
         self.scalar_args: dict[str, str] = {}
         # Ops of small fused groups run op by op that overwrite a dying temporary of the group.
-        self.in_place_inner: dict[Op, Value] = {}
         # (op, operand) -> the name that op reads the operand by (a loop bound as a Python int).
         self.operand_names: dict[tuple[Op, Value], str] = {}
         # Values that may hold a Python number at run time (literals, loop counters): Python's own
@@ -224,8 +223,9 @@ class CodeGenerator:
         arguments = ", ".join(self.name_of(v) for v in op.operands)
         if self.plan and "out_buffer" in op.attrs:
             call = f"{self.out_kernel_for(op)}({arguments}, out={self.buffer_for(op)})"
-        elif op in self.in_place_inner:
-            call = f"{self.out_kernel_for(op)}({arguments}, out={self.name_of(self.in_place_inner[op])})"
+        elif self.plan and "overwrites" in op.attrs:  # the unplanned variant lets NumPy allocate
+            overwritten = self.name_of(op.operands[op.attrs["overwrites"]])
+            call = f"{self.out_kernel_for(op)}({arguments}, out={overwritten})"
         else:
             call = f"{self.kernel_for(op)}({arguments})"
         if not results:
@@ -308,8 +308,6 @@ class CodeGenerator:
         block = op.regions[0].block
         for arg, operand in zip(block.args, op.operands):
             self.names[arg] = self.name_of(operand)
-        if self.plan:  # the unplanned variant lets NumPy allocate every result
-            self.in_place_inner.update(_in_place_temporaries(block))
         for inner in block.ops[:-1]:
             self.emit_op(inner, depth, aliasing)
         for result, value in zip(op.results, block.ops[-1].operands):
@@ -449,39 +447,6 @@ class CodeGenerator:
 def _targets(names: list[str]) -> str:
     """An assignment side: ``a`` for one name (no tuple to pack), ``a, b`` for more."""
     return ", ".join(names)
-
-
-def _in_place_temporaries(block: Block) -> dict[Op, Value]:
-    """In a small fused group run op by op: op -> an operand it may overwrite. The operand is a
-    temporary of the group (a fresh ufunc result, not yielded) that dies at this op and has the
-    result's shape and dtype; ufuncs read each element before writing it, so the values are the
-    same, one allocation fewer (RNN: ``tanh(a + b + bias)`` allocates once per step, not twice)."""
-    ops = block.ops[:-1]
-    yielded = set(block.ops[-1].operands)
-    last_use = {v: i for i, op in enumerate(ops) for v in op.operands}
-    temporaries = {r for op in ops if _writes_fresh_array(op) for r in op.results}
-    chosen: dict[Op, Value] = {}
-    for i, op in enumerate(ops):
-        if not _writes_fresh_array(op):
-            continue
-        result = op.results[0].type
-        for operand in op.operands:
-            if (
-                operand in temporaries
-                and operand not in yielded
-                and last_use[operand] == i
-                and operand.type.shape == result.shape
-                and operand.type.dtype == result.dtype
-            ):
-                chosen[op] = operand
-                break
-    return chosen
-
-
-def _writes_fresh_array(op: Op) -> bool:
-    """A single-output ufunc with an array (not 0-d) result: accepts ``out=`` with no change."""
-    ufunc = get_op(op.name).ufunc
-    return ufunc is not None and ufunc.nout == 1 and op.results[0].type.ndim > 0 and "out_buffer" not in op.attrs
 
 
 def _is_index_int(value: Any) -> bool:

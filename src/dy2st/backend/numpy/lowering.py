@@ -8,6 +8,8 @@ attributes the code generator emits from, so every such rewrite shows in ``dy2st
     python_operator=S an elementwise op on 0-d values written as Python's operator S (``<``,
                       ``+``, ``abs`` ...), which reaches NumPy's scalar math at a tenth of the cost.
     unfused=True      a small fused group run op by op (see ``target.runs_unfused``).
+    overwrites=I      inside such a group, an op that writes its result over its operand I, a
+                      temporary of the group that dies there (one allocation fewer).
     counter_step=True an ``as_python_number(i + 1)`` on a counter that is always a Python number:
                       no conversion is emitted.
 """
@@ -27,7 +29,7 @@ from dy2st.passes.dataflow import may_have
 from dy2st.passes.pipeline import default_passes
 
 # The op attributes this pass writes; kernels never see them.
-LOWERING_ATTRS = ("counted_loop", "counter_step", "python_operator", "unfused")
+LOWERING_ATTRS = ("counted_loop", "counter_step", "python_operator", "unfused", "overwrites")
 ANNOTATION_ATTRS.update(LOWERING_ATTRS)
 
 _INLINE_TYPES = (bool, int, float, complex)
@@ -182,6 +184,39 @@ def _python_number_results(op: Op, found: set[Value]) -> list[Value]:
     return []
 
 
+def _in_place_temporaries(block: Block) -> dict[Op, Value]:
+    """In a small fused group run op by op: op -> an operand it may overwrite. The operand is a
+    temporary of the group (a fresh ufunc result, not yielded) that dies at this op and has the
+    result's shape and dtype; ufuncs read each element before writing it, so the values are the
+    same, one allocation fewer (RNN: ``tanh(a + b + bias)`` allocates once per step, not twice)."""
+    ops = block.ops[:-1]
+    yielded = set(block.ops[-1].operands)
+    last_use = {v: i for i, op in enumerate(ops) for v in op.operands}
+    temporaries = {r for op in ops if _writes_fresh_array(op) for r in op.results}
+    chosen: dict[Op, Value] = {}
+    for i, op in enumerate(ops):
+        if not _writes_fresh_array(op):
+            continue
+        result = op.results[0].type
+        for operand in op.operands:
+            if (
+                operand in temporaries
+                and operand not in yielded
+                and last_use[operand] == i
+                and operand.type.shape == result.shape
+                and operand.type.dtype == result.dtype
+            ):
+                chosen[op] = operand
+                break
+    return chosen
+
+
+def _writes_fresh_array(op: Op) -> bool:
+    """A single-output ufunc with an array (not 0-d) result: accepts ``out=`` with no change."""
+    ufunc = get_op(op.name).ufunc
+    return ufunc is not None and ufunc.nout == 1 and op.results[0].type.ndim > 0 and "out_buffer" not in op.attrs
+
+
 # The Python operators among the scalar ones: comparisons, and those whose Python semantics differ
 # from NumPy's on Python numbers (``1 / 0`` raises, NumPy gives inf).
 COMPARISON_OPERATORS = frozenset({"<", "<=", ">", ">=", "==", "!="})
@@ -197,6 +232,9 @@ def _lower_block(block: Block) -> None:
         if decision is not None:
             key, value = decision
             op.attrs[key] = value
+        if op.attrs.get("unfused"):
+            for inner, operand in _in_place_temporaries(op.regions[0].block).items():
+                inner.attrs["overwrites"] = inner.operands.index(operand)
 
 
 def _decision(op: Op) -> tuple[str, Any] | None:
