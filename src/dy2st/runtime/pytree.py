@@ -17,6 +17,36 @@ from dy2st.errors import UnsupportedOpError, user_location
 _CONSTANT_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, type)
 
 
+def constant_key(value: Any) -> tuple[Any, ...]:
+    """What identifies a Python constant in a cache key or guard: its type and value, with floats
+    compared by their bits, so ``-0.0`` is not ``0.0`` (``1.0 / -0.0`` is ``-inf``) and a NaN
+    matches a NaN (``==`` would build a new graph at every call)."""
+    if isinstance(value, (float, np.floating)):
+        return (type(value), float(value).hex())
+    if isinstance(value, (complex, np.complexfloating)):
+        return (type(value), complex(value).real.hex(), complex(value).imag.hex())
+    return (type(value), value)
+
+
+class Constant:
+    """A Python constant in a tree definition: equal to another by ``constant_key``."""
+
+    __slots__ = ("value", "key")
+
+    def __init__(self, value: Any):
+        self.value = value
+        self.key = constant_key(value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Constant) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 class Identity:
     """Wraps an arbitrary object so it compares and hashes by identity in a cache key."""
 
@@ -65,7 +95,7 @@ class TreeDef(NamedTuple):
     Hashable and compared by value, so it serves as (part of) a cache key. ``kind`` says what the
     node is; ``children`` are the structures of its elements; ``data`` holds what else rebuilding
     it needs: a leaf's (shape, dtype, is NumPy scalar) when it is an array, a named tuple's class,
-    a dict's keys, a constant's (type, value), an opaque object's ``Identity``.
+    a dict's keys, a constant's ``Constant``, an opaque object's ``Identity``.
     """
 
     kind: str
@@ -92,7 +122,7 @@ class TreeDef(NamedTuple):
         if kind == DICT:
             return {k: c.unflatten(leaves, hook) for k, c in zip(self.data, self.children)}
         if kind == CONSTANT:
-            return self.data[1]
+            return self.data.value
         obj = self.data.obj
         return hook(obj) if hook is not None else obj
 
@@ -161,7 +191,7 @@ def flatten(obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_arr
     if type(obj) is dict:
         return TreeDef(DICT, tuple(flatten(v, leaves, is_leaf) for v in obj.values()), tuple(obj))
     if isinstance(obj, _CONSTANT_TYPES):
-        return TreeDef(CONSTANT, (), (type(obj), obj))
+        return TreeDef(CONSTANT, (), Constant(obj))
     return TreeDef(OBJECT, (), Identity(obj))
 
 

@@ -15,7 +15,7 @@ from dy2st.ir.core import Graph
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import ObjectSource, capture_value
 from dy2st.runtime.control_flow.values import PythonNumber
-from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, TreeDef, flatten, is_array, unflatten
+from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, TreeDef, constant_key, flatten, is_array, unflatten
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
 
@@ -53,7 +53,7 @@ class Program:
                 now = source.read()
             except (KeyError, ValueError, NameError):
                 return False
-            if type(now) is not type(value) or now != value:
+            if constant_key(now) != constant_key(value):
                 return False
         return True
 
