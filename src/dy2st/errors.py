@@ -167,5 +167,36 @@ class Dy2stRuntimeError(Dy2stError):
     """An op failed while the graph ran; the message names the op and the user's line."""
 
 
+_RUNTIME_ERROR_CLASSES: dict[type, type[Dy2stRuntimeError]] = {}
+
+
+def _runtime_error_class(cls: type[BaseException]) -> type[Dy2stRuntimeError]:
+    """``Dy2stRuntimeError`` that is also a ``cls`` (an ``IndexError`` raised by an op is still
+    an ``IndexError`` for ``except IndexError:``), or plain ``Dy2stRuntimeError`` when Python
+    cannot combine the two (built-in exceptions with their own layout). One class per ``cls``."""
+    if cls in _RUNTIME_ERROR_CLASSES:
+        return _RUNTIME_ERROR_CLASSES[cls]
+    combined: type[Dy2stRuntimeError] = Dy2stRuntimeError
+    if issubclass(cls, Exception) and not issubclass(cls, Dy2stError):
+        try:
+            combined = type(cls.__name__, (Dy2stRuntimeError, cls), {"__str__": Exception.__str__})
+            combined.__module__ = __name__
+            combined.__qualname__ = f"Dy2stRuntimeError[{cls.__qualname__}]"
+            combined.__doc__ = f"An op raised {cls.__name__} while the graph ran."
+        except TypeError:
+            combined = Dy2stRuntimeError
+    _RUNTIME_ERROR_CLASSES[cls] = combined
+    return combined
+
+
+def runtime_error(error: Exception, message: str, loc: SourceLocation | None) -> Dy2stRuntimeError:
+    """The error to raise when an op fails with ``error`` at run time: a ``Dy2stRuntimeError``
+    naming the op and the user's line, and an instance of ``error``'s class too."""
+    try:
+        return _runtime_error_class(type(error))(message, loc)
+    except TypeError:  # a class whose constructor needs more than a message
+        return Dy2stRuntimeError(message, loc)
+
+
 class GraphAssertionError(Dy2stRuntimeError, AssertionError):
     """A tensor ``assert`` failed while the graph ran."""

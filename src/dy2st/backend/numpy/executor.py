@@ -6,7 +6,7 @@ import threading
 from typing import Any
 
 from dy2st.backend.numpy.codegen import GeneratedCode, generate
-from dy2st.errors import Dy2stError, Dy2stRuntimeError
+from dy2st.errors import Dy2stError, Dy2stRuntimeError, runtime_error
 from dy2st.ir.core import Graph, Op
 from dy2st.ir.printer import describe_op
 
@@ -84,12 +84,8 @@ class Executor:
         op = self.failing_op(error)
         if op is None:
             return None
-        return Dy2stRuntimeError(
-            f"while executing {describe_op(op)}"
-            + (f" ({op.loc.short})" if op.loc else "")
-            + f": {type(error).__name__}: {error}",
-            op.loc,
-        )
+        message = f"while executing {describe_op(op)}" + (f" ({op.loc.short})" if op.loc else "")
+        return runtime_error(error, f"{message}: {type(error).__name__}: {error}", op.loc)
 
     def failing_op(self, error: BaseException) -> Op | None:
         """The op whose generated line raised ``error`` (the innermost generated frame)."""

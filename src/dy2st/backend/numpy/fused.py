@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import Dy2stRuntimeError
+from dy2st.errors import runtime_error
 from dy2st.ir.core import CONST, Block, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
@@ -329,7 +329,7 @@ class FusedKernel:
             return error
         where = f" ({op.loc.short})" if op.loc else ""
         message = f"while executing {describe_op(op)}{where} in {self.name}: {type(error).__name__}: {error}"
-        return Dy2stRuntimeError(message, op.loc)
+        return runtime_error(error, message, op.loc)
 
     def _failing_op(self, error: BaseException) -> Op | None:
         tb, lineno = error.__traceback__, None
