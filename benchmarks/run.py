@@ -207,7 +207,7 @@ def _warm_first_call(quick: bool, runs: int) -> tuple[float, float]:
     dy2st.to_static(workloads.seed_model)(*args)
     samples = []
     for _ in range(runs):
-        convert._CODE_CACHE.pop(workloads.seed_model_again.__code__, None)
+        convert._CODE_CACHE.pop(convert._cache_key(workloads.seed_model_again), None)
         functions._FUNCTION_CACHE.pop(workloads.seed_model_again, None)
         start = time.perf_counter()
         static = dy2st.to_static(workloads.seed_model_again)

@@ -39,12 +39,18 @@ class ConvertedCode:
         return ast_to_source(self._tree)
 
 
-_CODE_CACHE: dict[types.CodeType, ConvertedCode] = {}
+# Keyed by the code object and its file: code objects compile equal (and hash alike) across files
+# when their text and lines are, but converted code carries its file name into every error.
+_CODE_CACHE: dict[tuple[types.CodeType, str], ConvertedCode] = {}
+
+
+def _cache_key(fn: types.FunctionType) -> tuple[types.CodeType, str]:
+    return fn.__code__, fn.__code__.co_filename
 
 
 def convert_code(fn) -> ConvertedCode:
-    """Transform ``fn``'s source (cached per code object)."""
-    cached = _CODE_CACHE.get(fn.__code__)
+    """Transform ``fn``'s source (cached per code object and file)."""
+    cached = _CODE_CACHE.get(_cache_key(fn))
     if cached is not None:
         return cached
     module, func, info = parse_function(fn)
@@ -52,5 +58,5 @@ def convert_code(fn) -> ConvertedCode:
     check_unsupported(module, ctx)
     tree = cast(ast.Module, to_ast(run_pipeline(module, ctx)))
     result = ConvertedCode(tree, compile_tree(tree, info), info)
-    _CODE_CACHE[fn.__code__] = result
+    _CODE_CACHE[_cache_key(fn)] = result
     return result
