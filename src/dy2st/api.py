@@ -22,7 +22,7 @@ import numpy as np
 
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
-from dy2st.errors import UnsupportedSyntaxError
+from dy2st.errors import ConversionError, UnsupportedSyntaxError
 from dy2st.fast_call import CHANGED, build_fast_call, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
@@ -214,6 +214,16 @@ class BoundStaticFunction:
     def code(self) -> str:
         return self.static.code
 
+    @property
+    def num_graphs(self) -> int:
+        return self.static.num_graphs
+
+    def executor_source(self, *args: Any, **kwargs: Any) -> str:
+        return self.static.executor_source(self.instance, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<dy2st.StaticFunction {self.static.fn.__qualname__} bound to {type(self.instance).__name__}>"
+
 
 # A to_static function called from converted code runs converted, inside the caller's graph.
 register_wrapper_type(StaticFunction, lambda f: converted_function(f.fn))
@@ -222,17 +232,36 @@ register_wrapper_type(BoundStaticFunction, lambda f: types.MethodType(converted_
 
 def to_static(
     fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True
-) -> StaticFunction | Callable[[Callable[..., Any]], StaticFunction]:
+) -> StaticFunction | BoundStaticFunction | Callable[[Callable[..., Any]], StaticFunction | BoundStaticFunction]:
     """Convert ``fn`` into a static-graph function with the same results.
 
     Usable as ``@to_static``, ``@to_static(fallback=True)`` or ``to_static(fn)``.
 
     Args:
-        fn: a plain Python function (or method) over NumPy arrays.
+        fn: a plain Python function over NumPy arrays; also a bound method (``to_static(model.forward)``
+            converts the function and keeps it bound to ``model``) or an object with a Python
+            ``__call__`` (converted, bound to the object). NumPy functions, ufuncs and builtins are
+            refused here: call them inside a converted function instead.
         fallback: if the function uses syntax dy2st cannot convert, run it eagerly with a
             warning instead of raising ``UnsupportedSyntaxError``.
         optimize: run the optimizing passes on each graph (on by default).
     """
     if fn is None:
-        return lambda f: StaticFunction(f, fallback=fallback, optimize=optimize)
-    return StaticFunction(fn, fallback=fallback, optimize=optimize)
+        return lambda f: _convert(f, fallback, optimize)
+    return _convert(fn, fallback, optimize)
+
+
+def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> StaticFunction | BoundStaticFunction:
+    """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to."""
+    if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
+        return BoundStaticFunction(StaticFunction(fn.__func__, fallback=fallback, optimize=optimize), fn.__self__)
+    if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):
+        return StaticFunction(fn, fallback=fallback, optimize=optimize)
+    # The class's own __call__, looked up without calling getattr on the object.
+    call = next((vars(base)["__call__"] for base in type(fn).__mro__ if "__call__" in vars(base)), None)
+    if isinstance(call, types.FunctionType):  # an instance of a class with a Python __call__
+        return BoundStaticFunction(StaticFunction(call, fallback=fallback, optimize=optimize), fn)
+    raise ConversionError(
+        f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
+        "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"
+    )
