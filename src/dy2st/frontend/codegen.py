@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import types
 from typing import Any
 
 import gast
@@ -41,9 +42,13 @@ def compile_tree(module: ast.Module, info: SourceInfo):
     ast.fix_missing_locations(module)
     if info.line_offset or info.col_offset:
         _shift_locations(module, info)
-    namespace: dict = {}
-    exec(compile(module, info.filename, "exec"), namespace)
-    return namespace[info.name].__code__
+    # The function's code object is taken from the module's constants, not by running the module:
+    # running it would evaluate the default values (``eps=EPS``) where the user's globals are not.
+    module_code = compile(module, info.filename, "exec")
+    for constant in module_code.co_consts:
+        if isinstance(constant, types.CodeType) and constant.co_name == info.name:
+            return constant
+    raise KeyError(f"the converted module defines no function {info.name!r}")
 
 
 def _shift_locations(module: ast.Module, info: SourceInfo) -> None:
