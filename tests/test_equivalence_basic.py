@@ -303,3 +303,17 @@ def test_returned_arrays_are_fresh_across_calls():
         assert not np.shares_memory(a, b)
     for a, k in zip(first, kept):
         np.testing.assert_array_equal(a, k)  # the second call did not overwrite the first's results
+
+
+def divmod_pairs(x, y):
+    q, r = divmod(x, 3.0)
+    q2, r2 = divmod(7, y)
+    return q + r, q2 * r2
+
+
+def test_builtin_divmod_on_tensors_matches_eager():
+    x, y = np.array([1.5, -2.25, 7.0]), np.array([2, -3, 5])
+    expected, got = divmod_pairs(x, y), dy2st.to_static(divmod_pairs)(x, y)
+    for e, g in zip(expected, got):
+        np.testing.assert_array_equal(g, e)
+        assert g.dtype == e.dtype

@@ -323,6 +323,10 @@ for _dunder, _ufunc in {
 }.items():
     setattr(Tensor, _dunder, lambda self, _u=_ufunc: apply(_operator_op(_u), self))
 
+# divmod(a, b) is np.divmod: a (quotient, remainder) pair of results. No in-place form.
+for _dunder, _method in zip(("__divmod__", "__rdivmod__"), _binary(np.divmod)[:2]):
+    setattr(Tensor, _dunder, _method)
+
 
 def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:
     """Emit a side-effecting op without results (print, assert)."""
