@@ -47,13 +47,17 @@ class Program:
                 return False
         return True
 
+    def __post_init__(self) -> None:
+        # The key of each guarded value, computed once: guards_hold runs at every call.
+        self._guard_keys = [(source, constant_key(value)) for source, value in self.guards]
+
     def guards_hold(self) -> bool:
-        for source, value in self.guards:
+        for source, key in self._guard_keys:
             try:
                 now = source.read()
             except (KeyError, ValueError, NameError):
                 return False
-            if constant_key(now) != constant_key(value):
+            if constant_key(now) != key:
                 return False
         return True
 

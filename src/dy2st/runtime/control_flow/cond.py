@@ -329,8 +329,9 @@ def name_after_variable(value: Value, label: str) -> None:
     """Name a value a branch or loop body hands out after the variable it becomes (``y`` for
     ``y`` and ``y[0]``), unless it has a name already, so both branches of a cond print alike
     whatever order their ops were emitted in."""
-    if value.name_hint is None and isinstance(value.owner, Op):
-        value.name_hint = label.split("[")[0] if label.split("[")[0].isidentifier() else None
+    name = label.split("[")[0]
+    if value.name_hint is None and isinstance(value.owner, Op) and name.isidentifier():
+        value.name_hint = name
 
 
 def is_leaf(x: Any) -> bool:
