@@ -43,14 +43,26 @@ def test_a_row_reduction_is_a_reduction():
         assert OPS[name].reduction, name
 
 
+# float16 rows whose float16 running sum overflows: NumPy's mean accumulates them in float32.
+_WIDE_ACCUMULATOR_ROWS = np.full((3, 4000), 30000, np.float16)
+
+
+def _rows(dtype):
+    if dtype == np.float16:
+        return _WIDE_ACCUMULATOR_ROWS
+    return np.random.default_rng(1).standard_normal((5, 7)).astype(dtype)
+
+
 @pytest.mark.parametrize("name", _ops("row_reduction"))
 @pytest.mark.parametrize("keepdims", [False, True])
-def test_row_kernels_compute_what_the_op_kernel_computes(name, keepdims):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_row_kernels_compute_what_the_op_kernel_computes(name, keepdims, dtype):
     opdef = OPS[name]
-    x = np.random.default_rng(1).standard_normal((5, 7)).astype(np.float32)
-    expected = opdef.kernel(x, axis=(1,), keepdims=keepdims)
-    out = np.empty_like(expected)
-    opdef.row_reduction(x, axis=-1, keepdims=keepdims, out=out)
+    x = _rows(dtype)
+    with np.errstate(over="ignore"):  # float16 sums overflow in eager NumPy too
+        expected = opdef.kernel(x, axis=(1,), keepdims=keepdims)
+        out = np.empty_like(expected)
+        opdef.row_reduction(x, axis=-1, keepdims=keepdims, out=out)
     assert out.dtype == expected.dtype and np.array_equal(out, expected)
 
 
@@ -64,15 +76,17 @@ def test_only_empty_has_an_uninitialized_result():
 
 
 @pytest.mark.parametrize("name", _ops("out_kernel"))
-def test_out_kernels_write_what_the_kernel_returns(name):
+@pytest.mark.parametrize("dtype", [np.float64, np.float16])
+def test_out_kernels_write_what_the_kernel_returns(name, dtype):
     opdef = OPS[name]
-    x = np.random.default_rng(2).standard_normal((4, 4))
-    operands, attrs = {"matmul": ((x, x), {}), "astype": ((x,), {"dtype": np.dtype(np.float32)})}.get(
+    x = np.random.default_rng(2).standard_normal((4, 4)) if dtype == np.float64 else _WIDE_ACCUMULATOR_ROWS
+    operands, attrs = {"matmul": ((x, x.T), {}), "astype": ((x,), {"dtype": np.dtype(np.float32)})}.get(
         name, ((x,), {"axis": (1,), "keepdims": False} if opdef.reduction else {})
     )
-    expected = opdef.kernel(*operands, **attrs)
-    out = np.empty_like(expected)
-    assert opdef.out_kernel(*operands, out=out, **attrs) is out
+    with np.errstate(over="ignore"):  # float16 sums overflow in eager NumPy too
+        expected = opdef.kernel(*operands, **attrs)
+        out = np.empty_like(expected)
+        assert opdef.out_kernel(*operands, out=out, **attrs) is out
     assert out.dtype == expected.dtype and np.array_equal(out, expected)
 
 

@@ -119,10 +119,24 @@ def reduction_rule(name: str):
     return infer
 
 
+def mean_into(x, axis=None, keepdims=False, out=None, **options):
+    """``np.mean`` writing into ``out``, accumulating as eager NumPy does.
+
+    Eager ``np.mean`` of float16 sums in float32 and casts the quotient back; given a float16
+    ``out=`` it would sum in float16 instead (``inf`` where eager gives finite values), so the
+    float32 result is computed first and then cast into ``out``.
+    """
+    if out is not None and x.dtype == np.float16 and options.get("dtype") is None:
+        wide = np.mean(x, axis=axis, keepdims=keepdims, dtype=np.float32)
+        np.copyto(out, wide, casting="unsafe")
+        return out
+    return np.mean(x, axis=axis, keepdims=keepdims, out=out, **options)
+
+
 # Reductions whose NumPy function writes into ``out=`` with the result NumPy would return.
 _OUT_KERNELS: dict[str, Callable[..., Any]] = {
     "sum": np.sum,
-    "mean": np.mean,
+    "mean": mean_into,
     "prod": np.prod,
     "max": np.max,
     "min": np.min,
@@ -131,10 +145,11 @@ _OUT_KERNELS: dict[str, Callable[..., Any]] = {
 # Reductions over the last axis that may sit inside a fused group (tiles then hold whole rows),
 # with the function a tile calls with ``out=``: NumPy's own, which runs the same code as eager.
 # ``np.sum/max/min`` of an ndarray are exactly ``ufunc.reduce`` (called without the wrapper's
-# Python overhead); ``np.mean`` divides by an ``intp`` count after its sum, so it is called as is.
+# Python overhead); ``np.mean`` divides by an ``intp`` count after its sum, so it is called as is
+# (through ``mean_into``, which keeps its float32 accumulator for float16).
 _ROW_REDUCTIONS: dict[str, Callable[..., Any]] = {
     "sum": np.add.reduce,
-    "mean": np.mean,
+    "mean": mean_into,
     "max": np.maximum.reduce,
     "min": np.minimum.reduce,
 }
