@@ -4,6 +4,7 @@ Each case runs eagerly and converted and must leave the same results and argumen
 
 import numpy as np
 import pytest
+
 from eager_parity import assert_like_eager
 
 # Rows whose float16 running sum overflows: NumPy's mean accumulates float16 in float32.
