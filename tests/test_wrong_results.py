@@ -27,3 +27,72 @@ def centred(x):
 def test_float16_means_accumulate_in_float32_in_planned_and_fused_buffers(fn):
     result = assert_like_eager(fn, HALF_ROWS)
     assert np.isfinite(result).all()
+
+
+# Values that simplification folds to the argument itself, then an in-place update of the argument.
+def _identity_then_update(make_value, update):
+    def fn(x):
+        v = make_value(x)
+        update(x)
+        return v
+
+    return fn
+
+
+IDENTITIES = {
+    "times_one": lambda x: x * 1.0,
+    "plus_zero": lambda x: x + 0,
+    "divide_one": lambda x: x / 1,
+    "double_negation": lambda x: -(-x),
+    "np_add_zero": lambda x: np.add(x, 0),
+    "astype_same": lambda x: x.astype(x.dtype),
+}
+
+
+def _add_one(x):
+    x += 1.0
+
+
+def _set_first(x):
+    x[0] = 5.0
+
+
+def _set_all(x):
+    x[:] = 7.0
+
+
+@pytest.mark.parametrize("update", [_add_one, _set_first, _set_all])
+@pytest.mark.parametrize("make_value", IDENTITIES.values(), ids=IDENTITIES.keys())
+def test_a_value_equal_to_an_argument_keeps_its_value_when_the_argument_is_updated(make_value, update):
+    assert_like_eager(_identity_then_update(make_value, update), np.zeros(3))
+
+
+def updated_in_a_loop(x, n):
+    v = x * 1.0
+    i = 0
+    while i < n:
+        x[i] += 1.0
+        i += 1
+    return v, x * 1.0
+
+
+def updated_in_a_branch(x, c):
+    v = x + 0
+    if c > 0:
+        x += 2.0
+    return v
+
+
+def two_arguments_updated(x, y):
+    a = x * 1.0
+    b = y / 1
+    x += y
+    y *= 3.0
+    return b, a
+
+
+def test_the_value_survives_updates_in_tensor_loops_and_branches():
+    assert_like_eager(updated_in_a_loop, np.zeros(3), np.int64(2))
+    assert_like_eager(updated_in_a_branch, np.zeros(3), np.float64(1.0))
+    assert_like_eager(updated_in_a_branch, np.zeros(3), np.float64(-1.0))
+    assert_like_eager(two_arguments_updated, np.arange(3.0), np.ones(3))

@@ -325,15 +325,25 @@ class CodeGenerator:
         returned: set[Value] = set()
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
-            if i in self.writebacks:
-                self.line(depth, f"np.copyto(a{self.writebacks[i]}, {name})", op)
             # The same value twice (CSE merged `np.zeros(3), np.zeros(3)`) must still give the
-            # caller two arrays, as eager NumPy does.
+            # caller two arrays, as eager NumPy does. Copies are taken before the write-backs
+            # below: a returned value may be an argument's value on entry (`v = x * 1.0`
+            # simplified to `x`), which writing the argument back would overwrite.
             if value in aliasing or (value in returned and i not in self.writebacks):
                 name = f"np.array({name}, copy=True)"
+                if self.writebacks:
+                    name = self.bind_line(depth, name, op)
             returned.add(value)
             outputs.append(name)
+        for i, argument in self.writebacks.items():
+            self.line(depth, f"np.copyto(a{argument}, {outputs[i]})", op)
         self.line(depth, "return (" + "".join(f"{o}, " for o in outputs) + ")", op)
+
+    def bind_line(self, depth: int, expression: str, op: Op) -> str:
+        """Emit ``name = expression`` under a fresh name and return the name."""
+        name = self.fresh()
+        self.line(depth, f"{name} = {expression}", op)
+        return name
 
     def emit_cond(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         results = [self.fresh() for _ in op.results]
