@@ -39,8 +39,9 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
     Everything that does not depend on the argument values is baked in: how each capture is
     read (a module global is one dict lookup), the type each capture must still have, whether
     guards exist, how outputs are returned. The function returns ``CHANGED`` when an argument is
-    not exactly an ndarray, a capture was rebound to an array of another type, or a guarded
-    Python global changed; the caller then takes the general path. Example, two args, one global::
+    not exactly an ndarray, a capture was rebound to an array of another type, a guarded
+    Python global changed, or an array the graph updates in place overlaps another input; the
+    caller then takes the general path. Example, two args, one global::
 
         def fast_call(args):
             x0, x1 = args
@@ -85,6 +86,9 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
         ]
     if program.guards:
         lines += ["    if not guards_hold():", "        return CHANGED"]
+    if program.writebacks:  # the general path runs the Python function on overlapping inputs
+        names["inputs_overlap"] = program.inputs_overlap
+        lines += [f"    if inputs_overlap(({''.join(f'{v}, ' for v in xs + cs)})):", "        return CHANGED"]
     call = f"run({', '.join(xs + cs)})"
     if program.output_treedef == ANY_LEAF:
         lines.append(f"    return {call}[0]")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +50,23 @@ class Program:
     def __post_init__(self) -> None:
         # The key of each guarded value, computed once: guards_hold runs at every call.
         self._guard_keys = [(source, constant_key(value)) for source, value in self.guards]
+        self._written_inputs = sorted(set(self.writebacks.values()))
+
+    def inputs_overlap(self, inputs: Sequence[Any]) -> bool:
+        """Does an input the graph updates in place share memory with another input?
+
+        The graph treats its inputs as independent arrays, as they are in every call but one
+        like ``f(a, a)``, ``f(a, a[1:])`` or ``f(W)`` of a function that also reads the global
+        ``W``: there a write through one name must be seen through the other, and the caller runs
+        the Python function instead. ``np.may_share_memory`` compares memory bounds only, so it
+        costs about a microsecond per pair; a false "may overlap" only costs speed.
+        """
+        for written in self._written_inputs:
+            target = inputs[written]
+            for index, other in enumerate(inputs):
+                if index != written and np.may_share_memory(target, other):
+                    return True
+        return False
 
     def guards_hold(self) -> bool:
         for source, key in self._guard_keys:
