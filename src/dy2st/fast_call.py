@@ -40,7 +40,8 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
     read (a module global is one dict lookup), the type each capture must still have, whether
     guards exist, how outputs are returned. The function returns ``CHANGED`` when an argument is
     not exactly an ndarray, a capture was rebound to an array of another type, a guarded
-    Python global changed, or an array the graph updates in place overlaps another input; the
+    Python value changed (a module global compared by identity, such as a function, is checked
+    inline), or an array the graph updates in place overlaps another input; the
     caller then takes the general path. Example, two args, one global::
 
         def fast_call(args):
@@ -58,7 +59,7 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
         "run": run,
         "unflatten": unflatten,
         "treedef": program.output_treedef,
-        "guards_hold": program.guards_hold,
+        "other_guards_hold": program.other_guards_hold,
     }
     xs = [f"x{i}" for i in range(arity)]
     lines = ["def fast_call(args):"]
@@ -84,8 +85,11 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
             f" or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
             "        return CHANGED",
         ]
-    if program.guards:
-        lines += ["    if not guards_hold():", "        return CHANGED"]
+    for k, (source, obj) in enumerate(program.global_identity_guards):
+        names[f"gns{k}"], names[f"G{k}"] = source.namespace, obj
+        lines += [f"    if gns{k}.get({source.name!r}) is not G{k}:", "        return CHANGED"]
+    if program.has_other_guards:
+        lines += ["    if not other_guards_hold():", "        return CHANGED"]
     if program.writebacks:  # the general path runs the Python function on overlapping inputs
         names["inputs_overlap"] = program.inputs_overlap
         lines += [f"    if inputs_overlap(({''.join(f'{v}, ' for v in xs + cs)})):", "        return CHANGED"]

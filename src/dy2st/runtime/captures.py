@@ -10,7 +10,10 @@ While a graph is being built, every value reached this way goes through ``captur
   the same access path (``W``, ``self.W``, ``PARAMS['w'][0]``, ``mylib.W``), so in-place updates
   and rebinding are both seen;
 * a Python scalar (or NumPy scalar, str, None) is baked into the graph and recorded as a *guard*:
-  the graph is rebuilt if the value found through the same path changes;
+  the graph is rebuilt if the value found through the same path changes; so are functions,
+  classes, dtypes, random generators and other objects (by identity), and lists, tuples and dicts
+  without arrays inside (by a snapshot of their items, so changing one in place rebuilds too);
+  modules are not guarded;
 * a list/tuple/dict holding arrays is handed over as a read-only copy whose arrays are captures
   (writing into it raises), with a guard on its length/keys;
 * an instance of a user class, or a user module, is wrapped in ``ObjectProxy`` so that its
@@ -31,7 +34,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
 from dy2st.frontend.reserved_names import RUNTIME_ALIAS
-from dy2st.runtime.pytree import refuse_array_subclass
+from dy2st.runtime.pytree import constant_key, refuse_array_subclass
 from dy2st.runtime.user_code import library_dirs
 from dy2st.staging.builder import current_builder
 
@@ -315,7 +318,33 @@ def capture_value(value: Any, source: Source) -> Any:
         return tuple(items) if type(value) is tuple else FrozenList(items)
     if _is_user_module(value) or _is_user_instance(value):
         return ObjectProxy(value, source)
+    if isinstance(value, types.ModuleType):
+        return value  # `np`, `math`: not guarded (a guard per call for a rebinding nobody does)
+    # Functions, classes, dtypes, containers without arrays, library objects: baked into the
+    # graph, so guarded by value (containers) or identity (the rest; see constant_key).
+    builder.guards.append((source, ReadSnapshot(value) if type(value) in _CONTAINERS else value))
     return value
+
+
+_CONTAINERS = (list, dict, set)
+
+
+class ReadSnapshot:
+    """A mutable container as it was when the graph read it.
+
+    If the function itself changes the container while the graph is built (a log list it
+    appends to), the container is a place the function writes, not a value the graph baked in:
+    guarding it would rebuild the graph at every call. ``Program`` drops such guards.
+    """
+
+    __slots__ = ("value", "key")
+
+    def __init__(self, value: Any):
+        self.value = value
+        self.key = constant_key(value)
+
+    def changed(self) -> bool:
+        return constant_key(self.value) != self.key
 
 
 class FunctionGlobals(dict):

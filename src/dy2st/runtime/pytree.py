@@ -17,15 +17,35 @@ from dy2st.errors import UnsupportedOpError, user_location
 _CONSTANT_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, type)
 
 
-def constant_key(value: Any) -> tuple[Any, ...]:
+# Compared by value in a guard; other objects (functions, generators, user objects) by identity.
+_VALUE_TYPES = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), slice, range, np.generic, np.dtype)
+# How deep containers are compared item by item; deeper ones compare by identity.
+_KEY_DEPTH = 8
+
+
+def constant_key(value: Any, depth: int = 0) -> tuple[Any, ...]:
     """What identifies a Python constant in a cache key or guard: its type and value, with floats
     compared by their bits, so ``-0.0`` is not ``0.0`` (``1.0 / -0.0`` is ``-inf``) and a NaN
-    matches a NaN (``==`` would build a new graph at every call)."""
+    matches a NaN (``==`` would build a new graph at every call).
+
+    Lists, tuples, dicts and sets are keyed by a snapshot of their items, so changing one in place
+    (``CFG["scale"] = 3.0``) changes the key; functions and other objects are keyed by identity
+    (rebinding ``ACT = np.sin`` changes it, and no user ``__eq__`` runs).
+    """
     if isinstance(value, (float, np.floating)):
         return (type(value), float(value).hex())
     if isinstance(value, (complex, np.complexfloating)):
         return (type(value), complex(value).real.hex(), complex(value).imag.hex())
-    return (type(value), value)
+    if isinstance(value, _VALUE_TYPES) or isinstance(value, type):
+        return (type(value), value)
+    if depth < _KEY_DEPTH:
+        if type(value) in (list, tuple):
+            return (type(value), tuple(constant_key(item, depth + 1) for item in value))
+        if type(value) is dict:
+            return (dict, tuple((constant_key(k, depth + 1), constant_key(v, depth + 1)) for k, v in value.items()))
+        if type(value) in (set, frozenset):
+            return (type(value), frozenset(constant_key(item, depth + 1) for item in value))
+    return (type(value), Identity(value))
 
 
 class Constant:
