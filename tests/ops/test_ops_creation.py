@@ -167,8 +167,8 @@ def tensor_arange(x, n):
     return np.arange(n)
 
 
-def random_inside(x, n):
-    return x + np.random.rand(3)
+def generator_built_inside(x, n):
+    return x + np.random.Generator(np.random.PCG64(0)).random(3)
 
 
 def ragged(x, n):
@@ -187,7 +187,7 @@ def test_creation_errors_name_the_line():
     cases = [
         (tensor_shape, dy2st.TensorValueError, "np.zeros(n)", ["only known when the graph runs"]),
         (tensor_arange, dy2st.TensorValueError, "np.arange(n)", ["np.arange", "the stop is the tensor"]),
-        (random_inside, dy2st.UnsupportedOpError, "np.random.rand", ["np.random.rand", "same numbers"]),
+        (generator_built_inside, dy2st.UnsupportedOpError, "np.random.Generator(", ["created once", "default_rng"]),
         (ragged, dy2st.GraphBuildError, "np.array([x, x[:2]])", ["np.array", "inhomogeneous"]),
         (mismatched_concatenate, dy2st.GraphBuildError, "np.concatenate(", ["along dimension 1"]),
         (like_argument, dy2st.UnsupportedOpError, "like=x", ["np.zeros", "'like'"]),

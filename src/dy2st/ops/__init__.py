@@ -2,7 +2,7 @@
 into the op definitions (``dy2st.ir.opdefs``) and the tracer's handler tables
 (``dy2st.staging.handlers``)."""
 
-from dy2st.ops import (  # noqa: F401  (registration)  # noqa: F401  (registration)  # noqa: F401  (registration)  # noqa: F401  (registration)
+from dy2st.ops import (  # noqa: F401  (registration)
     checks,
     creation,
     diagonal,
@@ -14,6 +14,7 @@ from dy2st.ops import (  # noqa: F401  (registration)  # noqa: F401  (registrati
     join,
     linalg,
     python_numbers,
+    random,
     reductions,
     replication,
     scans,

@@ -13,14 +13,12 @@ After (IR)::
 
     %h = full {dtype=float32, fill_value=0, shape=(4, 32)} : f32[4,32]
 
-Random number functions (``np.random.rand`` ...) are refused: run at build time they would draw
-once and repeat the same numbers on every call.
+Random draws (``np.random.rand``, ``rng.normal`` ...) are ``ops/random.py``.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import numpy as np
@@ -262,58 +260,3 @@ CREATION_HANDLERS.update(
         np.identity: identity,
     }
 )
-
-# --- random numbers: refused ---------------------------------------------------------------
-_RANDOM_FUNCTIONS = (
-    "rand",
-    "randn",
-    "random",
-    "random_sample",
-    "ranf",
-    "sample",
-    "uniform",
-    "normal",
-    "standard_normal",
-    "randint",
-    "random_integers",
-    "choice",
-    "permutation",
-    "shuffle",
-    "binomial",
-    "poisson",
-    "exponential",
-    "beta",
-    "gamma",
-    "bytes",
-)
-
-
-def _refuse_random(name: str):
-    def refuse(*args, **kwargs):
-        raise UnsupportedOpError(
-            f"np.random.{name} inside a converted function would draw its numbers once, while the "
-            "graph is built, and return the same numbers on every call",
-            user_location(),
-            "draw random numbers outside the converted function and pass them in as an argument",
-        )
-
-    return refuse
-
-
-_random_refused = False
-
-
-def register_random_refusals() -> None:
-    """Refuse NumPy's random functions in converted code, once ``numpy.random`` is imported.
-
-    Not done when dy2st is imported: touching ``np.random`` imports it (about 8 ms, a fifth of
-    ``import dy2st``). A converted function that calls ``np.random.rand`` has imported it by the
-    time ``convert_call`` sees the call, and ``convert_call`` calls this first.
-    """
-    global _random_refused
-    if _random_refused or "numpy.random" not in sys.modules:
-        return
-    for name in _RANDOM_FUNCTIONS:
-        if hasattr(np.random, name):
-            CREATION_HANDLERS[getattr(np.random, name)] = _refuse_random(name)
-    _random_refused = True

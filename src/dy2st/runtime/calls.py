@@ -8,10 +8,10 @@ import types
 from typing import Any
 
 from dy2st.errors import ConversionError
-from dy2st.ops.creation import register_random_refusals
 from dy2st.ops.structural import PRINT, Literal
 from dy2st.runtime.captures import set_call_converter
 from dy2st.runtime.functions import converted_function, unwrap_converted
+from dy2st.runtime.random_draws import staged_random_call
 from dy2st.runtime.user_code import is_user_function
 from dy2st.staging.builder import current_builder
 from dy2st.staging.handlers import CREATION_HANDLERS
@@ -27,7 +27,9 @@ def convert_call(f: Any) -> Any:
         return wrapped
     if f is builtins.print:
         return convert_print
-    register_random_refusals()
+    random_call = staged_random_call(f)
+    if random_call is not None:
+        return random_call
     try:
         staged = CREATION_HANDLERS.get(f)
     except TypeError:  # unhashable callables

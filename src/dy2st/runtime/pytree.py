@@ -67,6 +67,10 @@ class Constant:
         return repr(self.value)
 
 
+def _python_number(leaf: Any) -> Any:
+    return leaf.item() if isinstance(leaf, (np.ndarray, np.generic)) else leaf
+
+
 class Identity:
     """Wraps an arbitrary object so it compares and hashes by identity in a cache key."""
 
@@ -131,8 +135,8 @@ class TreeDef(NamedTuple):
         kind = self.kind
         if kind == LEAF:
             return next(leaves)
-        if kind == PYTHON_NUMBER:  # a result that is a Python number in eager code: a 0-d array here
-            return next(leaves).item()
+        if kind == PYTHON_NUMBER:  # a Python number in eager code: a 0-d array, a NumPy scalar or
+            return _python_number(next(leaves))  # already the Python number here
         if kind == TUPLE:
             return tuple(c.unflatten(leaves, hook) for c in self.children)
         if kind == NAMED_TUPLE:
