@@ -163,10 +163,38 @@ def test_tensor_and_or_not_chains_give_bool_truth_values(x, y):
     assert_same(dy2st.to_static(_tensor_logic)(x, y), expected)
 
 
-def test_tensor_logic_stages_logical_ops():
+def test_tensor_and_or_stage_a_cond_and_not_stages_logical_not():
+    """`and`/`or` evaluate their right operand only where Python would: in a branch."""
     graph = dy2st.to_static(_tensor_logic).graph(np.ones(2), np.ones(2), optimize=False)
-    names = {op.name for op in graph.walk()}
-    assert {"logical_and", "logical_or", "logical_not", "not_equal"} <= names
+    names = [op.name for op in graph.walk()]
+    assert names.count("cond") >= 2 and "logical_not" in names and "not_equal" in names
+
+
+def _operands(x):
+    return x.sum() and x.max() * 5, x.min() or x.max() - 1
+
+
+@pytest.mark.parametrize("x", [np.arange(1.0, 4.0), np.zeros(3), np.array([-1.0, 0.0, 1.0])])
+def test_and_or_return_the_deciding_operand(x):
+    assert_same(dy2st.to_static(_operands)(x), _operands(x))
+
+
+def _guarded_index(x, i, n):
+    if i < n and x[i] > 0:
+        return 1.0
+    return 0.0
+
+
+def _guarded_index_value(x, i, n):
+    ok = i < n and x[i] > 0
+    return ok
+
+
+@pytest.mark.parametrize("fn", [_guarded_index, _guarded_index_value])
+def test_the_right_operand_is_not_evaluated_where_the_left_decides(fn):
+    static = dy2st.to_static(fn)
+    for i in range(6):
+        assert_same(static(np.ones(3), np.int64(i), np.int64(3)), fn(np.ones(3), np.int64(i), np.int64(3)))
 
 
 def _python_left_tensor_right(x, flag):

@@ -8,7 +8,7 @@ from dy2st.runtime import control_flow
 from dy2st.runtime.asserts import convert_assert
 from dy2st.runtime.calls import convert_call, convert_print
 from dy2st.runtime.control_flow import *  # noqa: F403  (its __all__: the if/while/for helpers)
-from dy2st.runtime.logical import (
+from dy2st.runtime.control_flow.logical import (
     convert_compare_chain,
     convert_logical_and,
     convert_logical_not,

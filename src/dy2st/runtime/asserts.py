@@ -13,7 +13,7 @@ from typing import Any
 
 from dy2st.errors import GraphBuildError, user_location
 from dy2st.ops.structural import ASSERT
-from dy2st.runtime.logical import truth_value
+from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.staging.tensor import Tensor, apply_effect
 
 

@@ -3,7 +3,7 @@ def f(x, n):
     i = 0
     break_ = False
     while _dy2st.convert_logical_and(lambda : _dy2st.convert_logical_not(
-        break_), lambda : i < n):
+        break_), lambda : i < n, truth_only=True):
         if x[i] > 2:
             do_return = True
             retval = x[i]

@@ -13,7 +13,7 @@ After::
         y = _dy2st.convert_ifexp(c, lambda: u, lambda: v)
 
 Operands become lambdas so that the runtime evaluates them lazily, in Python's order: Python values
-keep short-circuiting, tensors become logical ops (see ``dy2st.runtime.logical``). A single
+keep short-circuiting, tensors become logical ops (see ``dy2st.runtime.control_flow.logical``). A single
 comparison ``a < b`` is left alone: the tensor operators already stage it.
 
 Expressions holding an assignment expression (``:=``) are left unconverted, since a lambda would
@@ -43,6 +43,16 @@ def _has_named_expr(node: gast.AST) -> bool:
     return any(isinstance(n, gast.NamedExpr) for n in gast.walk(node))
 
 
+# Set on a BoolOp whose value is only tested for truth (an if/while/assert/ternary test, the
+# operand of `not`, or an operand of such a BoolOp): its tensor form may be a bool.
+_TRUTH_ONLY = "_dy2st_truth_only"
+
+
+def _mark_truth_only(node: gast.AST) -> None:
+    if isinstance(node, (gast.BoolOp, gast.UnaryOp)):
+        setattr(node, _TRUTH_ONLY, True)
+
+
 class LogicalTransformer(Transformer):
     """Rewrites ``BoolOp``, ``not``, chained ``Compare`` and ``IfExp`` into runtime calls."""
 
@@ -50,18 +60,41 @@ class LogicalTransformer(Transformer):
         # A lambda in a class body cannot see the class's names; such code stays Python.
         return node
 
+    def visit_If(self, node: gast.If) -> gast.If:
+        _mark_truth_only(node.test)
+        self.generic_visit(node)
+        return node
+
+    def visit_While(self, node: gast.While) -> gast.While:
+        _mark_truth_only(node.test)
+        self.generic_visit(node)
+        return node
+
+    def visit_Assert(self, node: gast.Assert) -> gast.Assert:
+        _mark_truth_only(node.test)
+        self.generic_visit(node)
+        return node
+
     def visit_BoolOp(self, node: gast.BoolOp) -> gast.expr:
+        truth_only = getattr(node, _TRUTH_ONLY, False)
+        if truth_only:
+            for operand in node.values:
+                _mark_truth_only(operand)
         self.generic_visit(node)
         if _has_named_expr(node):
             return node
         helper = "convert_logical_and" if isinstance(node.op, gast.And) else "convert_logical_or"
+        keywords = [gast.keyword(arg="truth_only", value=gast.Constant(value=True, kind=None))] if truth_only else []
         # `a and b and c` is `a and (b and c)` in Python's evaluation and result.
         result = node.values[-1]
         for operand in reversed(node.values[:-1]):
             result = _runtime_call(helper, [make_lambda(operand), make_lambda(result)])
+            result.keywords = list(keywords)
         return result
 
     def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.expr:
+        if isinstance(node.op, gast.Not):
+            _mark_truth_only(node.operand)
         self.generic_visit(node)
         if not isinstance(node.op, gast.Not):
             return node
@@ -78,6 +111,7 @@ class LogicalTransformer(Transformer):
         return _runtime_call("convert_compare_chain", [make_lambda(node.left), *links])
 
     def visit_IfExp(self, node: gast.IfExp) -> gast.expr:
+        _mark_truth_only(node.test)
         self.generic_visit(node)
         if _has_named_expr(node.body) or _has_named_expr(node.orelse):
             return node

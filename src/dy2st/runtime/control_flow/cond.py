@@ -32,6 +32,7 @@ from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
+from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     defined_within,
@@ -46,7 +47,6 @@ from dy2st.runtime.control_flow.values import (
     weak_promotion_keeps,
     wrap_result,
 )
-from dy2st.runtime.logical import truth_value
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor

@@ -24,9 +24,9 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
 from dy2st.runtime.control_flow.cond import cond
+from dy2st.runtime.control_flow.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
 from dy2st.runtime.control_flow.values import python_number, wrap_result
-from dy2st.runtime.logical import convert_logical_and, convert_logical_not
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import TensorValueError, user_location
-from dy2st.ops.shape import RESHAPE
-from dy2st.staging.tensor import Tensor, apply, apply_ufunc
+from dy2st.runtime.control_flow.cond import cond
+from dy2st.runtime.control_flow.truth import truth_value
+from dy2st.staging.tensor import Tensor, apply_ufunc
 
 _COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
     "Eq": operator.eq,
@@ -42,53 +42,73 @@ _COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-def truth_value(tensor: Tensor) -> Tensor:
-    """The truth value of a one-element tensor as a 0-d bool tensor, as ``bool(array)`` in NumPy.
-
-    Raises:
-        TensorValueError: the tensor has more or fewer than one element (NumPy raises too).
-    """
-    if tensor.size != 1:
-        raise TensorValueError(
-            f"the truth value of a tensor {tensor.type} with {tensor.size} elements is ambiguous "
-            "(NumPy raises here too)",
-            user_location(),
-            "reduce it first with np.any(...) or np.all(...)",
-        )
-    if tensor.shape != ():
-        tensor = apply(RESHAPE, tensor, shape=())
-    if tensor.dtype.kind != "b":
-        tensor = apply_ufunc(np.not_equal, tensor, 0)
-    return tensor
-
-
 def _truth(operand: Any) -> Any:
     """A tensor's truth value tensor, or a Python value's ``bool``."""
     return truth_value(operand) if isinstance(operand, Tensor) else bool(operand)
 
 
-def convert_logical_and(left_fn: Callable[[], Any], right_fn: Callable[[], Any]) -> Any:
-    """``left and right``: Python's ``and`` for a Python ``left``, ``logical_and`` for a tensor.
+def convert_logical_and(left_fn: Callable[[], Any], right_fn: Callable[[], Any], truth_only: bool = False) -> Any:
+    """``left and right`` with Python's semantics: ``right`` is evaluated only where ``left`` is
+    true, and the result is the operand that decided.
+
+    For a tensor ``left`` this is a ``cond`` on its truth value whose true branch computes
+    ``right`` (so ``i < n and x[i] > 0`` never indexes where ``i < n`` is false) and whose false
+    branch gives ``left`` back. Where only the truth of the result matters (``truth_only``: an
+    ``if``/``while``/``assert`` test, the operand of ``not``), both branches give 0-d bools.
 
     Args:
         left_fn: computes the left operand.
-        right_fn: computes the right operand; called only when Python's ``and`` would evaluate it,
-            or always when the left operand is a tensor.
+        right_fn: computes the right operand; called only when Python's ``and`` would evaluate it
+            (for a tensor ``left``: inside the branch that runs when it is true).
+        truth_only: the caller only tests the result's truth value.
     """
     left = left_fn()
     if not isinstance(left, Tensor):
         return right_fn() if left else left
     left_truth = truth_value(left)
-    return apply_ufunc(np.logical_and, left_truth, _truth(right_fn()))
+    if truth_only:
+        return cond(left_truth, lambda: _truth_tensor(right_fn()), lambda: left_truth)
+    return _pick_operand(left_truth, left, right_fn)
 
 
-def convert_logical_or(left_fn: Callable[[], Any], right_fn: Callable[[], Any]) -> Any:
-    """``left or right``: Python's ``or`` for a Python ``left``, ``logical_or`` for a tensor."""
+def convert_logical_or(left_fn: Callable[[], Any], right_fn: Callable[[], Any], truth_only: bool = False) -> Any:
+    """``left or right``: like ``convert_logical_and``, with ``right`` evaluated where ``left`` is false."""
     left = left_fn()
     if not isinstance(left, Tensor):
         return left if left else right_fn()
     left_truth = truth_value(left)
-    return apply_ufunc(np.logical_or, left_truth, _truth(right_fn()))
+    if truth_only:
+        return cond(left_truth, lambda: left_truth, lambda: _truth_tensor(right_fn()))
+    return _pick_operand(apply_ufunc(np.logical_not, left_truth), left, right_fn)
+
+
+def _pick_operand(evaluate_right: Tensor, left: Tensor, right_fn: Callable[[], Any]) -> Any:
+    """``right_fn()`` where ``evaluate_right`` holds, else ``left``: the operand Python returns.
+
+    The two operands may have different dtypes (``count and 0.5``); eager code then returns a
+    value whose type depends on the data, which one graph cannot, so both become their common
+    dtype (values and truth are kept; docs/semantics.md).
+    """
+    common: list[np.dtype] = []
+
+    def right_branch() -> Any:
+        right = right_fn()
+        common.append(np.result_type(left.dtype, right.dtype if isinstance(right, Tensor) else right))
+        return _as_dtype(right, common[0])
+
+    # cond traces the true branch first, so the common dtype is known when the left one is traced.
+    return cond(evaluate_right, right_branch, lambda: _as_dtype(left, common[0]))
+
+
+def _as_dtype(value: Any, dtype: np.dtype) -> Any:
+    if isinstance(value, Tensor):
+        return value if value.dtype == dtype else value.astype(dtype)
+    return np.asarray(value, dtype=dtype)[()]
+
+
+def _truth_tensor(operand: Any) -> Any:
+    """The truth value of ``operand`` as a 0-d bool tensor (a Python value as a Python bool)."""
+    return truth_value(operand) if isinstance(operand, Tensor) else np.bool_(bool(operand))
 
 
 def convert_logical_not(operand: Any) -> Any:
