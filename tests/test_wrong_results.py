@@ -151,3 +151,60 @@ def test_a_global_passed_as_an_argument_behaves_as_eager(fn):
         expected, expected_w = fn(W), W.copy()
         W[...] = 0.0
         assert np.array_equal(static(W), expected) and np.array_equal(W, expected_w)
+
+
+# Return types: what eager returns (Python number, NumPy scalar or 0-d array).
+def element_and_constants(x):
+    return x[0], x[1:2].sum(), np.float64(3.0), np.sum(x) / 2, x.shape[0] * 2, len(x)
+
+
+def float_accumulated_in_a_tensor_loop(x, n):
+    s = 0.0
+    i = 0
+    while i < n:
+        s = s + x[i]
+        i += 1
+    return s
+
+
+def int_accumulated_over_rows(x):
+    s = 0
+    for v in x:
+        s = s + v
+    return s
+
+
+def running_maximum(x):
+    best = -1.0
+    for i in range(x.shape[0]):
+        if x[i] > best:
+            best = x[i]
+    return best
+
+
+def counted(n):
+    total = 0
+    for _ in range(n):
+        total += 1
+    return total * 2
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (element_and_constants, (np.arange(3.0),)),
+        (float_accumulated_in_a_tensor_loop, (np.ones(3), np.int64(2))),
+        (float_accumulated_in_a_tensor_loop, (np.ones(3, np.float32), np.int64(3))),
+        (int_accumulated_over_rows, (np.arange(4),)),
+        (running_maximum, (np.array([0.5, 3.0, 2.0]),)),
+        (counted, (np.int64(4),)),
+    ],
+)
+def test_results_have_the_types_eager_returns(fn, args):
+    assert_like_eager(fn, *args)
+
+
+def test_a_number_the_loop_made_a_numpy_scalar_is_one_after_zero_trips_too():
+    """The documented difference: eager returns the Python 0.0 when the loop never runs."""
+    result = dy2st.to_static(float_accumulated_in_a_tensor_loop)(np.ones(3), np.int64(0))
+    assert type(result) is np.float64 and result == 0.0

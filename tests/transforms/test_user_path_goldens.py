@@ -69,11 +69,6 @@ COMMON_DTYPE = {
     "where eager gives whichever operand decided",
 }
 RETURN_TYPE = {
-    "golden/for_enumerate_zip": "returns a 0-d array where eager returns np.float64",
-    "golden/nested_helper": "returns a 0-d array where eager returns np.float64",
-    "golden_exits/logical_chained_compare": "returns a 0-d array where eager returns np.float64",
-    "golden_exits/return_in_loop": "returns a 0-d array where eager returns np.float64",
-    "golden_exits/break_while": "s = 0.0, s = s + x[i]: returns a Python float where eager returns np.float64",
     "golden_exits/logical_bool_ops": "a and b or not c returns np.bool_ where eager returns a Python bool",
 }
 

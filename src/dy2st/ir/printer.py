@@ -51,6 +51,8 @@ def is_inline_const(op: Op) -> bool:
 
 
 def format_literal(value) -> str:
+    if isinstance(value, np.generic):  # a NumPy scalar constant prints like the 0-d array it acts as
+        value = np.asarray(value)
     if isinstance(value, np.ndarray):
         if value.size <= 8:
             body = np.array2string(value, separator=", ", threshold=8).replace("\n", "")

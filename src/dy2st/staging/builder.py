@@ -138,8 +138,9 @@ class GraphBuilder:
         # np.float64 and np.complex128 subclass float/complex but are strong NumPy scalars.
         if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
             value_type = type_of_python_scalar(value)
-        elif isinstance(value, (np.ndarray, np.generic)):
-            value = np.asarray(value)
+        elif isinstance(value, np.generic):  # kept a NumPy scalar: returned, it is what eager returns
+            value_type = type_of_array(value)
+        elif isinstance(value, np.ndarray):
             value_type = type_of_array(value)
         else:
             raise TypeError(f"not a constant: {type(value).__name__}")

@@ -61,6 +61,13 @@ class GeneratedCode:
         self.function = namespace["run"]
 
 
+def copy_output(value: Any) -> Any:
+    """A returned array that may share memory with an argument or another output, copied (as a
+    plain ndarray). A NumPy scalar is immutable and returned as it is: copying it with
+    ``np.array`` would turn the ``np.float64`` eager code returns into a 0-d array."""
+    return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
+
+
 class CodeGenerator:
     """Turns a graph into Python source; subclasses may override ``emit_op`` for new op kinds."""
 
@@ -330,7 +337,7 @@ class CodeGenerator:
             # below: a returned value may be an argument's value on entry (`v = x * 1.0`
             # simplified to `x`), which writing the argument back would overwrite.
             if value in aliasing or (value in returned and i not in self.writebacks):
-                name = f"np.array({name}, copy=True)"
+                name = f"{self.bind(copy_output, 'copy_output')}({name})"
                 if self.writebacks:
                     name = self.bind_line(depth, name, op)
             returned.add(value)

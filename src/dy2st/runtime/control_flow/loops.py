@@ -245,6 +245,15 @@ def _number_slot(
     return _Slot(label, obj, init, type, name, leaf, number)
 
 
+def _strong_number_slot(builder: GraphBuilder, slot: _Slot, end_type: TensorType, loc) -> _Slot:
+    """A Python number the body turns into a NumPy scalar of the same dtype (``s = 0.0`` then
+    ``s = s + x[i]``): carried as that NumPy scalar, which is what eager code holds after the
+    first iteration (and returns; a loop that runs zero times returns it as a NumPy scalar too).
+    The dtype is the same, so no result of the first iteration changes."""
+    init = constant(builder, np.asarray(slot.number, dtype=end_type.dtype)[()], end_type, loc)
+    return _Slot(slot.label, wrap_result(builder, init), init, end_type, slot.name, slot.leaf, slot.number)
+
+
 def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc) -> _Plan | None:
     """The plan for the next trace, or None when this trace's types are consistent."""
     revised = _Plan([], dict(plan.structures))
@@ -334,6 +343,8 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
             "update a copy (a = a.copy() before the loop), or only update it in place",
         )
     if (end_type.shape, end_type.dtype) == (slot.type.shape, slot.type.dtype):
+        if slot.type.weak and not end_type.weak and slot.number is not None:
+            return _strong_number_slot(builder, slot, end_type, loc)
         return slot  # weak vs strong alone does not change the carried dtype
     if slot.number is not None and end_type.shape == () and weak_promotion_keeps(end_type, slot.number):
         return _number_slot(builder, slot.label, slot.name, slot.leaf, slot.number, end_type, loc)

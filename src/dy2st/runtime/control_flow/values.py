@@ -169,6 +169,8 @@ def constant(builder: GraphBuilder, value: Any, type: TensorType, loc: SourceLoc
     array = np.asarray(value)
     if array.dtype != type.dtype:
         array = array.astype(type.dtype)
+    if not isinstance(value, np.ndarray) and array.ndim == 0:
+        return builder.const(array[()], loc)  # a number stays a NumPy scalar, as in eager code
     return builder.const(array, loc)
 
 
