@@ -24,6 +24,17 @@ from dy2st.ir.types import TensorType
 # that write them add their names here.
 ANNOTATION_ATTRS: set[str] = set()
 
+# The attribute holding the ``np.errstate`` settings an op runs under (``with np.errstate(...)``
+# around it in the user's code), as sorted ``(name, value)`` pairs.
+ERRSTATE_ATTR = "errstate"
+ANNOTATION_ATTRS.add(ERRSTATE_ATTR)
+
+
+def kernel_attrs(op: Op) -> dict:
+    """The op's attributes as its kernel takes them: without the annotations the builder, passes
+    and backends record on it (errstate, the memory plan's, the lowering's)."""
+    return {k: v for k, v in op.attrs.items() if k not in ANNOTATION_ATTRS}
+
 
 class Value:
     """An SSA value: defined once, by an op result or a block argument.

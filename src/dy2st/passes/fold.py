@@ -26,7 +26,7 @@ import warnings
 
 import numpy as np
 
-from dy2st.ir.core import COND, CONST, Block, Graph, Op, Value
+from dy2st.ir.core import COND, CONST, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
@@ -112,7 +112,7 @@ def _evaluate(op: Op) -> list[np.ndarray] | None:
     try:
         with warnings.catch_warnings(), np.errstate(all="raise"):
             warnings.simplefilter("error")
-            outcome = kernel(*arguments, **op.attrs)
+            outcome = kernel(*arguments, **kernel_attrs(op))
     except Exception:  # noqa: BLE001 - whatever NumPy raises, the op keeps raising at run time
         return None
     outcome = outcome if isinstance(outcome, tuple) else (outcome,)

@@ -39,7 +39,7 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 
 from __future__ import annotations
 
-from dy2st.ir.core import CONST, YIELD, Block, Op, Region, Value
+from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
 from dy2st.passes.base import Pass
@@ -64,8 +64,8 @@ class FuseElementwise(Pass):
 
 def is_elementwise(op: Op) -> bool:
     """An elementwise op with one result and a NumPy ufunc the fused kernel can call with ``out=``."""
-    if op.regions or len(op.results) != 1 or op.name == CONST:
-        return False
+    if op.regions or len(op.results) != 1 or op.name == CONST or ERRSTATE_ATTR in op.attrs:
+        return False  # an op under `np.errstate` runs alone, inside its `with` (no group kernel has one)
     opdef = get_op(op.name)
     return opdef.elementwise and opdef.ufunc is not None and opdef.ufunc.nout == 1
 
@@ -73,7 +73,7 @@ def is_elementwise(op: Op) -> bool:
 def is_row_reduction(op: Op) -> bool:
     """``sum/mean/max/min`` over the last axis of a float array, keeping its dtype (so the kernel's
     ``out=`` buffer has the dtype eager NumPy returns and the same code path runs)."""
-    if get_op(op.name).row_reduction is None or len(op.operands) != 1:
+    if get_op(op.name).row_reduction is None or len(op.operands) != 1 or ERRSTATE_ATTR in op.attrs:
         return False
     source = op.operands[0].type
     return (

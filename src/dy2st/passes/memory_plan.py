@@ -103,12 +103,6 @@ def _accepts_out(op: Op, target: MemoryTarget) -> bool:
     return target.accepts_out(op)
 
 
-def kernel_attrs(op: Op) -> dict:
-    """The op's attributes as its kernel takes them: without the annotations passes and backends
-    record on it (the memory plan's, the lowering's)."""
-    return {k: v for k, v in op.attrs.items() if k not in ANNOTATION_ATTRS}
-
-
 def _is_control_flow(op: Op) -> bool:
     return get_op(op.name).control_flow
 

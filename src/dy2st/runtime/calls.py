@@ -7,9 +7,12 @@ import inspect
 import types
 from typing import Any
 
+import numpy as np
+
 from dy2st.errors import ConversionError
 from dy2st.ops.structural import PRINT, Literal
 from dy2st.runtime.captures import set_call_converter
+from dy2st.runtime.errstate import staged_errstate
 from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.runtime.random_draws import staged_random_call
 from dy2st.runtime.user_code import is_user_function
@@ -20,13 +23,16 @@ from dy2st.staging.tensor import Tensor, apply_effect
 
 def convert_call(f: Any) -> Any:
     """What a call to ``f`` inside a converted function actually calls."""
-    if current_builder() is None:
+    builder = current_builder()
+    if builder is None:
         return f
     wrapped = unwrap_converted(f)
     if wrapped is not None:
         return wrapped
     if f is builtins.print:
         return convert_print
+    if f is np.errstate:
+        return staged_errstate(builder)
     random_call = staged_random_call(f)
     if random_call is not None:
         return random_call

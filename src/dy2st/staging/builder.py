@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_frame, user_location
-from dy2st.ir.core import CONST, RETURN, Block, Graph, Op, Region, Value
+from dy2st.ir.core import CONST, ERRSTATE_ATTR, RETURN, Block, Graph, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 
@@ -40,6 +40,9 @@ class GraphBuilder:
         self.capture_tensors: dict[tuple, Any] = {}
         self.guards: list[tuple[Any, Any]] = []
         self.mutation_logs: list[list[tuple[Any, Value]]] = []
+        # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,
+        # outermost first: every op emitted inside records their union (``ERRSTATE_ATTR``).
+        self.errstates: list[dict[str, str]] = []
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
@@ -103,9 +106,18 @@ class GraphBuilder:
             loc = user_location(2)
         if result_types is None:
             result_types = self.infer(name, [v.type for v in operands], attrs, loc)
+        if self.errstates:
+            attrs = {**attrs, ERRSTATE_ATTR: self.current_errstate()}
         op = Op(name, operands, result_types, attrs, regions, loc)
         self.block.append(op)
         return op
+
+    def current_errstate(self) -> tuple[tuple[str, str], ...]:
+        """The settings of the open ``np.errstate`` blocks, inner ones overriding outer ones."""
+        merged: dict[str, str] = {}
+        for settings in self.errstates:
+            merged.update(settings)
+        return tuple(sorted(merged.items()))
 
     def name_values_from(self, frame) -> None:
         """Name unnamed op results after the user's local variables now bound to them.

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import CONST, Value
+from dy2st.ir.core import CONST, ERRSTATE_ATTR, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
 
 # Larger created arrays stay symbolic: computing them at build time would cost as much as a run.
@@ -45,7 +45,8 @@ def _evaluate(value: Value, memo: dict[Value, Any]) -> np.ndarray | None:
     operands = [literal_value(v, memo) for v in op.operands]
     if any(o is None for o in operands):
         return None
-    results = opdef.kernel(*operands, **op.attrs)
+    with np.errstate(**dict(op.attrs.get(ERRSTATE_ATTR, ()))):
+        results = opdef.kernel(*operands, **kernel_attrs(op))
     results = results if isinstance(results, tuple) else (results,)
     return np.asarray(results[value.index])
 

@@ -38,11 +38,11 @@ from dy2st.backend.numpy.lowering import (
     is_inline_literal,
     may_be_python_numbers,
 )
-from dy2st.ir.core import Block, Graph, Op, Value
+from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.passes.alias import may_alias_inputs
-from dy2st.passes.memory_plan import kernel_attrs, planned_slots, schedule
+from dy2st.passes.memory_plan import planned_slots, schedule
 
 
 class GeneratedCode:
@@ -214,6 +214,19 @@ class CodeGenerator:
             self.line(depth, "pass")
 
     def emit_op(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        errstate = op.attrs.get(ERRSTATE_ATTR)
+        if errstate and not get_op(op.name).structural:
+            # The user's `with np.errstate(...)` around this op: applied when it runs.
+            settings = ", ".join(f"{name}={value!r}" for name, value in errstate)
+            self.line(depth, f"with np.errstate({settings}):", op)
+            start = len(self.lines)
+            self.emit_op_itself(op, depth + 1, aliasing)
+            if len(self.lines) == start:
+                self.line(depth + 1, "pass")
+            return
+        self.emit_op_itself(op, depth, aliasing)
+
+    def emit_op_itself(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)

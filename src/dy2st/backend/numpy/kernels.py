@@ -6,9 +6,8 @@ import functools
 from collections.abc import Callable
 
 from dy2st.backend.numpy.fused import build_fused_kernel
-from dy2st.ir.core import Op
+from dy2st.ir.core import Op, kernel_attrs
 from dy2st.ir.opdefs import get_op
-from dy2st.passes.memory_plan import kernel_attrs
 
 
 def out_kernel(op: Op) -> Callable:

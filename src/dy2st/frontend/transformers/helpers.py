@@ -93,7 +93,9 @@ def _blocking_construct(node: gast.AST, in_inner_loop: bool) -> str | None:
     if isinstance(node, gast.Return):
         return "a 'return' statement"
     if isinstance(node, (gast.Break, gast.Continue)) and not in_inner_loop:
-        return f"a '{type(node).__name__.lower()}' statement"
+        return "a 'break' statement" if isinstance(node, gast.Break) else "a 'continue' statement"
+    if isinstance(node, gast.With) and all(_is_errstate(item.context_expr) for item in node.items):
+        return None  # staged: the ops inside run under the settings (runtime/errstate.py)
     names = {
         gast.Try: "a 'try' statement",
         gast.With: "a 'with' statement",
@@ -103,6 +105,15 @@ def _blocking_construct(node: gast.AST, in_inner_loop: bool) -> str | None:
         gast.Nonlocal: "a 'nonlocal' declaration",
     }
     return names.get(type(node))
+
+
+def _is_errstate(expr: gast.expr) -> bool:
+    """``np.errstate(...)`` (or ``numpy.errstate``, ``errstate``): a with-item dy2st stages."""
+    if not isinstance(expr, gast.Call):
+        return False
+    func = expr.func
+    name = func.attr if isinstance(func, gast.Attribute) else func.id if isinstance(func, gast.Name) else None
+    return name == "errstate"
 
 
 @dataclass
