@@ -15,6 +15,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass
+from typing import cast
 
 
 @dataclass(frozen=True)
@@ -167,35 +168,47 @@ class Dy2stRuntimeError(Dy2stError):
     """An op failed while the graph ran; the message names the op and the user's line."""
 
 
-_RUNTIME_ERROR_CLASSES: dict[type, type[Dy2stRuntimeError]] = {}
+_COMBINED_CLASSES: dict[tuple[type, type], type[Dy2stError]] = {}
 
 
-def _runtime_error_class(cls: type[BaseException]) -> type[Dy2stRuntimeError]:
-    """``Dy2stRuntimeError`` that is also a ``cls`` (an ``IndexError`` raised by an op is still
-    an ``IndexError`` for ``except IndexError:``), or plain ``Dy2stRuntimeError`` when Python
-    cannot combine the two (built-in exceptions with their own layout). One class per ``cls``."""
-    if cls in _RUNTIME_ERROR_CLASSES:
-        return _RUNTIME_ERROR_CLASSES[cls]
-    combined: type[Dy2stRuntimeError] = Dy2stRuntimeError
+def _combined_class(base: type[Dy2stError], cls: type[BaseException]) -> type[Dy2stError]:
+    """``base`` that is also a ``cls`` (an ``IndexError`` raised by an op is still an
+    ``IndexError`` for ``except IndexError:``), or plain ``base`` when Python cannot combine the
+    two (built-in exceptions with their own layout). One class per pair."""
+    key = (base, cls)
+    if key in _COMBINED_CLASSES:
+        return _COMBINED_CLASSES[key]
+    combined: type[Dy2stError] = base
     if issubclass(cls, Exception) and not issubclass(cls, Dy2stError):
         try:
-            combined = type(cls.__name__, (Dy2stRuntimeError, cls), {"__str__": Exception.__str__})
+            combined = type(cls.__name__, (base, cls), {"__str__": Exception.__str__})
             combined.__module__ = __name__
-            combined.__qualname__ = f"Dy2stRuntimeError[{cls.__qualname__}]"
-            combined.__doc__ = f"An op raised {cls.__name__} while the graph ran."
+            combined.__qualname__ = f"{base.__name__}[{cls.__qualname__}]"
+            combined.__doc__ = f"{base.__doc__} Also a {cls.__name__}, as eager NumPy raises."
         except TypeError:
-            combined = Dy2stRuntimeError
-    _RUNTIME_ERROR_CLASSES[cls] = combined
+            combined = base
+    _COMBINED_CLASSES[key] = combined
     return combined
+
+
+def _combined_error(base: type[Dy2stError], error: Exception, message: str, loc: SourceLocation | None, note=None):
+    try:
+        return _combined_class(base, type(error))(message, loc, note)
+    except TypeError:  # a class whose constructor needs more than a message
+        return base(message, loc, note)
 
 
 def runtime_error(error: Exception, message: str, loc: SourceLocation | None) -> Dy2stRuntimeError:
     """The error to raise when an op fails with ``error`` at run time: a ``Dy2stRuntimeError``
     naming the op and the user's line, and an instance of ``error``'s class too."""
-    try:
-        return _runtime_error_class(type(error))(message, loc)
-    except TypeError:  # a class whose constructor needs more than a message
-        return Dy2stRuntimeError(message, loc)
+    return cast(Dy2stRuntimeError, _combined_error(Dy2stRuntimeError, error, message, loc))
+
+
+def build_error(error: Exception, message: str, loc: SourceLocation | None, note: str | None = None) -> GraphBuildError:
+    """The error to raise when staging an op fails where NumPy itself raises ``error`` (operands
+    that do not broadcast, a bad axis...): a ``GraphBuildError`` at the user's line that is also an
+    instance of ``error``'s class, so ``except ValueError:`` catches it as it catches eager's."""
+    return cast(GraphBuildError, _combined_error(GraphBuildError, error, message, loc, note))
 
 
 class GraphAssertionError(Dy2stRuntimeError, AssertionError):

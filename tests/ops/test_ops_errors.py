@@ -11,14 +11,6 @@ def as_bool(x):
     return bool(x.sum())
 
 
-def as_int(x):
-    return int(x[0])
-
-
-def as_float(x):
-    return float(x.max())
-
-
 def iterate(x):
     return list(x)
 
@@ -44,8 +36,6 @@ def as_item(x):
     "fn, snippet, what",
     [
         (as_bool, "bool(x.sum())", "a Python bool"),
-        (as_int, "int(x[0])", "a Python int"),
-        (as_float, "float(x.max())", "a Python float"),
         (iterate, "list(x)", "a Python iterable"),
         (unpack, "first, second = x", "a Python iterable"),
         (as_array, "np.ascontiguousarray(x)", "a concrete NumPy array"),

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.errors import build_error as error_at_build
 
 # Default values that mean "not given" for arguments we refuse.
 NOT_GIVEN = object()
@@ -44,8 +45,9 @@ def _is_default(value: Any, default: Any) -> bool:
 
 
 def build_error(func_name: str, error: Exception) -> GraphBuildError:
-    """NumPy's own complaint about a call, as a dy2st error at the user's line."""
-    return GraphBuildError(f"{func_name}: {error}", user_location())
+    """NumPy's own complaint about a call, as a dy2st error at the user's line (also an instance
+    of the complaint's class, as eager code raises it)."""
+    return error_at_build(error, f"{func_name}: {error}", user_location())
 
 
 def static_int(value: Any, what: str) -> int:

@@ -34,3 +34,33 @@ register(
         doc="a 0-d value as a Python number (weakly typed); loop-carried Python numbers",
     )
 )
+
+
+# `int(t)`, `float(t)`, `round(t)` of a 0-d tensor: the builtin applied to the NumPy scalar when
+# the graph runs, so the result is the same Python number eager code gets, and the same error
+# (`int(nan)` is a ValueError, `int(inf)` an OverflowError).
+PYTHON_CONVERSION = "python_conversion"
+_CONVERSION_DTYPES = {int: np.dtype(np.int64), round: np.dtype(np.int64), float: np.dtype(np.float64)}
+
+
+def _python_conversion_rule(types: list[TensorType], *, builtin: Any) -> TensorType:
+    (t,) = types
+    if t.shape != ():
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+    if t.dtype.kind == "c" and builtin is not float:
+        raise TypeError(f"{builtin.__name__}() of a complex value")
+    return TensorType((), _CONVERSION_DTYPES[builtin], weak=True)
+
+
+def _python_conversion(value: Any, *, builtin: Any) -> Any:
+    return builtin(value[()] if isinstance(value, np.ndarray) else value)
+
+
+register(
+    OpDef(
+        PYTHON_CONVERSION,
+        _python_conversion_rule,
+        _python_conversion,
+        doc="int/float/round of a 0-d value at run time: a Python number (attribute builtin)",
+    )
+)

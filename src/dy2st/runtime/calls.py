@@ -11,12 +11,13 @@ import numpy as np
 
 from dy2st.errors import ConversionError
 from dy2st.ops.structural import PRINT, Literal
+from dy2st.runtime.builtin_calls import STAGED_BUILTINS
 from dy2st.runtime.captures import set_call_converter
 from dy2st.runtime.errstate import staged_errstate
 from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.runtime.random_draws import staged_random_call
 from dy2st.runtime.user_code import is_user_function
-from dy2st.staging.builder import current_builder
+from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.handlers import CREATION_HANDLERS
 from dy2st.staging.tensor import Tensor, apply_effect
 
@@ -29,17 +30,7 @@ def convert_call(f: Any) -> Any:
     wrapped = unwrap_converted(f)
     if wrapped is not None:
         return wrapped
-    if f is builtins.print:
-        return convert_print
-    if f is np.errstate:
-        return staged_errstate(builder)
-    random_call = staged_random_call(f)
-    if random_call is not None:
-        return random_call
-    try:
-        staged = CREATION_HANDLERS.get(f)
-    except TypeError:  # unhashable callables
-        staged = None
+    staged = _staged_library_call(f, builder)
     if staged is not None:
         return staged
     if inspect.ismethod(f) and is_user_function(f.__func__):
@@ -47,6 +38,22 @@ def convert_call(f: Any) -> Any:
     if is_user_function(f):
         return _convert_or_keep(f)
     return f
+
+
+def _staged_library_call(f: Any, builder: GraphBuilder) -> Any:
+    """The staged form of a builtin or NumPy callable ``f``, or None."""
+    if f is builtins.print:
+        return convert_print
+    if f is np.errstate:
+        return staged_errstate(builder)
+    return _lookup(STAGED_BUILTINS, f) or staged_random_call(f) or _lookup(CREATION_HANDLERS, f)
+
+
+def _lookup(table: dict[Any, Any], f: Any) -> Any:
+    try:
+        return table.get(f)
+    except TypeError:  # unhashable callables
+        return None
 
 
 def _convert_or_keep(fn):

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, SourceLocation, user_frame, user_location
+from dy2st.errors import SourceLocation, build_error, user_frame, user_location
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, RETURN, Block, Graph, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
@@ -142,7 +142,7 @@ class GraphBuilder:
             result = opdef.infer(types, **attrs)
         except (ValueError, TypeError, IndexError) as e:
             operand_text = ", ".join(str(t) for t in types)
-            raise GraphBuildError(f"{name}({operand_text}): {e}", loc) from None
+            raise build_error(e, f"{name}({operand_text}): {e}", loc) from None
         return list(result) if isinstance(result, (list, tuple)) else [result]
 
     def const(self, value: Any, loc: SourceLocation | None = None) -> Value:
