@@ -204,6 +204,9 @@ def write_through_view(view, new, what: str) -> bool:
 
 def setitem(tensor, index: Any, value: Any):
     template, tensors = split_index(index)
+    if isinstance(value, (list, tuple)):
+        # NumPy assigns a sequence as the array it makes of it (`a[0] = [1.0, x[2]]`).
+        value = array_from_nested("assignment", value) if contains_tensor(value) else np.asarray(value)
     return apply("setitem", tensor, value, *tensors, template=template)
 
 

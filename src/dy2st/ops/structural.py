@@ -7,6 +7,7 @@ branch outputs and loop-carried values keep one type; their rule here only refus
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -33,8 +34,30 @@ def _no_results(types, **attrs):
 def print_kernel(*arrays, template, sep=" ", end="\n"):
     """Print ``template`` with each ``None`` slot replaced by the next runtime array."""
     it = iter(arrays)
-    parts = [next(it) if slot is None else slot.value for slot in template]
+    parts = [next(it) if slot is None else slot.render(it) for slot in template]
     print(*parts, sep=sep, end=end, file=sys.stdout, flush=True)
+
+
+class Formatted:
+    """A string with tensors formatted into it (``f"loss={loss:.3f}"``), printed by the print op:
+    ``pieces`` are literal text and, for each tensor, its format spec in a one-item tuple."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self, pieces: tuple):
+        self.pieces = pieces
+
+    def render(self, arrays) -> str:
+        return "".join(piece if isinstance(piece, str) else format(next(arrays), piece[0]) for piece in self.pieces)
+
+    def __repr__(self) -> str:
+        return repr("".join(piece if isinstance(piece, str) else "{:" + piece[0] + "}" for piece in self.pieces))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Formatted) and other.pieces == self.pieces
+
+    def __hash__(self) -> int:
+        return hash(self.pieces)
 
 
 class Literal:
@@ -44,6 +67,9 @@ class Literal:
 
     def __init__(self, value):
         self.value = value
+
+    def render(self, arrays) -> Any:
+        return self.value
 
     def __repr__(self) -> str:
         return repr(self.value)

@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import ConversionError
-from dy2st.ops.structural import PRINT, Literal
+from dy2st.ops.structural import PRINT, Formatted, Literal
 from dy2st.runtime.builtin_calls import STAGED_BUILTINS
 from dy2st.runtime.captures import set_call_converter
 from dy2st.runtime.errstate import staged_errstate
 from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.runtime.random_draws import staged_random_call
 from dy2st.runtime.user_code import is_user_function
-from dy2st.staging.builder import GraphBuilder, current_builder
+from dy2st.staging.builder import FORMAT_MARK, GraphBuilder, current_builder
 from dy2st.staging.handlers import CREATION_HANDLERS
 from dy2st.staging.tensor import Tensor, apply_effect
 
@@ -70,9 +70,35 @@ def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
     prints at every call (also when no argument is a tensor). ``file=`` prints at build time."""
     if file is not None or current_builder() is None:
         return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
-    template = tuple(None if isinstance(a, Tensor) else Literal(a) for a in args)
-    apply_effect(PRINT, *(a for a in args if isinstance(a, Tensor)), template=template, sep=sep, end=end)
+    builder = current_builder()
+    template: list[Any] = []
+    tensors: list[Tensor] = []
+    for a in args:
+        if isinstance(a, Tensor):
+            template.append(None)
+            tensors.append(a)
+        elif isinstance(a, str) and FORMAT_MARK in a:
+            pieces = _formatted_pieces(builder, a, tensors)
+            template.append(Formatted(pieces))
+        else:
+            template.append(Literal(a))
+    apply_effect(PRINT, *tensors, template=tuple(template), sep=sep, end=end)
     return None
+
+
+def _formatted_pieces(builder: Any, text: str, tensors: list[Tensor]) -> tuple:
+    """``text`` split at the placeholders of formatted tensors: literal text, and for each tensor
+    its format spec (the tensor is appended to ``tensors``)."""
+    pieces: list[Any] = []
+    for k, part in enumerate(text.split(FORMAT_MARK)):
+        if k % 2 == 0:
+            if part:
+                pieces.append(part)
+            continue
+        tensor, spec = builder.formatted[int(part)]
+        tensors.append(tensor)
+        pieces.append((spec,))
+    return tuple(pieces)
 
 
 # A callable user object captured by a converted function calls back into converted code.

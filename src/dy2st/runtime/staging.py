@@ -16,7 +16,7 @@ from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.values import PythonNumber
 from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
-from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.builder import FORMAT_MARK, GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
 
 
@@ -137,6 +137,7 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
             symbolic_arguments[param] = unflatten(treedef, tensors, hook)
         bound = inspect.BoundArguments(signature, symbolic_arguments)
         result = fn(*bound.args, **bound.kwargs)
+        _refuse_formatted_strings(result)
 
         out_leaves: list = []
         output_treedef = _tag_python_numbers(flatten(result, out_leaves, is_output_leaf), iter(out_leaves))
@@ -150,6 +151,23 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
                 outputs.append(tensor._value)
         graph = builder.finish(outputs)
     return Program(graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results)
+
+
+def _refuse_formatted_strings(result: Any) -> None:
+    """A string with a tensor formatted into it (``f"{t}"``) holds a value known only when the
+    graph runs: print can show it, a result cannot carry it."""
+    if isinstance(result, str) and FORMAT_MARK in result:
+        raise GraphBuildError(
+            "the function returns a string formatted from a tensor, whose value is only known when the graph runs",
+            None,
+            "return the tensor and format it after the call (print inside the function works)",
+        )
+    if isinstance(result, (list, tuple)):
+        for item in result:
+            _refuse_formatted_strings(item)
+    elif isinstance(result, dict):
+        for item in result.values():
+            _refuse_formatted_strings(item)
 
 
 def _output_value(builder: GraphBuilder, leaf: Any):

@@ -16,6 +16,10 @@ from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 
 _state = threading.local()
 
+# Delimits a formatted tensor's placeholder in a string (an ASCII control character that
+# formatted numbers never contain).
+FORMAT_MARK = "\x1d"
+
 
 def current_builder() -> GraphBuilder | None:
     """The builder of the graph being staged on this thread, if any."""
@@ -43,6 +47,9 @@ class GraphBuilder:
         # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,
         # outermost first: every op emitted inside records their union (``ERRSTATE_ATTR``).
         self.errstates: list[dict[str, str]] = []
+        # Tensors formatted into strings (f"{t:.2f}"): the string holds a placeholder naming the
+        # entry, and print turns it back into the tensor, formatted when the graph runs.
+        self.formatted: list[tuple[Any, str]] = []
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
@@ -111,6 +118,11 @@ class GraphBuilder:
         op = Op(name, operands, result_types, attrs, regions, loc)
         self.block.append(op)
         return op
+
+    def format_placeholder(self, tensor: Any, spec: str) -> str:
+        """The text standing for ``format(tensor, spec)`` until print resolves it."""
+        self.formatted.append((tensor, spec))
+        return f"{FORMAT_MARK}{len(self.formatted) - 1}{FORMAT_MARK}"
 
     def current_errstate(self) -> tuple[tuple[str, str], ...]:
         """The settings of the open ``np.errstate`` blocks, inner ones overriding outer ones."""

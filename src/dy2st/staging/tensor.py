@@ -82,6 +82,14 @@ class Tensor:
             raise TypeError("len() of unsized object")
         return self.shape[0]
 
+    def __format__(self, spec: str) -> str:
+        """A placeholder for the value formatted with ``spec`` when the graph runs.
+
+        ``f"{t:.2f}"`` and ``"{}".format(t)`` call this while the graph is built; ``print`` of a
+        string holding placeholders prints the formatted values at every run (``convert_print``).
+        """
+        return self._builder.format_placeholder(self, spec)
+
     def __repr__(self) -> str:
         return f"<dy2st.Tensor {self.type} (symbolic)>"
 
