@@ -1,7 +1,11 @@
 """Shape ops: reshape, transpose (and ``.T``), plus dtype conversion and copies.
 
 ``reshape`` and ``transpose`` are flagged ``view``: NumPy may return a view of the operand, so the
-backend copies them before handing them to the caller, and in-place updates through them are refused.
+backend copies them before handing them to the caller. Transposes, reshapes that only split axes or
+add and drop unit axes, and ``broadcast_to`` are views whatever the layout: they are exact views
+(staging/views.py) that follow their parent's updates and write theirs into it. A reshape that merges
+axes is a view or a copy depending on the layout, which dy2st does not know: it may be read until
+its operand is updated, and updating it is refused.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
 from dy2st.staging.handlers import CREATION_HANDLERS, handles, method, prop
 from dy2st.staging.tensor import Tensor, apply
+from dy2st.staging.views import OpView, make_view
 
 
 def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
@@ -90,6 +95,55 @@ register(
 register(OpDef("copy", _same_type, np.copy, out_kernel=_copy_into, returns_fresh=True, doc="np.copy / ndarray.copy"))
 
 
+def always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+    """Does NumPy reshape ``old`` into ``new`` as a view for every memory layout? Yes when the
+    reshape only splits axes and adds or drops unit axes (merging axes needs them contiguous)."""
+    if 0 in old:
+        return True  # no elements: nothing to share or to copy
+    old_dims, new_dims = [d for d in old if d != 1], [d for d in new if d != 1]
+    j = 0
+    for dim in old_dims:
+        product = 1
+        while product < dim and j < len(new_dims):
+            product *= new_dims[j]
+            j += 1
+        if product != dim:
+            return False
+    return j == len(new_dims)
+
+
+def _reshape_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict) -> Tensor:
+    return apply(RESHAPE, new, shape=parent.shape)
+
+
+def _transpose_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict) -> Tensor:
+    return apply(TRANSPOSE, new, axes=tuple(np.argsort(attrs["axes"]).tolist()))
+
+
+def reshaped(a, shape: tuple[int, ...]):
+    """``a`` reshaped: an exact view when NumPy always makes one, else a maybe-view (see above)."""
+    result = apply(RESHAPE, a, shape=shape)
+    if isinstance(a, Tensor) and always_a_view(a.shape, shape):
+        make_view(result, a, OpView(RESHAPE, {"shape": shape}, write_back_fn=_reshape_back))
+    return result
+
+
+def transposed(a, axes: tuple[int, ...]):
+    """``a`` with its axes permuted: always a view."""
+    result = apply(TRANSPOSE, a, axes=axes)
+    if isinstance(a, Tensor):
+        make_view(result, a, OpView(TRANSPOSE, {"axes": axes}, write_back_fn=_transpose_back))
+    return result
+
+
+def read_only_view(op: str, a, **attrs):
+    """The result of the view op ``op`` on ``a``, a view NumPy makes read-only (broadcast_to, diagonal)."""
+    result = apply(op, a, **attrs)
+    if isinstance(a, Tensor):
+        make_view(result, a, OpView(op, attrs))
+    return result
+
+
 @handles(np.reshape)
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = newshape if shape is None else shape
@@ -98,7 +152,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         newshape = resolve_newshape(a.size, shape)
     except ValueError as e:
         raise build_error("np.reshape", e) from None
-    return same_kind(apply("reshape", a, shape=newshape), a)
+    return same_kind(reshaped(a, newshape), a)
 
 
 @method("reshape")
@@ -111,11 +165,11 @@ def reshape_method(a, *shape, order="C", copy=None):
 @handles(np.transpose, np.permute_dims)
 def transpose(a, axes=None):
     if axes is None:
-        return same_kind(apply("transpose", a, axes=tuple(range(a.ndim))[::-1]), a)
+        return same_kind(transposed(a, tuple(range(a.ndim))[::-1]), a)
     axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
     if len(axes) != a.ndim:
         raise build_error("np.transpose", ValueError("axes don't match array"))
-    return same_kind(apply("transpose", a, axes=normalize_axes(axes, a.ndim, "np.transpose")), a)
+    return same_kind(transposed(a, normalize_axes(axes, a.ndim, "np.transpose")), a)
 
 
 @method("transpose")
@@ -213,7 +267,7 @@ register(
 @handles(np.broadcast_to)
 def broadcast_to(array, shape, subok=False):
     """Staged ``np.broadcast_to``; ``array`` may also be a concrete array."""
-    return as_array(apply("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to")))
+    return as_array(read_only_view("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to")))
 
 
 @handles(np.expand_dims)
@@ -224,7 +278,7 @@ def expand_dims(a, axis):
     positions = normalize_axes(axes, out_ndim, "np.expand_dims")
     dims = iter(a.shape)
     shape = tuple(1 if i in positions else next(dims) for i in range(out_ndim))
-    return apply("reshape", a, shape=shape)
+    return reshaped(a, shape)
 
 
 @handles(np.squeeze)
@@ -239,7 +293,7 @@ def squeeze(a, axis=None):
             raise build_error(
                 "np.squeeze", ValueError("cannot select an axis to squeeze out which has size not equal to one")
             )
-    return same_kind(apply("reshape", a, shape=tuple(d for i, d in enumerate(a.shape) if i not in dropped)), a)
+    return same_kind(reshaped(a, tuple(d for i, d in enumerate(a.shape) if i not in dropped)), a)
 
 
 @handles(np.ravel)
@@ -247,7 +301,7 @@ def squeeze(a, axis=None):
 def ravel(a, order="C"):
     """Staged ``np.ravel``: a 1-d reshape (a view where NumPy returns one)."""
     _only_c_order("ravel", order)
-    return apply("reshape", a, shape=(a.size,))
+    return reshaped(a, (a.size,))
 
 
 @method("flatten")
@@ -265,7 +319,7 @@ def swapaxes(a, axis1, axis2):
     (first,), (second,) = (normalize_axes(axis, a.ndim, "np.swapaxes") for axis in (axis1, axis2))
     axes = list(range(a.ndim))
     axes[first], axes[second] = axes[second], axes[first]
-    return apply("transpose", a, axes=tuple(axes))
+    return transposed(a, tuple(axes))
 
 
 @handles(np.moveaxis)
@@ -280,7 +334,7 @@ def moveaxis(a, source, destination):
     order = [i for i in range(a.ndim) if i not in sources]
     for dest, src in sorted(zip(destinations, sources)):
         order.insert(dest, src)
-    return apply("transpose", a, axes=tuple(order))
+    return transposed(a, tuple(order))
 
 
 # --- static facts: answered at build time, no op emitted ----------------------------------------
@@ -372,4 +426,4 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         axis = tuple(static_int(a, "sliding_window_view: axis") for a in axis)
     elif axis is not None:
         axis = static_int(axis, "sliding_window_view: axis")  # NumPy's own rule checks the rest
-    return as_array(apply("sliding_window_view", x, window_shape=windows, axis=axis))
+    return as_array(read_only_view("sliding_window_view", x, window_shape=windows, axis=axis))

@@ -96,6 +96,13 @@ class GraphBuilder:
             tensor = self.capture_tensors[key] = Tensor(value, self)
         return tensor
 
+    def can_see(self, value: Value) -> bool:
+        """Can an op emitted now use ``value``: is it defined in the block being emitted into
+        or in one enclosing it (not in a finished branch or loop body, or a scratch block)?"""
+        owner = value.owner
+        block = owner if isinstance(owner, Block) else owner.parent
+        return any(open_block is block for open_block in self.blocks)
+
     # --- emitting ops ----------------------------------------------------------------------
     def emit(
         self,
@@ -143,7 +150,7 @@ class GraphBuilder:
 
         for name, value in frame.f_locals.items():
             if isinstance(value, Tensor) and value._builder is self:
-                v = value._value
+                v = value._own  # not ``_value``: naming must not re-derive a view (emit ops)
                 if v.name_hint is None and isinstance(v.owner, Op):
                     v.name_hint = name
 

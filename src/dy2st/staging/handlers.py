@@ -21,8 +21,7 @@ METHOD_HANDLERS: dict[str, Callable[..., Any]] = {}
 PROPERTY_HANDLERS: dict[str, Callable[..., Any]] = {}
 
 # The indexing family's entry points, under these keys: ``read(tensor, index)`` and
-# ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``; ``write_through_view(view, new,
-# what)`` sends an in-place update of a view into its base array.
+# ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``.
 INDEXING: dict[str, Callable[..., Any]] = {}
 
 # NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a

@@ -40,6 +40,7 @@ from dy2st.runtime.control_flow.values import (
     is_python_number,
     is_return_value,
     isolated_mutations,
+    record_shared_memory,
     same_python_value,
     static_type,
     value_in_block,
@@ -160,9 +161,17 @@ def merge_branches(
     for (tensor, before), result in zip(updated.values(), op.results[len(outputs) :]):
         result.name_hint = before.name_hint
         tensor._value = result
-        tensor._version += 1
         builder.log_mutation(tensor, before)
+    _record_shared_memory(outputs, results, branches)
     return merged
+
+
+def _record_shared_memory(outputs: list[_Output], results: dict[int, Tensor], branches) -> None:
+    """Results that were views on some path may share memory (``record_shared_memory``)."""
+    for side, branch in enumerate(branches):
+        merged = {id(o.objects[side]): results[id(o)] for o in outputs if isinstance(o.objects[side], Tensor)}
+        for output in outputs:
+            record_shared_memory(results[id(output)], [(output.objects[side], branch.block)], merged)
 
 
 def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[Any]]:
@@ -269,7 +278,7 @@ def _mismatch(label: str, t: Any, f: Any, loc: SourceLocation | None, note: str 
 def _defining_location(value: Any) -> SourceLocation | None:
     """Where the op that computed a branch's value came from, when an op did."""
     if isinstance(value, Tensor):
-        op = value._value.op
+        op = value._own.op  # not ``_value``: a view must not be derived again here
         if op is not None and op.name != CONST:
             return op.loc
     return None

@@ -51,6 +51,7 @@ from dy2st.runtime.control_flow.values import (
     describe,
     is_python_number,
     isolated_mutations,
+    record_shared_memory,
     same_python_value,
     static_type,
     value_in_block,
@@ -220,18 +221,31 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
         treedef, leaves = _flat(value)
         if name not in state.carried or not _stageable(leaves):
             continue  # Python values ride along unchanged; undefined ones wait for the first trace
-        plan.structures[name] = treedef
-        for j, leaf in enumerate(leaves):
-            label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
-            if isinstance(leaf, Tensor):
-                # A copy of the object: other names for the same array (``x = a``) must keep
-                # seeing the value from before the loop, unless the body updates it in place.
-                copy = Tensor(leaf._value, builder, scalar=leaf._scalar)
-                copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
-                plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
-            else:
-                plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
+        if _is_view_variable(value):
+            continue  # it follows its base, which is carried if the body updates it (``_revise``)
+        _add_variable_slots(builder, plan, name, treedef, leaves, loc)
     return plan
+
+
+def _is_view_variable(value: Any) -> bool:
+    """Is ``value`` an exact view (``u = U[1:-1]``)? Its contents follow its base array, so the
+    loop carries the base when the body updates either, and the view only if the body rebinds it."""
+    return isinstance(value, Tensor) and value._parent is not None
+
+
+def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: TreeDef, leaves: list, loc) -> None:
+    plan.structures[name] = treedef
+    for j, leaf in enumerate(leaves):
+        label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
+        if isinstance(leaf, Tensor):
+            # A copy of the object: other names for the same array (``x = a``) must keep seeing
+            # the value from before the loop, unless the body updates it in place. A copy of a
+            # view keeps what the view may share, so it is not read after its base changes.
+            copy = Tensor(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
+            copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
+            plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
+        else:
+            plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
 
 
 def _number_slot(
@@ -266,24 +280,35 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
         changed |= new is not slot
         revised.slots.append(new)
     for name, before, after in zip(state.names, init, trace.final_state):
-        if name not in state.carried:
-            continue
-        after_def, after_leaves = _flat(after)
-        if name in plan.structures:
-            if after_def.structure() != plan.structures[name].structure():
-                raise _changed_python_value(name, before, after, loc)
-        elif isinstance(before, Undefined) and _stageable(after_leaves):
-            revised.structures[name] = after_def
-            revised.slots.extend(_zeros_slots(builder, name, after_def, after_leaves, loc))
-            changed = True
-        elif not isinstance(before, Undefined) and not same_python_value(before, after):
-            raise _changed_python_value(name, before, after, loc)
+        if name in state.carried:
+            changed |= _revise_variable(builder, revised, plan, name, before, after, loc)
     slot_ids = {id(s.obj) for s in plan.slots}
     for tensor, before in outer_updates.values():
         if id(tensor) not in slot_ids:
             revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
             changed = True
     return revised if changed else None
+
+
+def _revise_variable(builder, revised: _Plan, plan: _Plan, name: str, before: Any, after: Any, loc) -> bool:
+    """Check carried variable ``name`` against its value ``after`` the body; add the slots it
+    needs to ``revised``. Returns whether it added any."""
+    after_def, after_leaves = _flat(after)
+    if name in plan.structures:
+        if after_def.structure() != plan.structures[name].structure():
+            raise _changed_python_value(name, before, after, loc)
+        return False
+    if isinstance(before, Undefined) and _stageable(after_leaves):
+        revised.structures[name] = after_def
+        revised.slots.extend(_zeros_slots(builder, name, after_def, after_leaves, loc))
+        return True
+    if _is_view_variable(before) and after is not before and _stageable(after_leaves):
+        # The body rebinds a view variable: carry it, starting from the view's contents.
+        _add_variable_slots(builder, revised, name, *_flat(before), loc)
+        return True
+    if not isinstance(before, Undefined) and not same_python_value(before, after):
+        raise _changed_python_value(name, before, after, loc)
+    return False
 
 
 def _refuse_updates_through_shared_arrays(plan: _Plan, trace: _Trace, loc) -> None:
@@ -456,21 +481,33 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         if state.names[i] not in state.carried and before is not after:
             final[i] = Undefined(state.names[i])  # not used after the loop (static analysis)
     after_loop: dict[int, Any] = {}
+    rebound: list[tuple[Tensor, _Slot, Any]] = []
     for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
         result.name_hint = slot.label.split("[")[0]
         if slot.name is not None and end is not slot.obj:
             after_loop[id(slot)] = wrap_result(builder, result)
+            rebound.append((after_loop[id(slot)], slot, end))
             continue
         if yielded is arg:  # never changed by the body
             after_loop[id(slot)] = slot.origin if slot.origin is not None else slot.obj
             continue
         after_loop[id(slot)] = slot.obj
         slot.obj._value = result
-        slot.obj._version += 1
         builder.log_mutation(slot.obj, slot.init)
+    _record_shared_memory(rebound, after_loop, plan, trace)
     for name, treedef in plan.structures.items():
         final[state.names.index(name)] = unflatten(treedef, [after_loop[id(s)] for s in plan.leaf_slots(name)])
     state.set(tuple(final))
+
+
+def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan, trace: _Trace) -> None:
+    """A rebound variable that was a view before the loop or at the end of the body may share
+    memory after it (``record_shared_memory``); views of another carried value share that."""
+    merged = {id(slot.obj): after_loop[id(slot)] for slot in plan.slots}
+    merged.update({id(end): result for result, _, end in rebound})
+    for result, slot, end in rebound:
+        before = slot.origin if slot.origin is not None else slot.obj
+        record_shared_memory(result, [(before, None), (end, trace.body_block)], merged)
 
 
 # --- what converted code calls ---------------------------------------------------------------------

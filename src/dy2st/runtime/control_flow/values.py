@@ -203,6 +203,32 @@ def defined_within(value: Value, block: Block) -> bool:
     return False
 
 
+def record_shared_memory(result: Tensor, sources: list[tuple[Any, Block | None]], merged: dict[int, Tensor]) -> None:
+    """Give a cond or loop ``result`` the arrays it may share memory with.
+
+    ``sources`` are the objects ``result`` stands for on some path (a branch's value, a loop
+    variable's value before the loop or at the end of the body), each with the block it was made
+    in (None: before the op). Where one was a view, ``result`` may share its memory: it records
+    the arrays that view shared, so that reading ``result`` after one of them is updated is
+    refused instead of missing the update. ``merged`` maps objects made inside the blocks to the
+    op results standing for them afterwards (another output that was the view's base); arrays
+    made inside a block and not handed out are unreachable afterwards and drop out.
+    Call it once every result of the op is bound, so the recorded contents are the final ones.
+    """
+    shares: list[tuple[Tensor, Value]] = []
+    for obj, block in sources:
+        if not isinstance(obj, Tensor):
+            continue
+        for array, _ in obj._aliases():
+            target = merged.get(id(array))
+            if target is None:
+                if block is not None and defined_within(array._own, block):
+                    continue
+                target = array
+            shares.append((target, target._own))
+    result._shares += tuple(shares)
+
+
 @contextlib.contextmanager
 def isolated_mutations(builder: GraphBuilder) -> Iterator[list]:
     """Record the in-place updates made inside the ``with``, hiding them from enclosing records.
