@@ -14,6 +14,7 @@ import linecache
 import os
 import sys
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -70,14 +71,18 @@ def user_frame(depth: int = 1):
     Converted code is compiled with the user's file name and line numbers, so this finds the
     original line even while the transformed function runs.
     """
+    return next(user_frames(depth + 1), None)
+
+
+def user_frames(depth: int = 1) -> Iterator[types.FrameType]:
+    """Every stack frame outside dy2st and NumPy, innermost first (see ``user_frame``)."""
     skip = _skip_dirs()
     frame: types.FrameType | None = sys._getframe(depth + 1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(skip) and not filename.startswith("<frozen"):
-            return frame
+            yield frame
         frame = frame.f_back
-    return None
 
 
 def user_location(depth: int = 1) -> SourceLocation | None:

@@ -129,7 +129,9 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
             tensors = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
                 placeholder = builder.add_input(type_of_array(leaf), path)
-                tensors.append(Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic)))
+                tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
+                builder.caller_arrays[id(tensor)] = tensor
+                tensors.append(tensor)
             inputs.extend(tensors)
             # Objects (``self`` of a method...) are read through proxies so that arrays in their
             # attributes become captures read by reference, like global arrays.

@@ -42,6 +42,8 @@ class GraphBuilder:
         self.blocks: list[Block] = [self.graph.body]
         self.captures: list[Any] = []
         self.capture_tensors: dict[tuple, Any] = {}
+        # The tensors standing for arrays the caller holds (arguments and captures), by id.
+        self.caller_arrays: dict[int, Any] = {}
         self.guards: list[tuple[Any, Any]] = []
         self.mutation_logs: list[list[tuple[Any, Value]]] = []
         # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,
@@ -94,6 +96,7 @@ class GraphBuilder:
         if tensor is None:
             value = self.add_capture(type_of_array(array), source.name, source)
             tensor = self.capture_tensors[key] = Tensor(value, self)
+            self.caller_arrays[id(tensor)] = tensor
         return tensor
 
     def can_see(self, value: Value) -> bool:

@@ -32,6 +32,7 @@ from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
+from dy2st.runtime.control_flow.references import variable_in_user_code
 from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
@@ -167,11 +168,18 @@ def merge_branches(
 
 
 def _record_shared_memory(outputs: list[_Output], results: dict[int, Tensor], branches) -> None:
-    """Results that were views on some path may share memory (``record_shared_memory``)."""
+    """Results that were views, other results or arrays from before the ``if`` on some path may
+    share memory with them (``record_shared_memory``)."""
     for side, branch in enumerate(branches):
-        merged = {id(o.objects[side]): results[id(o)] for o in outputs if isinstance(o.objects[side], Tensor)}
+        merged = {
+            id(obj): results[id(o)]
+            for o in outputs
+            if isinstance(obj := o.objects[side], Tensor) and defined_within(obj._own, branch.block)
+        }
         for output in outputs:
-            record_shared_memory(results[id(output)], [(output.objects[side], branch.block)], merged)
+            owner = variable_in_user_code(output.label.split("[")[0])
+            owners = {owner} if owner is not None else set()
+            record_shared_memory(results[id(output)], [(output.objects[side], branch.block)], merged, owners)
 
 
 def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[Any]]:
@@ -196,6 +204,10 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
         if t_obj is f_obj or same_python_value(t_obj, f_obj):
             leaves.append(t_obj)
             continue
+        same_arrays = _output_of_same_arrays(outputs, t_obj, f_obj)
+        if same_arrays is not None:
+            leaves.append(same_arrays)  # ``b = a`` on both paths: one result, one array object
+            continue
         leaf_label = label if single else f"{label}[{j}]"
         output = _Output(
             leaf_label, _merged_type(leaf_label, t_obj, f_obj, loc), (t_obj, f_obj), (t_leaves[j], f_leaves[j])
@@ -203,6 +215,16 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
         outputs.append(output)
         leaves.append(output)
     return t_def, leaves
+
+
+def _output_of_same_arrays(outputs: list[_Output], t_obj: Any, f_obj: Any) -> _Output | None:
+    """The output already standing for these two array objects, if another variable had them."""
+    if not isinstance(t_obj, Tensor) or not isinstance(f_obj, Tensor):
+        return None
+    for output in outputs:
+        if output.objects[0] is t_obj and output.objects[1] is f_obj:
+            return output
+    return None
 
 
 def _return_value_placeholder(label: str, t: Any, f: Any) -> Any:

@@ -44,6 +44,7 @@ from dy2st.runtime.control_flow.assigned import (
 )
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
+from dy2st.runtime.control_flow.references import seen_elsewhere, variable_in_user_code
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     constant,
@@ -356,7 +357,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         # The body updates the user's array in place: carry the array object itself, so every
         # name for it (and the caller, for an argument) sees the updates.
         return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
-    if updated_in_place and end is not slot.obj and slot.origin is not None:
+    if updated_in_place and end is not slot.obj and slot.origin is not None and _seen_elsewhere(slot):
         # Updated in place, then rebound: in eager code only the first iteration updates the
         # array object from before the loop, and any other name for it (or the caller, for an
         # argument) sees that update. The loop carries the variable's value only, so refuse.
@@ -378,6 +379,14 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         loc,
         _SAME_TYPE_NOTE,
     )
+
+
+def _seen_elsewhere(slot: _Slot) -> bool:
+    """Can anything but the slot's own variable reach the array it held before the loop? If not,
+    the first iteration's in-place update of that array cannot be observed."""
+    assert slot.origin is not None and slot.name is not None
+    owner = variable_in_user_code(slot.name)
+    return seen_elsewhere(slot.origin, {owner} if owner is not None else set())
 
 
 def _zeros_slots(builder: GraphBuilder, name: str, treedef: TreeDef, examples: list[Any], loc) -> list[_Slot]:
@@ -507,7 +516,9 @@ def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan
     merged.update({id(end): result for result, _, end in rebound})
     for result, slot, end in rebound:
         before = slot.origin if slot.origin is not None else slot.obj
-        record_shared_memory(result, [(before, None), (end, trace.body_block)], merged)
+        owner = variable_in_user_code(slot.name) if slot.name is not None else None
+        owners = {owner} if owner is not None else set()
+        record_shared_memory(result, [(before, None), (end, trace.body_block)], merged, owners)
 
 
 # --- what converted code calls ---------------------------------------------------------------------

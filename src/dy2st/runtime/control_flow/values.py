@@ -18,6 +18,7 @@ from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
+from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
@@ -203,29 +204,35 @@ def defined_within(value: Value, block: Block) -> bool:
     return False
 
 
-def record_shared_memory(result: Tensor, sources: list[tuple[Any, Block | None]], merged: dict[int, Tensor]) -> None:
-    """Give a cond or loop ``result`` the arrays it may share memory with.
+def record_shared_memory(
+    result: Tensor, sources: list[tuple[Any, Block | None]], merged: dict[int, Tensor], owners: set
+) -> None:
+    """Give a cond or loop ``result`` the arrays it may share memory with, or be.
 
     ``sources`` are the objects ``result`` stands for on some path (a branch's value, a loop
     variable's value before the loop or at the end of the body), each with the block it was made
-    in (None: before the op). Where one was a view, ``result`` may share its memory: it records
-    the arrays that view shared, so that reading ``result`` after one of them is updated is
-    refused instead of missing the update. ``merged`` maps objects made inside the blocks to the
-    op results standing for them afterwards (another output that was the view's base); arrays
-    made inside a block and not handed out are unreachable afterwards and drop out.
+    in (None: before the op). ``result`` may be that very object, or share memory with the arrays
+    a view shares: it records them, so that reading ``result`` after one of them is updated, or
+    updating it, is refused instead of silently differing from the path eager code took.
+    ``merged`` maps objects made inside the blocks to the results standing for them afterwards
+    (two outputs that were one object); objects made inside a block and not handed out are
+    unreachable afterwards and drop out, and so does an object from before the op that only the
+    variables ``owners`` (the one merged) can reach.
     Call it once every result of the op is bound, so the recorded contents are the final ones.
     """
     shares: list[tuple[Tensor, Value]] = []
     for obj, block in sources:
         if not isinstance(obj, Tensor):
             continue
-        for array, _ in obj._aliases():
+        for array in [shared for shared, _ in obj._aliases()] + [obj]:
             target = merged.get(id(array))
             if target is None:
-                if block is not None and defined_within(array._own, block):
-                    continue
+                made_inside = block is not None and defined_within(array._own, block)
+                if made_inside or (array is obj and (obj._parent is not None or not seen_elsewhere(obj, owners))):
+                    continue  # an exact view itself is followed through the arrays it shares
                 target = array
-            shares.append((target, target._own))
+            if target is not result:
+                shares.append((target, target._own))
     result._shares += tuple(shares)
 
 
