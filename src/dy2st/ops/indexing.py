@@ -157,6 +157,7 @@ register(
         _setitem_kernel,
         returns_fresh=True,
         index_operands=2,
+        broadcast_operands=(1,),
         doc="x with x[index] = value, functionally",
     )
 )

@@ -65,6 +65,9 @@ class Tensor:
         "__weakref__",
     )
     __array_priority__ = 1000  # make NumPy defer binary operators to us
+    # The type on each path, for a value whose shape depends on which branch of a tensor ``if``
+    # ran (runtime/control_flow/path_shaped.py); None for every other tensor.
+    _alternatives: tuple[TensorType, ...] | None = None
 
     def __init__(
         self,
@@ -322,9 +325,15 @@ class Tensor:
             tensor = tensor._parent
 
 
-def as_value(builder: GraphBuilder, operand: Any) -> Value:
-    """The SSA value of an operand: a Tensor's current value, or a new constant."""
+def as_value(builder: GraphBuilder, operand: Any, path_shaped_ok: bool = False) -> Value:
+    """The SSA value of an operand: a Tensor's current value, or a new constant.
+
+    A value whose shape depends on the path a tensor ``if`` took is refused unless the caller
+    checked that the use cannot observe its shape (``path_shaped_ok``).
+    """
     if isinstance(operand, Tensor):
+        if operand._alternatives is not None and not path_shaped_ok:
+            raise operand.shape_observed("used where its shape matters")
         if operand._builder is not builder:
             raise GraphBuildError(
                 "a tensor from another graph (or from a finished trace) is used here; tensors "
@@ -358,8 +367,15 @@ def find_builder(operands) -> GraphBuilder:
 def apply(name: str, *operands: Any, **attrs: Any) -> Any:
     """Emit op ``name`` on the operands; return a Tensor (or a tuple for several results)."""
     builder = find_builder(operands)
-    values = [as_value(builder, o) for o in operands]
+    path_shaped = next((o for o in operands if isinstance(o, Tensor) and o._alternatives is not None), None)
+    values = [as_value(builder, o, path_shaped is not None) for o in operands]
+    per_path = None
+    if path_shaped is not None:  # the result types on each path, or None if they all agree
+        per_path = path_shaped.result_alternatives(name, operands, values, attrs)
     op = builder.emit(name, values, attrs, loc=user_location(2))
+    if path_shaped is not None and per_path is not None:
+        results = [path_shaped.with_path_types(v, types) for v, types in zip(op.results, per_path)]
+        return results[0] if len(results) == 1 else tuple(results)
     shares: tuple[tuple[Tensor, Value], ...] = ()
     if get_op(name).view and operands and isinstance(operands[0], Tensor):
         # It may share the operand's memory; handlers of views NumPy always makes turn the

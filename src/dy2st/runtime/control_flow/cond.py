@@ -32,6 +32,7 @@ from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
+from dy2st.runtime.control_flow.path_shaped import PathShapedTensor, broadcast_in_block, common_type
 from dy2st.runtime.control_flow.references import variable_in_user_code
 from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
@@ -110,6 +111,9 @@ class _Output:
     type: TensorType
     objects: tuple[Any, Any]  # the leaf object in the true and the false branch
     values: tuple[Any, Any]  # its SSA value (or Python number) at the end of each branch
+    # Branch values of broadcast-compatible shapes: the branches' mismatch, raised where the
+    # shape would be seen (path_shaped.py); None when both branches have ``type``.
+    mismatch: GraphBuildError | None = None
 
 
 def merge_branches(
@@ -143,7 +147,7 @@ def merge_branches(
     updated = _updated_tensors(branches)
     types = [o.type for o in outputs] + [before.type for _, before in updated.values()]
     for side, branch in enumerate(branches):
-        values = [value_in_block(builder, o.values[side], o.type, branch.block) for o in outputs]
+        values = [_value_in_branch(builder, o, side, branch.block) for o in outputs]
         for output, value in zip(outputs, values):
             name_after_variable(value, output.label)
         values += [branch.updates.get(key, (None, None, before))[2] for key, (_, before) in updated.items()]
@@ -154,6 +158,10 @@ def merge_branches(
     results: dict[int, Tensor] = {}
     for output, result in zip(outputs, op.results):
         result.name_hint = output.label.split("[")[0]
+        if output.mismatch is not None:
+            alternatives = tuple(static_type(obj) for obj in output.objects)
+            results[id(output)] = PathShapedTensor(result, builder, alternatives, output.mismatch, loc)  # type: ignore[arg-type]
+            continue
         tensor = wrap_result(builder, result)
         tensor._scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
         results[id(output)] = tensor
@@ -165,6 +173,16 @@ def merge_branches(
         builder.log_mutation(tensor, before)
     _record_shared_memory(outputs, results, branches)
     return merged
+
+
+def _value_in_branch(builder: GraphBuilder, output: _Output, side: int, block: Block) -> Value:
+    """The value a branch yields for ``output``, broadcast to its type if the branches differ."""
+    if output.mismatch is None:
+        return value_in_block(builder, output.values[side], output.type, block)
+    own_type = static_type(output.objects[side])
+    assert own_type is not None
+    value = value_in_block(builder, output.values[side], own_type, block)
+    return broadcast_in_block(builder, value, output.type, block)
 
 
 def _record_shared_memory(outputs: list[_Output], results: dict[int, Tensor], branches) -> None:
@@ -209,9 +227,8 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
             leaves.append(same_arrays)  # ``b = a`` on both paths: one result, one array object
             continue
         leaf_label = label if single else f"{label}[{j}]"
-        output = _Output(
-            leaf_label, _merged_type(leaf_label, t_obj, f_obj, loc), (t_obj, f_obj), (t_leaves[j], f_leaves[j])
-        )
+        merged_type, mismatch = _merged_or_common_type(leaf_label, t_obj, f_obj, loc)
+        output = _Output(leaf_label, merged_type, (t_obj, f_obj), (t_leaves[j], f_leaves[j]), mismatch)
         outputs.append(output)
         leaves.append(output)
     return t_def, leaves
@@ -255,6 +272,22 @@ def _updated_tensors(branches: tuple[TracedBranch, TracedBranch]) -> dict[int, t
         for key, (tensor, before, _) in branch.updates.items():
             updated.setdefault(key, (tensor, before))
     return updated
+
+
+def _merged_or_common_type(label: str, t: Any, f: Any, loc) -> tuple[TensorType, GraphBuildError | None]:
+    """The output's type, or the common type of broadcast-compatible branch values with the
+    branches' mismatch error to raise where the shape would be seen (path_shaped.py)."""
+    try:
+        return _merged_type(label, t, f, loc), None
+    except GraphBuildError as mismatch:
+        t_type, f_type = static_type(t), static_type(f)
+        if t_type is None or f_type is None or t_type.shape == f_type.shape:
+            raise
+        numbers = tuple(x if is_python_number(x) else None for x in (t, f))
+        common = common_type(t_type, f_type, numbers)  # type: ignore[arg-type]
+        if common is None:
+            raise
+        return common, mismatch
 
 
 def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> TensorType:

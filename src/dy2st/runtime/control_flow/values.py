@@ -93,6 +93,8 @@ def is_concrete_array(value: Any) -> bool:
 def static_type(value: Any) -> TensorType | None:
     """The graph type ``value`` would have as a cond output or loop-carried value, else None."""
     if isinstance(value, Tensor):
+        if value._alternatives is not None:  # its shape depends on a tensor if's path
+            raise value.shape_observed("merged by another tensor 'if' or carried by a tensor loop")
         return value.type
     if is_concrete_array(value):
         return type_of_array(np.asarray(value))
