@@ -31,6 +31,13 @@ import numpy as np
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.assigned import (
+    ASSIGNED,
+    AssignedGuard,
+    assigned_flag,
+    assigned_flag_label,
+    guard_leaves,
+)
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.path_shaped import PathShapedTensor, broadcast_in_block, common_type
 from dy2st.runtime.control_flow.references import variable_in_user_code
@@ -134,6 +141,7 @@ def merge_branches(
     merged: list[Any] = []
     outputs: list[_Output] = []
     rebuild: list[tuple[int, TreeDef, list[Any]]] = []  # outputs to reassemble from their leaves
+    flagged: list[tuple[int, _Output]] = []  # outputs assigned on some paths only, and their flag
     for index, label in enumerate(labels):
         t, f = (branch.outputs[index] for branch in branches)
         merged.append(t)
@@ -144,7 +152,29 @@ def merge_branches(
             continue
         treedef, leaves = _merge_output(label, branches, index, outputs, loc)
         rebuild.append((index, treedef, leaves))
+        flag = _assigned_flag_output(builder, label, t, f)
+        if flag is not None:
+            outputs.append(flag)
+            flagged.append((index, flag))
     updated = _updated_tensors(branches)
+    op = _emit_cond(builder, predicate, branches, outputs, updated, loc)
+    results = {id(output): _result_tensor(builder, output, result, loc) for output, result in zip(outputs, op.results)}
+    for index, treedef, leaves in rebuild:
+        merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
+    line = loc.lineno if loc is not None else 0
+    for index, flag in flagged:
+        reason = f"it is not assigned on the path the 'if' at line {line} took"
+        guard_leaves(merged[index], AssignedGuard(results[id(flag)], labels[index], reason))
+    for (tensor, before), result in zip(updated.values(), op.results[len(outputs) :]):
+        result.name_hint = before.name_hint
+        tensor._value = result
+        builder.log_mutation(tensor, before)
+    _record_shared_memory(outputs, results, branches)
+    return merged
+
+
+def _emit_cond(builder: GraphBuilder, predicate: Value, branches, outputs: list[_Output], updated, loc) -> Op:
+    """End each branch with a yield of the outputs and the updated arrays; emit the ``cond``."""
     types = [o.type for o in outputs] + [before.type for _, before in updated.values()]
     for side, branch in enumerate(branches):
         values = [_value_in_branch(builder, o, side, branch.block) for o in outputs]
@@ -154,25 +184,18 @@ def merge_branches(
         with builder.in_block(branch.block):
             builder.emit(YIELD, values, loc=loc, result_types=[])
     regions = [Region(branches[0].block), Region(branches[1].block)]
-    op = builder.emit(COND, [predicate], regions=regions, loc=loc, result_types=types)
-    results: dict[int, Tensor] = {}
-    for output, result in zip(outputs, op.results):
-        result.name_hint = output.label.split("[")[0]
-        if output.mismatch is not None:
-            alternatives = tuple(static_type(obj) for obj in output.objects)
-            results[id(output)] = PathShapedTensor(result, builder, alternatives, output.mismatch, loc)  # type: ignore[arg-type]
-            continue
-        tensor = wrap_result(builder, result)
-        tensor._scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
-        results[id(output)] = tensor
-    for index, treedef, leaves in rebuild:
-        merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
-    for (tensor, before), result in zip(updated.values(), op.results[len(outputs) :]):
-        result.name_hint = before.name_hint
-        tensor._value = result
-        builder.log_mutation(tensor, before)
-    _record_shared_memory(outputs, results, branches)
-    return merged
+    return builder.emit(COND, [predicate], regions=regions, loc=loc, result_types=types)
+
+
+def _result_tensor(builder: GraphBuilder, output: _Output, result: Value, loc) -> Tensor:
+    """The tensor standing for one result of the ``cond`` op."""
+    result.name_hint = output.label.split("[")[0]
+    if output.mismatch is not None:
+        alternatives = tuple(static_type(obj) for obj in output.objects)
+        return PathShapedTensor(result, builder, alternatives, output.mismatch, loc)  # type: ignore[arg-type]
+    tensor = wrap_result(builder, result)
+    tensor._scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
+    return tensor
 
 
 def _value_in_branch(builder: GraphBuilder, output: _Output, side: int, block: Block) -> Value:
@@ -207,7 +230,7 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
     """
     t, f = (branch.outputs[index] for branch in branches)
     t_leaves, f_leaves = branches[0].leaves[index], branches[1].leaves[index]
-    placeholder = _return_value_placeholder(label, t, f)
+    placeholder = _undefined_placeholder(t, f)
     if placeholder is not None:
         if isinstance(t, Undefined):
             t, t_leaves = placeholder, _flat(placeholder)[1]
@@ -234,6 +257,21 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
     return t_def, leaves
 
 
+def _assigned_flag_output(builder: GraphBuilder, label: str, t: Any, f: Any) -> _Output | None:
+    """The extra output telling whether the path taken assigned variable ``label``, when a branch
+    leaves it undefined or holds a value an earlier loop or ``if`` may not have assigned
+    (assigned.py); None when both branches assign it. The lowered return value needs none: the
+    early-return converter reads it only on paths that returned."""
+    if is_return_value(label):
+        return None
+    flags = [assigned_flag(value, builder) for value in (t, f)]
+    if all(flag is None for flag in flags):
+        return None
+    objects = tuple(ASSIGNED if flag is None else flag for flag in flags)
+    values = tuple(flag._value if isinstance(flag, Tensor) else flag for flag in objects)
+    return _Output(assigned_flag_label(label), TensorType((), np.dtype(bool)), objects, values)  # type: ignore[arg-type]
+
+
 def _output_of_same_arrays(outputs: list[_Output], t_obj: Any, f_obj: Any) -> _Output | None:
     """The output already standing for these two array objects, if another variable had them."""
     if not isinstance(t_obj, Tensor) or not isinstance(f_obj, Tensor):
@@ -244,15 +282,14 @@ def _output_of_same_arrays(outputs: list[_Output], t_obj: Any, f_obj: Any) -> _O
     return None
 
 
-def _return_value_placeholder(label: str, t: Any, f: Any) -> Any:
-    """Zeros standing in for the lowered return value on the path that has not returned yet.
+def _undefined_placeholder(t: Any, f: Any) -> Any:
+    """Zeros standing in for a variable on the path that leaves it undefined.
 
-    The early-return converter reads its return variable only on paths that assigned it (behind
-    its ``do_return`` flag), so the placeholder is never observed; any other variable defined in
-    one branch only is an error.
+    They are never observed: the lowered return value is read only on paths that returned, and
+    every other variable gets an "assigned" flag that each later use checks
+    (``_assigned_flag_output``). None when both or neither branch defines it, or when the defined
+    value is not made of arrays and numbers.
     """
-    if not is_return_value(label):
-        return None
     if isinstance(t, Undefined) == isinstance(f, Undefined):
         return None
     defined = f if isinstance(t, Undefined) else t

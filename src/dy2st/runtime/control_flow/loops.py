@@ -37,8 +37,8 @@ from dy2st.ir.core import WHILE_LOOP, YIELD, Block, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
-    NOT_ASSIGNED,
     AssignedGuard,
+    assigned_flag,
     assigned_flag_label,
     guard_leaves,
 )
@@ -51,6 +51,7 @@ from dy2st.runtime.control_flow.values import (
     defined_within,
     describe,
     is_python_number,
+    is_return_value,
     isolated_mutations,
     record_shared_memory,
     same_python_value,
@@ -135,7 +136,7 @@ def stage_while_loop(
     loc: SourceLocation | None,
 ) -> None:
     """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables."""
-    state, body_fn, flags = _with_assigned_flags(state, body_fn)
+    state, body_fn, flags, conditional = _with_assigned_flags(builder, state, body_fn)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     containers = snapshot_containers([cond_fn, body_fn])
@@ -149,25 +150,22 @@ def stage_while_loop(
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
     _emit(builder, state, init, plan, trace, loc)
-    _guard_first_assignments(state, flags, loc)
+    _guard_first_assignments(state, flags, conditional, loc)
 
 
-def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
+def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None]):
     """``state`` and ``body_fn`` extended with an "assigned" flag per carried variable that may be
-    unassigned before the loop: False (or the flag of an earlier loop that first assigned it)
-    before it, True at the end of each iteration.
+    unassigned before the loop: False (or the flag of an earlier loop or ``if`` that may not have
+    assigned it) before it; at the end of each iteration True, or the flag of a tensor ``if`` in
+    the body that assigns it on some paths only.
 
-    Returns the extended state, the extended body, and the flags by variable (the dict the
-    extended state reads and rebinds).
+    Returns the extended state, the extended body, the flags by variable (the dict the extended
+    state reads and rebinds), and the variables some iteration may leave unassigned.
     """
-    flags: dict[str, Any] = {}
-    for name, value in zip(state.names, state.get()):
-        if name in state.carried:
-            flag = NOT_ASSIGNED if isinstance(value, Undefined) else _earlier_flag(value)
-            if flag is not None:
-                flags[name] = flag
+    flags = _flags_before_the_loop(builder, state)
+    conditional: set[str] = set()
     if not flags:
-        return state, body_fn, {}
+        return state, body_fn, {}, conditional
     unassigned = list(flags)
     labels = tuple(assigned_flag_label(name) for name in unassigned)
     count = len(state.names)
@@ -175,35 +173,62 @@ def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
     def get() -> tuple:
         return tuple(state.get()) + tuple(flags[name] for name in unassigned)
 
-    def set(values: tuple) -> None:
+    def set_all(values: tuple) -> None:
         state.set(values[:count])
         flags.update(zip(unassigned, values[count:]))
 
     def body() -> None:
+        # A use in the body of a value an earlier iteration may not have assigned checks the
+        # carried flag (``found + 1`` before ``found = ...`` raises on the first iteration).
+        values = dict(zip(state.names, state.get()))
+        for name in unassigned:
+            if isinstance(flags[name], Tensor):
+                reason = "it is not assigned on every path into this iteration of the loop"
+                guard_leaves(values[name], AssignedGuard(flags[name], name, reason))
         body_fn()
-        flags.update(dict.fromkeys(unassigned, ASSIGNED))
+        _flags_after_the_body(builder, state, flags, conditional)
 
-    return LoopState(state.names + labels, state.carried + labels, get, set), body, flags
-
-
-def _earlier_flag(value: Any) -> Tensor | None:
-    """The "assigned" flag guarding ``value`` (an earlier tensor loop may never have assigned it)."""
-    _, leaves = _flat(value)
-    guards = [
-        leaf._guard
-        for leaf in leaves
-        if isinstance(leaf, Tensor) and leaf._guard is not None and leaf._guard.in_scope(leaf._builder)
-    ]
-    return guards[0].flag if guards else None
+    return LoopState(state.names + labels, state.carried + labels, get, set_all), body, flags, conditional
 
 
-def _guard_first_assignments(state: LoopState, flags: dict[str, Any], loc: SourceLocation | None) -> None:
+def _flags_after_the_body(builder: GraphBuilder, state: LoopState, flags: dict[str, Any], conditional: set[str]):
+    """Set each flag to whether the iteration assigned its variable: True, or the flag of a
+    tensor ``if`` that assigns it on some paths only (such variables join ``conditional``)."""
+    values = dict(zip(state.names, state.get()))
+    for name in flags:
+        flag = assigned_flag(values[name], builder)
+        flags[name] = ASSIGNED if flag is None else flag
+        if flag is not None:
+            conditional.add(name)
+
+
+def _flags_before_the_loop(builder: GraphBuilder, state: LoopState) -> dict[str, Any]:
+    """The "assigned" flag of each carried variable that may be unassigned before the loop. The
+    lowered return value needs none: the early-return converter reads it only on paths that
+    returned."""
+    flags: dict[str, Any] = {}
+    for name, value in zip(state.names, state.get()):
+        if name in state.carried and not is_return_value(name):
+            flag = assigned_flag(value, builder)
+            if flag is not None:
+                flags[name] = flag
+    return flags
+
+
+def _guard_first_assignments(
+    state: LoopState, flags: dict[str, Any], conditional: set[str], loc: SourceLocation | None
+) -> None:
     """After the loop: make every later use of a variable the loop first assigns check its flag."""
     values = dict(zip(state.names, state.get()))
     line = loc.lineno if loc is not None else 0
     for name, flag in flags.items():
         if isinstance(flag, Tensor):
-            guard_leaves(values[name], AssignedGuard(flag, name, line))
+            reason = (
+                f"no iteration of the loop at line {line} assigned it"
+                if name in conditional
+                else f"the loop at line {line} ran zero times"
+            )
+            guard_leaves(values[name], AssignedGuard(flag, name, reason))
 
 
 # --- planning the carried values ---------------------------------------------------------------
