@@ -6,12 +6,17 @@ that key, reads the captured global arrays afresh, runs the compiled graph and r
 
 Calls passing every parameter positionally as an ndarray take a fast path (``fast_call.py``): the
 key is the (shape, dtype) of each argument and everything else is precomputed per graph.
+
+Threads: graphs are built under one process-wide lock, so concurrent first calls with one
+signature build its graph once and the others wait for it and use it. A call whose graph is
+already cached takes no lock (the fast path is a dict lookup).
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import types
 import warnings
 from collections.abc import Callable
@@ -32,6 +37,12 @@ from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime.functions import converted_function, register_wrapper_type
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
+
+# Held while a graph is staged, optimized and compiled (and while ``.code`` converts). One lock for
+# every function: builds are Python-bound, so building two at once would not be faster under the
+# GIL, and one lock cannot deadlock when building one function calls another (f's build calling
+# g's while another thread's build of g calls f). Reentrant for a build that triggers a build.
+_BUILD_LOCK = threading.RLock()
 
 
 @dataclass
@@ -68,7 +79,8 @@ class StaticFunction:
     @property
     def code(self) -> str:
         """The transformed Python source of the function."""
-        return convert_code(self.fn).source
+        with _BUILD_LOCK:
+            return convert_code(self.fn).source
 
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
         """The graph for this input signature (after the optimizing passes unless ``optimize=False``)."""
@@ -85,7 +97,7 @@ class StaticFunction:
     @property
     def num_graphs(self) -> int:
         """How many graphs are cached (one per input signature seen)."""
-        return sum(len(v) for v in self._cache.values())
+        return sum(len(v) for v in list(self._cache.values()))
 
     # --- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -168,21 +180,29 @@ class StaticFunction:
         return None
 
     def _lookup(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> tuple[CompiledProgram, list[Any]]:
+        """The graph for ``key`` with the captured arrays read for this call, built on a miss."""
         found = self._find(key)
         if found is not None:
             return found
-        compiled = self._build(key, arguments)
+        with _BUILD_LOCK:
+            # Another thread may have built it while this one waited for the lock.
+            found = self._find(key)
+            if found is not None:
+                return found
+            compiled = self._build(key, arguments)
         return compiled, [source.read() for source in compiled.program.capture_sources]
 
     def _stage(self, arguments: dict[str, Any]) -> Program:
-        return trace(converted_function(cast(types.FunctionType, self.fn)), self.signature, arguments, self.fn.__name__)
+        with _BUILD_LOCK:
+            return trace(
+                converted_function(cast(types.FunctionType, self.fn)), self.signature, arguments, self.fn.__name__
+            )
 
     def _compiled(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
-        found = self._find(key)
-        return found[0] if found is not None else self._build(key, arguments)
+        return self._lookup(key, arguments)[0]
 
     def _build(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
-        """Stage, optimize and compile the graph for ``key``, and cache it."""
+        """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``)."""
         program = self._stage(arguments)
         graph = program.graph
         if VERIFY_EVERY_PASS:
