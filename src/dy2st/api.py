@@ -152,8 +152,8 @@ class StaticFunction:
                 fast_key = (id(args[0]), *fast_key)
             self._fast_calls[fast_key] = build_fast_call(compiled.program, compiled.executor.run, len(arrays))
         program = compiled.program
-        if program.writebacks and program.inputs_overlap([*leaves, *captured]):
-            return self.fn(*args, **kwargs)  # aliased inputs: see Program.inputs_overlap
+        if program.writebacks and program.runs_eagerly([*leaves, *captured]):
+            return self.fn(*args, **kwargs)  # aliased or read-only inputs: see Program.runs_eagerly
         outputs = compiled.executor.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])
 

@@ -198,10 +198,12 @@ def _combined_error(base: type[Dy2stError], error: Exception, message: str, loc:
         return base(message, loc, note)
 
 
-def runtime_error(error: Exception, message: str, loc: SourceLocation | None) -> Dy2stRuntimeError:
+def runtime_error(
+    error: Exception, message: str, loc: SourceLocation | None, note: str | None = None
+) -> Dy2stRuntimeError:
     """The error to raise when an op fails with ``error`` at run time: a ``Dy2stRuntimeError``
     naming the op and the user's line, and an instance of ``error``'s class too."""
-    return cast(Dy2stRuntimeError, _combined_error(Dy2stRuntimeError, error, message, loc))
+    return cast(Dy2stRuntimeError, _combined_error(Dy2stRuntimeError, error, message, loc, note))
 
 
 def build_error(error: Exception, message: str, loc: SourceLocation | None, note: str | None = None) -> GraphBuildError:
