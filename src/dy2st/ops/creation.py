@@ -258,7 +258,8 @@ def _like_signature(func_name, a, dtype, order, shape, device) -> tuple[tuple[in
         new_shape = a.shape if isinstance(a, Tensor) else tuple(np.shape(a))
     if dtype is not None:
         return new_shape, np.dtype(dtype)
-    return new_shape, a.dtype if isinstance(a, Tensor) else np.asarray(a).dtype
+    # The byte order too: np.zeros_like of a big-endian array is big-endian.
+    return new_shape, a.type.exact_dtype if isinstance(a, Tensor) else np.asarray(a).dtype
 
 
 CREATION_HANDLERS.update(

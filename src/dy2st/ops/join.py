@@ -25,6 +25,7 @@ from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
+from dy2st.ops.shape import cast
 from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.staging.tensor import Tensor, apply
 
@@ -290,8 +291,8 @@ def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     ``copy=False``; a different ``dtype`` converts, like NumPy."""
     copy = kwargs.get("copy", func is np.array)
     dtype = _bind_array_arguments(f"np.{func.__name__}", args, kwargs)
-    if dtype is not None and dtype != tensor.dtype:
-        return apply("astype", tensor, dtype=dtype)
+    if dtype is not None and dtype != tensor.type.exact_dtype:
+        return cast(tensor, dtype)
     return apply("copy", tensor) if copy else tensor
 
 

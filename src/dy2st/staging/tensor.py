@@ -153,7 +153,7 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        return self._own.type.dtype
+        return self._own.type.exact_dtype  # '>f8' for a big-endian array, as ndarray.dtype
 
     @property
     def ndim(self) -> int:
