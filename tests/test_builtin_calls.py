@@ -203,3 +203,14 @@ def test_max_over_complex_elements_is_refused_at_the_line():
         dy2st.to_static(extremes)(x)
     assert "return max(x), min(x)" in str(info.value)
     assert_like_eager(sums, x)
+
+
+def absolutes(x):
+    return abs(x), abs(x[0]), abs(x.sum()), abs(-x[1:])
+
+
+@pytest.mark.parametrize(
+    "x", [np.array([-1.5, 2.0, -0.0]), np.array([-3, 4, -128], np.int8), np.array([3 - 4j, 1j, -2])]
+)
+def test_abs_is_np_absolute(x):
+    assert_like_eager(absolutes, x)
