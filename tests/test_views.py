@@ -262,3 +262,15 @@ def test_reads_that_may_miss_an_update_are_refused_not_stale(fn):
     args = (np.ones((2, 3)), np.array(1)) if fn.__code__.co_argcount == 2 else (np.ones((2, 3)),)
     with pytest.raises(dy2st.GraphBuildError, match="may share memory with an array that was updated"):
         dy2st.to_static(fn)(*args)
+
+
+def maybe_view_chosen_after_its_base_changed(x, c):
+    v = x.reshape(-1)
+    x[0, 0] = 5.0
+    w = v if c > 0 else np.zeros(4)  # the branch hands v on without reading it
+    return w.sum()
+
+
+def test_a_stale_maybe_view_handed_through_a_branch_stays_unreadable():
+    with pytest.raises(dy2st.GraphBuildError, match="may share memory with an array that was updated"):
+        dy2st.to_static(maybe_view_chosen_after_its_base_changed)(np.ones((2, 2)), np.array(1))

@@ -129,14 +129,14 @@ class Tensor:
     def _shared_arrays(self) -> tuple[tuple[Tensor, Value], ...]:
         """Every array this tensor may share memory with, with its current contents: its root
         (itself, for an array that is no view) and what that root may share in turn."""
-        shares: list[tuple[Tensor, Value]] = []
+        shares: dict[tuple[int, int], tuple[Tensor, Value]] = {}
         tensor: Tensor | None = self
         while tensor is not None:
-            shares.extend(tensor._shares)
+            shares.update(((id(a), id(c)), (a, c)) for a, c in tensor._shares)
             if tensor._parent is None:
-                shares.append((tensor, tensor._own))
+                shares[id(tensor), id(tensor._own)] = (tensor, tensor._own)
             tensor = tensor._parent
-        return tuple(shares)
+        return tuple(shares.values())
 
     def _aliases(self) -> tuple[tuple[Tensor, Value], ...]:
         """The other arrays this tensor may share memory with (none for an array that is no view)."""

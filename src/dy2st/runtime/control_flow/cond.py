@@ -218,6 +218,8 @@ def _record_shared_memory(outputs: list[_Output], results: dict[int, Tensor], br
             if isinstance(obj := o.objects[side], Tensor) and defined_within(obj._own, branch.block)
         }
         for output in outputs:
+            if is_return_value(output.label):
+                continue  # eager code returns it at once: nothing can update it in between
             owner = variable_in_user_code(output.label.split("[")[0])
             owners = {owner} if owner is not None else set()
             record_shared_memory(results[id(output)], [(output.objects[side], branch.block)], merged, owners)

@@ -540,6 +540,8 @@ def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan
     merged = {id(slot.obj): after_loop[id(slot)] for slot in plan.slots}
     merged.update({id(end): result for result, _, end in rebound})
     for result, slot, end in rebound:
+        if slot.name is not None and is_return_value(slot.name):
+            continue  # eager code returns it at once: nothing can update it in between
         before = slot.origin if slot.origin is not None else slot.obj
         owner = variable_in_user_code(slot.name) if slot.name is not None else None
         owners = {owner} if owner is not None else set()

@@ -222,20 +222,26 @@ def record_shared_memory(
     variables ``owners`` (the one merged) can reach.
     Call it once every result of the op is bound, so the recorded contents are the final ones.
     """
-    shares: list[tuple[Tensor, Value]] = []
+    if result._scalar or result.type.weak:
+        return  # an immutable NumPy scalar or Python number: nothing can update it in place
+    shares: dict[tuple[int, int], tuple[Tensor, Value]] = {(id(a), id(c)): (a, c) for a, c in result._shares}
     for obj, block in sources:
         if not isinstance(obj, Tensor):
             continue
-        for array in [shared for shared, _ in obj._aliases()] + [obj]:
+        # The arrays obj may share memory with, with their contents when obj was made (an
+        # update since then makes the result unreadable too), then obj itself, as it is now.
+        for array, contents in [*obj._aliases(), (obj, obj._own)]:
             target = merged.get(id(array))
-            if target is None:
+            if target is not None:
+                contents = target._own
+            else:
                 made_inside = block is not None and defined_within(array._own, block)
                 if made_inside or (array is obj and (obj._parent is not None or not seen_elsewhere(obj, owners))):
                     continue  # an exact view itself is followed through the arrays it shares
                 target = array
             if target is not result:
-                shares.append((target, target._own))
-    result._shares += tuple(shares)
+                shares[id(target), id(contents)] = (target, contents)
+    result._shares = tuple(shares.values())
 
 
 @contextlib.contextmanager
