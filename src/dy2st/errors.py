@@ -198,10 +198,16 @@ def _combined_class(base: type[Dy2stError], cls: type[BaseException]) -> type[Dy
 
 
 def _combined_error(base: type[Dy2stError], error: Exception, message: str, loc: SourceLocation | None, note=None):
-    try:
-        return _combined_class(base, type(error))(message, loc, note)
-    except TypeError:  # a class whose constructor needs more than a message
-        return base(message, loc, note)
+    # A class whose constructor needs more than a message (NumPy's UFuncTypeError subclasses take
+    # the ufunc and dtypes) is replaced by the nearest base class that takes one (TypeError).
+    for cls in type(error).__mro__:
+        if not issubclass(cls, Exception) or cls is Exception:
+            break
+        try:
+            return _combined_class(base, cls)(message, loc, note)
+        except TypeError:
+            continue
+    return base(message, loc, note)
 
 
 def runtime_error(

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.core import Value
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
 from dy2st.ir.types import TensorType
@@ -291,11 +291,11 @@ class Tensor:
         if self._scalar:
             return result  # NumPy scalars are immutable: `s += 1` rebinds s
         if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise GraphBuildError(
+            message = (
                 f"in-place {opname}: cannot cast the result {result.dtype} to the array's dtype "
-                f"{self.dtype} with casting rule 'same_kind' (NumPy raises here too)",
-                user_location(2),
+                f"{self.dtype} with casting rule 'same_kind' (NumPy raises here too)"
             )
+            raise build_error(TypeError(message), message, user_location(2))  # NumPy's class is a TypeError
         if result.dtype != self.dtype:
             result = result.astype(self.dtype)  # the ndarray method, staged by its handler
         if result.shape != self.shape:
