@@ -4,6 +4,7 @@ into the op definitions (``dy2st.ir.opdefs``) and the tracer's handler tables
 
 from dy2st.ops import (  # noqa: F401  (registration)
     checks,
+    complex_parts,
     creation,
     diagonal,
     einsum,

@@ -27,7 +27,13 @@ from dy2st.ir.opdefs import UFUNC_OPS, get_op
 from dy2st.ir.types import TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
-from dy2st.staging.handlers import INDEXING, METHOD_HANDLERS, PROPERTY_HANDLERS
+from dy2st.staging.handlers import (
+    ASSIGNED_ATTRIBUTES,
+    ATTRIBUTE_SETTERS,
+    INDEXING,
+    METHOD_HANDLERS,
+    PROPERTY_HANDLERS,
+)
 
 PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -453,6 +459,37 @@ for _dunder, _ufunc in {
 # divmod(a, b) is np.divmod: a (quotient, remainder) pair of results. No in-place form.
 for _dunder, _method in zip(("__divmod__", "__rdivmod__"), _binary(np.divmod)[:2]):
     setattr(Tensor, _dunder, _method)
+
+
+def _assign_attribute(tensor: Tensor, name: str, value: Any) -> None:
+    """``tensor.name = value`` in user code: what the op family registered, or a refusal."""
+    assign = ATTRIBUTE_SETTERS.get(name)
+    if assign is None:
+        raise UnsupportedOpError(
+            f"assigning the ndarray attribute '{name}' is not supported on symbolic tensors", user_location(3)
+        )
+    assign(tensor, value)
+
+
+def _assignable(name: str) -> property:
+    """A data descriptor for an ndarray attribute whose assignment dy2st intercepts: reading is
+    unchanged (a static property of Tensor, or a property handler through ``__getattr__``)."""
+    existing = Tensor.__dict__.get(name)
+    if isinstance(existing, property):
+        getter = existing.fget
+    else:
+
+        def getter(tensor: Tensor) -> Any:
+            return tensor.__getattr__(name)
+
+    def assign(tensor: Tensor, value: Any) -> None:
+        _assign_attribute(tensor, name, value)
+
+    return property(getter, assign, doc=f"ndarray.{name}")
+
+
+for _name in ASSIGNED_ATTRIBUTES:
+    setattr(Tensor, _name, _assignable(_name))
 
 
 def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:
