@@ -36,7 +36,7 @@ from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error
 from dy2st.ops.indexing import setitem
-from dy2st.ops.shape import same_kind
+from dy2st.ops.shape import not_writable, same_kind
 from dy2st.staging.handlers import handles, method, prop, setter
 from dy2st.staging.tensor import Tensor, apply
 from dy2st.staging.views import OpView, make_view
@@ -161,8 +161,7 @@ def _assign_part(part: str):
     def assign(x: Tensor, value: Any) -> None:
         """``x.real = value`` / ``x.imag = value``: ``x.real[...] = value``, as NumPy does it."""
         if x._scalar:
-            error = AttributeError(f"attribute '{name}' of 'numpy.generic' objects is not writable")
-            raise build_error(f"{name} assignment", error)
+            raise not_writable(x, name)
         if part == IMAG_PART and not is_complex(x.dtype):
             raise build_error(f"{name} assignment", TypeError("array does not have imaginary part to set"))
         if isinstance(value, Tensor) and value._parent is x and value._recipe is _RECIPES[part]:

@@ -73,6 +73,12 @@ ASSIGNED_ATTRIBUTES = (
 )
 ATTRIBUTE_SETTERS: dict[str, Callable[[Any, Any], None]] = {}
 
+# Questions about the user's program that only the runtime can answer, because it sees the user's
+# frames; the runtime registers them here so that op families below it can ask. Under the key
+# ``other_references``: ``fn(tensor) -> str | None`` says what besides one variable of the user's
+# code can reach the array object (the caller, other variables, containers, views), or None.
+RUNTIME_QUERIES: dict[str, Callable[..., Any]] = {}
+
 
 def setter(*names: str) -> Callable:
     """Decorator: register ``fn(tensor, value)`` as what assigning these ndarray attributes does."""

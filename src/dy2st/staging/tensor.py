@@ -115,7 +115,15 @@ class Tensor:
         assert parent is not None and recipe is not None
         parent_value = parent._value
         if parent_value is not self._derived_from or not self._builder.can_see(self._own):
-            self._own = recipe.derive(parent)._own
+            derived = recipe.derive(parent)._own
+            if derived.type != self._own.type:  # the parent was reshaped in place (``x.shape = s``)
+                raise GraphBuildError(
+                    f"a view of an array whose shape was assigned after the view was taken (it was "
+                    f"{self._own.type}, taken again it would be {derived.type})",
+                    user_location(4),
+                    "take the view after assigning .shape, or rebind the array: y = y.reshape(...)",
+                )
+            self._own = derived
             self._derived_from = parent_value
 
     def _make_view_of(self, parent: Tensor, recipe: ViewRecipe) -> None:
