@@ -144,7 +144,52 @@ def python_loop_over_rows_updated_through_views(X):
     return X
 
 
+def normalize_columns_in_place(A, m):
+    for j in range(m):
+        col = A[:, j]
+        col -= col.mean()
+        norm = np.sqrt((col**2).sum())
+        if norm > 0:
+            col /= norm
+    return A
+
+
+def reversed_view_updated_in_a_loop(x, n):
+    r = x[::-1]
+    for i in range(n):
+        r[i] += i
+    return x
+
+
+def rows_doubled_under_a_tensor_condition(X, c):
+    for row in X:
+        if c > 0:
+            row *= 2
+    return X
+
+
+def head_filled_in_a_loop(out, n):
+    head = out[:3]
+    for i in range(n):
+        head[i] = i * 1.5
+    return out
+
+
+def view_written_in_a_branch_then_overlapping_view_read(x, c):
+    y = x[1:4]
+    if c > 0:
+        y[:] = 0
+    z = x[2:5]
+    return z.copy(), y.sum()
+
+
 CASES = [
+    (normalize_columns_in_place, (np.arange(12.0).reshape(3, 4), np.array(3))),
+    (reversed_view_updated_in_a_loop, (np.ones((3, 3)), np.array(2))),
+    (rows_doubled_under_a_tensor_condition, (np.arange(6.0).reshape(2, 3), np.array(1))),
+    (head_filled_in_a_loop, (np.zeros(4), np.array(3))),
+    (view_written_in_a_branch_then_overlapping_view_read, (np.arange(6.0), np.array(1))),
+    (view_written_in_a_branch_then_overlapping_view_read, (np.arange(6.0), np.array(0))),
     (row_read_after_a_loop_wrote_it, (np.zeros((2, 3)), np.array(3))),
     (disjoint_views, (np.arange(6.0), 3)),
     (stencil_through_a_view, (np.arange(25.0).reshape(5, 5), 3)),

@@ -79,7 +79,7 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
         else:
             names[f"read{i}"] = source.read
             lines.append(f"    {c} = read{i}()")
-        names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.dtype
+        names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.exact_dtype
         lines += [
             f"    if not isinstance({c}, ndarray) or {c}.shape != S{i}"
             f" or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",

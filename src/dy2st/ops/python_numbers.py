@@ -38,22 +38,28 @@ register(
 
 # `int(t)`, `float(t)`, `round(t)` of a 0-d tensor: the builtin applied to the NumPy scalar when
 # the graph runs, so the result is the same Python number eager code gets, and the same error
-# (`int(nan)` is a ValueError, `int(inf)` an OverflowError).
+# (`int(nan)` is a ValueError, `int(inf)` an OverflowError). `round(n, ndigits)` of a Python
+# number (attribute ndigits) is Python's rounding of it, of the number's own type.
 PYTHON_CONVERSION = "python_conversion"
 _CONVERSION_DTYPES = {int: np.dtype(np.int64), round: np.dtype(np.int64), float: np.dtype(np.float64)}
 
 
-def _python_conversion_rule(types: list[TensorType], *, builtin: Any) -> TensorType:
+def _python_conversion_rule(types: list[TensorType], *, builtin: Any, ndigits: int | None = None) -> TensorType:
     (t,) = types
     if t.shape != ():
         raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
     if t.dtype.kind == "c" and builtin is not float:
         raise TypeError(f"{builtin.__name__}() of a complex value")
+    if ndigits is not None:  # round(number, ndigits) keeps an int an int and a float a float
+        return TensorType((), np.dtype(np.float64 if t.dtype.kind == "f" else np.int64), weak=True)
     return TensorType((), _CONVERSION_DTYPES[builtin], weak=True)
 
 
-def _python_conversion(value: Any, *, builtin: Any) -> Any:
-    return builtin(value[()] if isinstance(value, np.ndarray) else value)
+def _python_conversion(value: Any, *, builtin: Any, ndigits: int | None = None) -> Any:
+    number = value[()] if isinstance(value, np.ndarray) else value
+    if ndigits is None:
+        return builtin(number)
+    return builtin(_as_python_number(number), ndigits)
 
 
 register(

@@ -68,7 +68,7 @@ def _same_type(types):
     return types[0].strong()
 
 
-RESHAPE, TRANSPOSE, ASTYPE = "reshape", "transpose", "astype"
+RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST = "reshape", "transpose", "astype", "byte_order_cast"
 """Opcodes other layers build or rewrite (simplification composes them)."""
 
 register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
@@ -145,6 +145,33 @@ def read_only_view(op: str, a, **attrs):
     if isinstance(a, Tensor):
         make_view(result, a, OpView(op, attrs))
     return result
+
+
+def _byte_order_cast_rule(types, dtype):
+    (t,) = types
+    return TensorType(t.shape, np.dtype(dtype))
+
+
+# A cast that changes the byte order (`x.astype('>f8')`, or `x.astype(np.float64)` of a big-endian
+# float64 array, a native copy in NumPy). Types compare by the native dtype (ir/types.py), so as
+# an `astype` it would be simplified away as a same-type cast, or written into a planned buffer
+# of the native dtype: this op has no out= form.
+register(
+    OpDef(
+        BYTE_ORDER_CAST,
+        _byte_order_cast_rule,
+        lambda x, dtype: x.astype(dtype),
+        returns_fresh=True,
+        doc="ndarray.astype to a dtype of another byte order",
+    )
+)
+
+
+def cast(a, dtype: np.dtype):
+    """``a`` converted to ``dtype`` as ``a.astype(dtype)`` converts it, byte order included."""
+    if not dtype.isnative or (a.type.byteorder != "=" and dtype == a.type.dtype):
+        return apply(BYTE_ORDER_CAST, a, dtype=dtype)
+    return apply(ASTYPE, a, dtype=dtype)
 
 
 @handles(np.reshape)
@@ -324,9 +351,9 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
             "ndarray.astype",
             TypeError(f"Cannot cast array data from {a.dtype!r} to {dtype!r} according to the rule {casting!r}"),
         )
-    if dtype == a.dtype and not copy:
+    if dtype == a.type.exact_dtype and not copy:
         return a
-    return same_kind(apply("astype", a, dtype=dtype), a)
+    return same_kind(cast(a, dtype), a)
 
 
 @handles(np.copy)

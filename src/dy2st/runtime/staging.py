@@ -78,7 +78,11 @@ class Program:
     def captures_match(self, captured: list[Any]) -> bool:
         """Do the arrays read from globals now still have the types the graph was built for?"""
         for array, value in zip(captured, self.graph.captures):
-            if not isinstance(array, np.ndarray) or array.shape != value.type.shape or array.dtype != value.type.dtype:
+            if (
+                not isinstance(array, np.ndarray)
+                or array.shape != value.type.shape
+                or array.dtype != value.type.exact_dtype  # byte order too: a graph bakes it in
+            ):
                 return False
         return True
 

@@ -30,10 +30,12 @@ from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.handlers import (
     ASSIGNED_ATTRIBUTES,
     ATTRIBUTE_SETTERS,
+    CREATION_HANDLERS,
     INDEXING,
     METHOD_HANDLERS,
     PROPERTY_HANDLERS,
 )
+from dy2st.staging.sequence_operands import with_sequence_rules
 
 PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -166,7 +168,7 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        return self._own.type.dtype
+        return self._own.type.exact_dtype  # '>f8' for a big-endian array, as ndarray.dtype
 
     @property
     def ndim(self) -> int:
@@ -360,6 +362,10 @@ def as_value(builder: GraphBuilder, operand: Any, path_shaped_ok: bool = False) 
         return operand._value
     if isinstance(operand, (PYTHON_SCALARS, np.ndarray, np.generic)):
         return builder.const(operand, user_location(3))
+    if isinstance(operand, (list, tuple)):
+        # NumPy makes an array of a sequence operand (np.asarray, which stacks the tensors it
+        # holds) and promotes it as an array: `x_f32 * [1.0, 2.0]` is float64.
+        return as_value(builder, CREATION_HANDLERS[np.asarray](operand))
     if getattr(type(operand), "unbound_variable", False):
         raise operand.error()  # ``x + y`` with y unbound (control_flow.Undefined): name y
     raise UnsupportedOpError(
@@ -422,7 +428,11 @@ def _binary(ufunc: np.ufunc):
     def inplace(self, other):
         return self._inplace(_operator_op(ufunc), other)
 
-    return forward, reflected, inplace
+    return (
+        with_sequence_rules(ufunc, forward),
+        with_sequence_rules(ufunc, reflected, reflected=True),
+        with_sequence_rules(ufunc, inplace),
+    )
 
 
 # Python operators are NumPy's ufuncs, as on ndarray: ``a + b`` stages the op registered for np.add.
