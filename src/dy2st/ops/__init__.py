@@ -5,6 +5,7 @@ into the op definitions (``dy2st.ir.opdefs``) and the tracer's handler tables
 from dy2st.ops import (  # noqa: F401  (registration)
     array_api,
     checks,
+    complex_parts,
     creation,
     diagonal,
     einsum,

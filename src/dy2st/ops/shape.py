@@ -10,13 +10,16 @@ its operand is updated, and updating it is refused.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.ir.core import Op
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
-from dy2st.staging.handlers import CREATION_HANDLERS, handles, method, prop
+from dy2st.staging.handlers import CREATION_HANDLERS, RUNTIME_QUERIES, handles, method, prop, setter
 from dy2st.staging.tensor import Tensor, apply
 from dy2st.staging.views import OpView, make_view
 
@@ -187,6 +190,126 @@ def reshape_method(a, *shape, order="C", copy=None):
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = shape[0]
     return reshape(a, shape, order)
+
+
+# --- x.shape = new_shape: a reshape of the array object itself ------------------------------
+@setter("shape")
+def assign_shape(x: Tensor, shape) -> None:
+    """``x.shape = shape``: NumPy reshapes the array object in place. dy2st does the same where it
+    can tell it is exact: ``x`` is no view and nothing but one variable can reach it (the caller
+    would see an argument's or a global's new shape; views follow ``x`` by its old shape), and the
+    reshape only splits axes or adds and drops unit axes (merging axes fails in NumPy for some
+    memory layouts, which dy2st does not track). Elsewhere a ``GraphBuildError`` suggests
+    rebinding the name to ``x.reshape(shape)``."""
+    if x._scalar:
+        raise not_writable(x, "shape")
+    new_shape = _assigned_shape(x, shape)
+    if new_shape == x.shape:
+        return
+    why_not = _why_not_in_place(x, new_shape)
+    if why_not is not None:
+        raise GraphBuildError(
+            f"assigning {new_shape} to .shape reshapes the array object in place, but {why_not}",
+            user_location(),
+            f"rebind the variable to a reshaped array instead: y = y.reshape({new_shape})",
+        )
+    # Not logged as an in-place update: the array was made in this block (``_staged_block_reason``),
+    # so no branch or loop needs to carry or restore it.
+    x._value = apply(RESHAPE, x, shape=new_shape)._value
+
+
+def _assigned_shape(x: Tensor, shape) -> tuple[int, ...]:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    try:
+        return resolve_newshape(x.size, tuple(operator.index(d) for d in dims))
+    except (TypeError, ValueError) as e:
+        raise build_error("shape assignment", e) from None
+
+
+def _staged_block_reason(x: Tensor) -> str | None:
+    """Why ``x``'s shape cannot change in the block being staged (the function's top, or the tensor
+    ``if`` branch or loop body being traced), or None. Branches and loops restore the arrays they
+    update to their contents before the update, which must keep one shape: so the array must be
+    made in this block (its contents are the result of one of its ops) and not updated in place
+    there yet."""
+    builder = x._builder
+    if builder.mutation_logs and any(tensor is x for tensor, _ in builder.mutation_logs[-1]):
+        return "a tensor if or loop body being staged has updated it in place (assign .shape before that)"
+    owner = x._own.owner
+    if not isinstance(owner, Op) or owner.parent is not builder.block:
+        return "it was made before the tensor if or loop being staged, so its shape would depend on the path taken"
+    return None
+
+
+def _why_not_in_place(x: Tensor, new_shape: tuple[int, ...]) -> str | None:
+    """Why dy2st cannot reshape ``x`` in place exactly as NumPy would, or None if it can."""
+    if x._parent is not None or x._shares:
+        return "this array is a view of another array (or may share memory with one)"
+    other_references = RUNTIME_QUERIES.get("other_references")
+    others = "code dy2st cannot see" if other_references is None else other_references(x)
+    if others is not None:
+        return f"{others} can also reach it"
+    in_block = _staged_block_reason(x)
+    if in_block is not None:
+        return in_block
+    if not always_a_view(x.shape, new_shape):
+        return (
+            f"going from {x.shape} to {new_shape} merges axes, which NumPy does in place only for some "
+            "memory layouts of the array, and dy2st does not track memory layout"
+        )
+    return None
+
+
+# Assignments of the other writable ndarray attributes: what each does in NumPy, and the rewrite.
+_REFUSED_ASSIGNMENTS = {
+    "dtype": (
+        "it reinterprets the array's memory as another dtype in place, which dy2st does not stage",
+        "to convert the values, rebind the variable: y = y.astype(new_dtype)",
+    ),
+    "strides": (
+        "it changes how the array's memory is read, and dy2st does not track memory layout",
+        "index, reshape or transpose the array instead",
+    ),
+    "flat": (
+        "dy2st does not stage it",
+        "assign through an index instead: y[...] = value (np.resize the value first to repeat it)",
+    ),
+}
+
+
+def _refuse_assignment(name: str):
+    reason, rewrite = _REFUSED_ASSIGNMENTS[name]
+
+    def refuse(x: Tensor, value) -> None:
+        raise UnsupportedOpError(
+            f"assigning .{name} of a symbolic tensor is not supported: {reason}", user_location(), rewrite
+        )
+
+    return refuse
+
+
+for _name in _REFUSED_ASSIGNMENTS:
+    setter(_name)(_refuse_assignment(_name))
+
+
+def not_writable(x: Tensor, name: str) -> GraphBuildError:
+    """NumPy's AttributeError for assigning the read-only attribute ``name`` (any attribute, of a
+    NumPy scalar), at the user's line."""
+    owner = "numpy.generic" if x._scalar else "numpy.ndarray"
+    return build_error(f"{name} assignment", AttributeError(f"attribute '{name}' of '{owner}' objects is not writable"))
+
+
+def _refuse_read_only(name: str):
+    def refuse(x: Tensor, value) -> None:
+        raise not_writable(x, name)
+
+    return refuse
+
+
+# NumPy's read-only attributes, and ``data``, which NumPy 2.4 refuses too (earlier versions
+# deprecated assigning it): NumPy's AttributeError at the user's line.
+for _name in ("data", "T", "mT", "ndim", "size", "itemsize", "nbytes", "base", "flags", "ctypes", "device"):
+    setter(_name)(_refuse_read_only(_name))
 
 
 @handles(np.transpose, np.permute_dims)

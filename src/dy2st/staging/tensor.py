@@ -27,7 +27,14 @@ from dy2st.ir.opdefs import UFUNC_OPS, get_op
 from dy2st.ir.types import TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
-from dy2st.staging.handlers import CREATION_HANDLERS, INDEXING, METHOD_HANDLERS, PROPERTY_HANDLERS
+from dy2st.staging.handlers import (
+    ASSIGNED_ATTRIBUTES,
+    ATTRIBUTE_SETTERS,
+    CREATION_HANDLERS,
+    INDEXING,
+    METHOD_HANDLERS,
+    PROPERTY_HANDLERS,
+)
 from dy2st.staging.sequence_operands import with_sequence_rules
 
 PYTHON_SCALARS = (bool, int, float, complex)
@@ -110,7 +117,15 @@ class Tensor:
         assert parent is not None and recipe is not None
         parent_value = parent._value
         if parent_value is not self._derived_from or not self._builder.can_see(self._own):
-            self._own = recipe.derive(parent)._own
+            derived = recipe.derive(parent)._own
+            if derived.type != self._own.type:  # the parent was reshaped in place (``x.shape = s``)
+                raise GraphBuildError(
+                    f"a view of an array whose shape was assigned after the view was taken (it was "
+                    f"{self._own.type}, taken again it would be {derived.type})",
+                    user_location(4),
+                    "take the view after assigning .shape, or rebind the array: y = y.reshape(...)",
+                )
+            self._own = derived
             self._derived_from = parent_value
 
     def _make_view_of(self, parent: Tensor, recipe: ViewRecipe) -> None:
@@ -462,6 +477,37 @@ for _dunder, _ufunc in {
 # divmod(a, b) is np.divmod: a (quotient, remainder) pair of results. No in-place form.
 for _dunder, _method in zip(("__divmod__", "__rdivmod__"), _binary(np.divmod)[:2]):
     setattr(Tensor, _dunder, _method)
+
+
+def _assign_attribute(tensor: Tensor, name: str, value: Any) -> None:
+    """``tensor.name = value`` in user code: what the op family registered, or a refusal."""
+    assign = ATTRIBUTE_SETTERS.get(name)
+    if assign is None:
+        raise UnsupportedOpError(
+            f"assigning the ndarray attribute '{name}' is not supported on symbolic tensors", user_location(3)
+        )
+    assign(tensor, value)
+
+
+def _assignable(name: str) -> property:
+    """A data descriptor for an ndarray attribute whose assignment dy2st intercepts: reading is
+    unchanged (a static property of Tensor, or a property handler through ``__getattr__``)."""
+    existing = Tensor.__dict__.get(name)
+    if isinstance(existing, property):
+        getter = existing.fget
+    else:
+
+        def getter(tensor: Tensor) -> Any:
+            return tensor.__getattr__(name)
+
+    def assign(tensor: Tensor, value: Any) -> None:
+        _assign_attribute(tensor, name, value)
+
+    return property(getter, assign, doc=f"ndarray.{name}")
+
+
+for _name in ASSIGNED_ATTRIBUTES:
+    setattr(Tensor, _name, _assignable(_name))
 
 
 def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from dy2st.errors import user_frames
 from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.handlers import RUNTIME_QUERIES
 from dy2st.staging.tensor import Tensor
 
 _CONTAINER_DEPTH = 4  # how deeply tuples, lists and dicts in a variable are searched
@@ -80,3 +81,18 @@ def variable_in_user_code(name: str) -> Variable | None:
     calling into dy2st now), or None when there is no such frame."""
     frame = next(user_frames(2), None)
     return variable_of(frame, name) if frame is not None else None
+
+
+def other_references(array: Tensor) -> str | None:
+    """What besides one variable of the user's code can reach the array object ``array`` (the
+    caller, for an argument or a global; other variables, containers or views), or None. The op
+    families ask it through ``RUNTIME_QUERIES`` (``x.shape = s`` reshapes only such an array)."""
+    if is_caller_visible(array._builder, array):
+        return "the caller (it is an argument, or a global or closure array)"
+    names = sorted(name for _, name in variables_reaching(array))
+    if len(names) > 1:
+        return "the variables " + ", ".join(f"'{name}'" for name in names) + " (other names, containers or views)"
+    return None
+
+
+RUNTIME_QUERIES["other_references"] = other_references
