@@ -108,3 +108,14 @@ def test_uses_that_see_the_shape_raise_the_branches_mismatch(fn, args, what):
 def test_a_number_the_array_dtype_cannot_hold_exactly_keeps_the_plain_mismatch():
     with pytest.raises(dy2st.GraphBuildError, match="in the true branch but the Python float 0.1"):
         dy2st.to_static(inexact_number)(np.ones(3, np.float32), np.array(1))
+
+
+def shape_assigned(x, c):
+    y = x if c > 0 else 0.5
+    y.shape = (3,)
+    return x
+
+
+def test_assigning_the_shape_of_a_branch_shaped_value_raises_the_mismatch():
+    with pytest.raises(dy2st.GraphBuildError, match="given a new shape"):
+        dy2st.to_static(shape_assigned)(np.arange(3.0), np.array(1))

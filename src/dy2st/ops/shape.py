@@ -28,7 +28,7 @@ def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
     """``newshape`` with a ``-1`` filled in, checked against ``size`` like NumPy does."""
     if isinstance(newshape, (int, np.integer)):
         newshape = (newshape,)
-    newshape = tuple(int(d) for d in newshape)
+    newshape = tuple(operator.index(d) for d in newshape)  # 2.0 raises TypeError, as in NumPy
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -180,7 +180,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     _only_c_order("reshape", order)
     try:
         newshape = resolve_newshape(a.size, shape)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise build_error("np.reshape", e) from None
     return same_kind(reshaped(a, newshape), a)
 

@@ -66,6 +66,10 @@ class PathShapedTensor(Tensor):
     def shape(self) -> tuple[int, ...]:
         raise self.shape_observed("asked for its shape")
 
+    @shape.setter
+    def shape(self, new_shape) -> None:
+        raise self.shape_observed("given a new shape")
+
     @property
     def ndim(self) -> int:
         raise self.shape_observed("asked for its number of dimensions")
