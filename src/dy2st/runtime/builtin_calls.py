@@ -1,5 +1,5 @@
-"""Python builtins called on tensors in converted code: ``int``, ``float``, ``round``, ``min``,
-``max``, ``sum``.
+"""Python builtins called on tensors in converted code: ``int``, ``float``, ``round``, ``bool``,
+``min``, ``max``, ``sum``.
 
 Eagerly these turn a NumPy value into a Python number (``int(x.sum())``, ``round(v)``), pick one
 of their arguments (``max(a, b)``), or iterate a tensor's rows (``max(x)``, ``sum(x)``). A
@@ -62,6 +62,14 @@ def staged_round(number: Any, ndigits: Any = None) -> Any:
     if ndigits is not None:
         return np.round(number, ndigits)
     return _converted(number, builtins.round)
+
+
+def staged_bool(x: Any = False) -> Any:
+    """``bool(k)`` of a Python number is a Python bool when the graph runs; of an array it stays
+    refused outside a condition (``Tensor.__bool__`` says why)."""
+    if isinstance(x, Tensor) and x.type.weak:
+        return _converted(x, builtins.bool)
+    return builtins.bool(x)
 
 
 def _eager_error(error: Exception) -> Exception:
@@ -220,6 +228,7 @@ STAGED_BUILTINS: dict[Any, Callable[..., Any]] = {
     builtins.int: staged_int,
     builtins.float: staged_float,
     builtins.round: staged_round,
+    builtins.bool: staged_bool,
     builtins.max: staged_max,
     builtins.min: staged_min,
     builtins.sum: staged_sum,

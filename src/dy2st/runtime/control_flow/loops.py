@@ -266,8 +266,9 @@ def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: 
         if isinstance(leaf, Tensor):
             # A copy of the object: other names for the same array (``x = a``) must keep seeing
             # the value from before the loop, unless the body updates it in place. A copy of a
-            # view keeps what the view may share, so it is not read after its base changes.
-            copy = Tensor(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
+            # view keeps what the view may share, so it is not read after its base changes. The
+            # same class: a Python number (PythonNumber) keeps Python's operators in the body.
+            copy = type(leaf)(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
             copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
             plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
         else:

@@ -17,11 +17,11 @@ from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
-from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
+from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.staging.builder import GraphBuilder
-from dy2st.staging.tensor import Tensor
+from dy2st.staging.tensor import Tensor, apply
 
 PYTHON_NUMBERS = (bool, int, float, complex)
 
@@ -37,7 +37,8 @@ class PythonNumber(Tensor):
     """A 0-d tensor standing for a Python number (a loop counter, a number chosen by a tensor if).
 
     Python operators between Python numbers give Python numbers (``i + 1`` is an int, weakly
-    typed), so it keeps promoting like one: ``x_f32 * (i + 1)`` stays f32, as in eager code.
+    typed), so it keeps promoting like one: ``x_f32 * (i + 1)`` stays f32, as in eager code, and
+    the generated code runs them as Python's own operators (unbounded ints, ``ZeroDivisionError``).
     NumPy functions (``np.add(i, 1)``) give NumPy scalars, as they do eagerly.
     """
 
@@ -48,24 +49,62 @@ def _is_weak(operand: Any) -> bool:
     return is_python_number(operand) or (isinstance(operand, Tensor) and operand.type.weak)
 
 
-def _python_number_operator(name: str):
+# Python's arithmetic on bools is int arithmetic (``True + True == 2``, ``-True == -1``) where
+# NumPy's stays bool: bools become ints first. ``& | ^`` of two bools are bools in both.
+_INT_ON_BOOLS = frozenset("add sub mul truediv floordiv mod pow divmod lshift rshift neg pos abs invert".split())
+
+
+def _staged_builtin(value: Any, builtin: Any) -> Any:
+    """``builtin(value)`` (``int``, ``float``) of a Python number, staged when it is a tensor."""
+    if not isinstance(value, Tensor):
+        return builtin(value)
+    result = apply(PYTHON_CONVERSION, value, builtin=builtin)
+    return PythonNumber(result._value, result._builder, scalar=True)
+
+
+def _python_operands(stem: str, reflected: bool, operands: list[Any]) -> list[Any]:
+    """The operands as Python's operator sees them: bools as ints in arithmetic, and an int base
+    with a negative int exponent as a float (Python's ``int ** -n`` is ``float(int) ** -n``, so the
+    graph knows at build time that the result is a float)."""
+    if stem in _INT_ON_BOOLS:
+        operands = [_staged_builtin(o, int) if _dtype_kind(o) == "b" else o for o in operands]
+    if stem == "pow":
+        base, exponent = (1, 0) if reflected else (0, 1)
+        negative = isinstance(operands[exponent], int) and operands[exponent] < 0
+        if negative and _dtype_kind(operands[base]) in "iu":
+            operands[base] = _staged_builtin(operands[base], float)
+    return operands
+
+
+def _dtype_kind(operand: Any) -> str:
+    if isinstance(operand, Tensor):
+        return operand.dtype.kind
+    return "b" if isinstance(operand, bool) else type_of_python_scalar(operand).dtype.kind
+
+
+def _python_number_operator(name: str, stem: str, reflected: bool):
     tensor_operator = getattr(Tensor, name)
 
     def operator(self, *others):
-        result = tensor_operator(self, *others)
-        if isinstance(result, Tensor) and all(_is_weak(o) for o in others) and not result.shape:
-            return python_number(result)
-        return result
+        if not all(_is_weak(o) for o in others):
+            return tensor_operator(self, *others)  # it meets an array: NumPy's operator
+        result = tensor_operator(*_python_operands(stem, reflected, [self, *others]))
+        if isinstance(result, tuple):  # divmod
+            return tuple(python_number(r) for r in result)
+        return python_number(result) if isinstance(result, Tensor) and not result.shape else result
 
     operator.__name__ = name
     return operator
 
 
-for _name in (
-    "add sub mul truediv floordiv mod pow radd rsub rmul rtruediv rfloordiv rmod rpow "
-    "iadd isub imul itruediv ifloordiv imod ipow neg pos abs lt le gt ge eq ne"
-).split():
-    setattr(PythonNumber, f"__{_name}__", _python_number_operator(f"__{_name}__"))
+_BINARY = "add sub mul truediv floordiv mod pow lshift rshift and or xor".split()
+for _stem in _BINARY:
+    for _name, _reflected in ((_stem, False), (f"r{_stem}", True), (f"i{_stem}", False)):
+        setattr(PythonNumber, f"__{_name}__", _python_number_operator(f"__{_name}__", _stem, _reflected))
+for _stem in "neg pos abs invert lt le gt ge eq ne".split():
+    setattr(PythonNumber, f"__{_stem}__", _python_number_operator(f"__{_stem}__", _stem, False))
+for _name, _reflected in (("__divmod__", False), ("__rdivmod__", True)):
+    setattr(PythonNumber, _name, _python_number_operator(_name, "divmod", _reflected))
 PythonNumber.__hash__ = Tensor.__hash__  # type: ignore[method-assign]  # defining __eq__ dropped it
 
 
