@@ -65,6 +65,8 @@ class OpDef:
         returns_fresh: the kernel always returns a new array, never a view or an operand.
         broadcast_operands: positions of operands the op only broadcasts to a shape set by the
             others (``setitem``'s value), as an elementwise op does with all of its operands.
+        c_ordered_result: the kernel's result is C-ordered whatever the memory order of its
+            operands (matmul); other ops' results may follow their operands' order.
     """
 
     name: str
@@ -92,6 +94,7 @@ class OpDef:
     in_place_safe: bool = False
     returns_fresh: bool = False
     broadcast_operands: tuple[int, ...] = ()
+    c_ordered_result: bool = False
 
 
 OPS: dict[str, OpDef] = {}

@@ -64,7 +64,7 @@ def _astype_rule(types, dtype):
     return TensorType(t.shape, np.dtype(dtype))
 
 
-def _same_type(types):
+def _same_type(types, order="K"):
     return types[0].strong()
 
 
@@ -75,7 +75,13 @@ register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), vi
 register(OpDef(TRANSPOSE, _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
 
 
-def _copy_into(x, out):
+def _copy(x, order="K"):
+    return np.copy(x, order=order)
+
+
+def _copy_into(x, out, order="K"):
+    # ``out`` is C-ordered: the planner gives buffers only to values whose memory order no
+    # reduction reads, so ``order`` changes nothing there.
     np.copyto(out, x)
     return out
 
@@ -95,7 +101,16 @@ register(
         doc="ndarray.astype",
     )
 )
-register(OpDef("copy", _same_type, np.copy, out_kernel=_copy_into, returns_fresh=True, doc="np.copy / ndarray.copy"))
+register(
+    OpDef(
+        "copy",
+        _same_type,
+        _copy,
+        out_kernel=_copy_into,
+        returns_fresh=True,
+        doc="np.copy / ndarray.copy (attribute order: K unless given)",
+    )
+)
 
 
 def always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
@@ -359,13 +374,18 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
 @handles(np.copy)
 def copy(a, order="K", subok=False):
     """Staged ``np.copy``: always an array, even of a NumPy scalar."""
-    return as_array(apply("copy", a))
+    return as_array(_staged_copy(a, order))
 
 
 @method("copy")
 def copy_method(a, order="C"):
-    """Staged ``ndarray.copy``: a NumPy scalar's copy is a scalar again."""
-    return same_kind(apply("copy", a), a)
+    """Staged ``ndarray.copy``: a NumPy scalar's copy is a scalar again. Its default memory order
+    is C, np.copy's K (the operand's): a reduction of ``x.T.copy()`` rounds by it."""
+    return same_kind(_staged_copy(a, order), a)
+
+
+def _staged_copy(a, order):
+    return apply("copy", a) if order == "K" else apply("copy", a, order=order)
 
 
 def same_kind(result, operand):

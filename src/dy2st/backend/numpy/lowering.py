@@ -29,6 +29,7 @@ from dy2st.ir.core import ANNOTATION_ATTRS, CONST, WHILE_LOOP, Block, Graph, Op,
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
+from dy2st.passes.memory_plan import reads_memory_order
 from dy2st.passes.pipeline import default_passes
 
 # The op attributes this pass writes; kernels never see them.
@@ -228,6 +229,13 @@ def _users(graph: Graph) -> dict[Value, list[Op]]:
     return found
 
 
+def _keeps_eager_layout(op: Op) -> bool:
+    """Must this group's values have the memory order unfused NumPy gives them (a reduction reads
+    them, inside the group or after it)? A result written over a temporary takes the temporary's
+    order, where NumPy would have chosen it from all the operands."""
+    return bool(op.attrs.get("eager_layout")) or reads_memory_order(op)
+
+
 def _in_place_temporaries(block: Block) -> dict[Op, Value]:
     """In a small fused group run op by op: op -> an operand it may overwrite. The operand is a
     temporary of the group (a fresh ufunc result, not yielded) that dies at this op and has the
@@ -269,7 +277,7 @@ def _lower_block(block: Block, users: dict[Value, list[Op]]) -> None:
         if decision is not None:
             key, value = decision
             op.attrs[key] = value
-        if op.attrs.get("unfused"):
+        if op.attrs.get("unfused") and not _keeps_eager_layout(op):
             for inner, operand in _in_place_temporaries(op.regions[0].block).items():
                 inner.attrs["overwrites"] = inner.operands.index(operand)
 
