@@ -207,3 +207,19 @@ def test_a_power_whose_type_depends_on_the_values_is_refused_at_its_line():
 def test_python_operators_on_python_numbers_run_without_kernels():
     source = dy2st.to_static(shift_big).executor_source(np.array(3))
     assert "k_left_shift" not in source and "<< 30" in source and "as_python_number" not in source
+
+
+def huge_int_meets_int64_values(x, n):
+    k = 2**70
+    for i in range(n):
+        k = k + x[i]
+    return k
+
+
+def test_a_python_int_beyond_int64_that_a_loop_adds_int64_values_to_is_numpys_overflow_error():
+    # Eager raises OverflowError in the first iteration; the graph refuses it at build time with
+    # the same class (after zero iterations eager would return the int: the one difference).
+    with pytest.raises(OverflowError):
+        huge_int_meets_int64_values(np.arange(3), np.array(2))
+    with pytest.raises(OverflowError, match="'k' starts as the Python int"):
+        dy2st.to_static(huge_int_meets_int64_values)(np.arange(3), np.array(2))

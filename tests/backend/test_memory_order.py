@@ -204,3 +204,16 @@ def copies_of_a_transpose(x):
 
 def test_copies_keep_the_memory_order_numpy_gives_them():
     assert_like_eager(copies_of_a_transpose, RNG.standard_normal((1000, 777)))
+
+
+def arrays_made_in_an_order(x):
+    c_copy = np.array(x.T, order="C").sum(0)
+    f_copy = np.array(x.T, order="F").sum(1)
+    c_of_result = np.asarray(x.T * 2, order="C").sum(0)
+    converted = np.array(x.T, dtype=np.float32, order="C").sum(0)
+    return c_copy, f_copy, c_of_result, converted
+
+
+def test_np_array_and_asarray_keep_the_order_they_are_asked_for():
+    x = np.random.default_rng(3).standard_normal((300, 200))
+    assert_like_eager(arrays_made_in_an_order, x)

@@ -290,10 +290,22 @@ def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     """``np.asarray(t)`` is ``t`` itself (same array object); ``np.array(t)`` is a copy, unless
     ``copy=False``; a different ``dtype`` converts, like NumPy."""
     copy = kwargs.get("copy", func is np.array)
+    # The memory order decides how a later reduction of the result rounds (reductions follow the
+    # layout), so a C or F order is kept: copied into it.
+    order = kwargs.get("order") or "K"
+    ordered = order in ("C", "F")
     dtype = _bind_array_arguments(f"np.{func.__name__}", args, kwargs)
     if dtype is not None and dtype != tensor.type.exact_dtype:
-        return cast(tensor, dtype)
-    return apply("copy", tensor) if copy else tensor
+        converted = cast(tensor, dtype)
+        return apply("copy", converted, order=order) if ordered else converted
+    if not ordered:
+        return apply("copy", tensor) if copy else tensor
+    result = apply("copy", tensor, order=order)
+    if not copy:
+        # NumPy returns the array itself if it has that order already, else a copy: which depends
+        # on a layout dy2st does not know, so the result may share the array's memory.
+        result._shares = tensor._shared_arrays()
+    return result
 
 
 def _bind_array_arguments(func_name: str, args: tuple, kwargs: dict):

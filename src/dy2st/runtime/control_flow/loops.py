@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, SourceLocation, user_location
+from dy2st.errors import GraphBuildError, SourceLocation, build_error, user_location
 from dy2st.ir.core import WHILE_LOOP, YIELD, Block, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
@@ -291,7 +291,16 @@ def _strong_number_slot(builder: GraphBuilder, slot: _Slot, end_type: TensorType
     ``s = s + x[i]``): carried as that NumPy scalar, which is what eager code holds after the
     first iteration (and returns; a loop that runs zero times returns it as a NumPy scalar too).
     The dtype is the same, so no result of the first iteration changes."""
-    init = constant(builder, np.asarray(slot.number, dtype=end_type.dtype)[()], end_type, loc)
+    try:
+        number = np.asarray(slot.number, dtype=end_type.dtype)[()]
+    except OverflowError as error:
+        # Eager code raises this in the first iteration (k = 2**70; k = k + x[i] of int64 x).
+        message = (
+            f"{variable_name(slot.label)} starts as the Python int {slot.number}, which the loop body "
+            f"combines with {end_type.dtype} values: {error}"
+        )
+        raise build_error(error, message, loc, "NumPy raises this in the first iteration too") from None
+    init = constant(builder, number, end_type, loc)
     return _Slot(slot.label, wrap_result(builder, init), init, end_type, slot.name, slot.leaf, slot.number)
 
 
