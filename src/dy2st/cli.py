@@ -8,8 +8,8 @@
 An input signature is given one ``--arg NAME=VALUE`` per parameter. VALUE is an array type,
 ``DTYPE[DIMS]`` (``float32[512,512]``, ``f32[512]``, ``int64[]`` for a 0-d array), or a Python
 literal (``3``, ``True``, ``'relu'``), or a tuple/list/dict literal nesting both
-(``(f32[3], f32[3])``). Arrays are filled with deterministic pseudo-random values; only their shape
-and dtype matter to the graph.
+(``(f32[3], f32[3])``). Only an array's shape and dtype matter to the graph, so arrays are stand-ins
+that allocate nothing (a read-only zero seen through zero strides): ``f32[200000,200000]`` works.
 
 Exit codes: 0 on success, 1 when dy2st rejects the function (the error names the user's line),
 2 for a usage error (bad option, missing file or function, malformed signature, unknown pass).
@@ -51,6 +51,7 @@ argument values (--arg NAME=VALUE):
   3  2.5  True  'relu'  None                         a Python constant (the graph is
                                                     specialised on its value)
   (f32[3], f32[3])  [i64[2], 4]  {'w': f32[3]}      containers nesting both
+  Only shapes and dtypes matter: arrays are stand-ins that allocate no memory.
 """
 
 _PASSES_EXAMPLES = """\
@@ -214,13 +215,10 @@ _EMPTY_DIMS = re.compile(r"\b([A-Za-z_]\w*)\[\s*\]")
 
 
 class ArgumentMaker:
-    """Turns ``--arg`` values into example inputs, filled deterministically (seed 0)."""
-
-    def __init__(self, seed: int = 0):
-        self.rng = np.random.default_rng(seed)
+    """Turns ``--arg`` values into example inputs: Python literals, and array stand-ins."""
 
     def parse(self, text: str) -> tuple[str, Any]:
-        """``'x=f32[2,3]'`` -> ``('x', <float32 array of shape (2, 3)>)``."""
+        """``'x=f32[2,3]'`` -> ``('x', <read-only float32 stand-in of shape (2, 3)>)``."""
         name, sep, value = text.partition("=")
         name = name.strip()
         if not sep or not name.isidentifier():
@@ -263,18 +261,18 @@ class ArgumentMaker:
             dtype = parse_dtype(node.value.id)
         except TypeError:
             raise ValueError(f"unknown dtype {node.value.id!r}") from None
-        return self.fill(tuple(dims), dtype)
+        return array_stand_in(tuple(dims), dtype)
 
-    def fill(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        if dtype == np.bool_:
-            return self.rng.random(shape) < 0.5
-        if np.issubdtype(dtype, np.integer):
-            return self.rng.integers(1, 10, size=shape).astype(dtype)
-        if np.issubdtype(dtype, np.complexfloating):
-            return (self.rng.standard_normal(shape) + 1j * self.rng.standard_normal(shape)).astype(dtype)
-        if np.issubdtype(dtype, np.floating):
-            return self.rng.standard_normal(shape).astype(dtype)
-        return np.ones(shape, dtype)
+
+def array_stand_in(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array of ``shape`` and ``dtype`` that allocates nothing: one zero seen through zero strides.
+
+    Building, optimizing and generating code for a graph read only its inputs' shapes and dtypes,
+    so ``f32[200000,200000]`` must not ask for 149 GiB. The stand-in is read-only: anything that
+    tried to write into it (an in-place update of the argument run for real) would raise instead
+    of writing through the shared zero.
+    """
+    return np.broadcast_to(np.zeros((), dtype), shape)
 
 
 def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]:
