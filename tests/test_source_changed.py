@@ -93,6 +93,13 @@ def test_a_file_that_no_longer_parses_is_a_change(load):
         dy2st.to_static(module.model)(np.ones(3))
 
 
+def test_a_lambda_whose_file_changed_is_refused(load):
+    module, path = load("edited_lambda", "import numpy as np\n\nact = lambda x: np.tanh(x) * 2.0\n")
+    path.write_text("import numpy as np\n\nact = lambda x: np.tanh(x) * 3.0 + 1.0\n")
+    with pytest.raises(ConversionError, match="edited_lambda.py changed since module 'edited_lambda' was imported"):
+        dy2st.to_static(module.act)(np.ones(2))
+
+
 def test_edits_below_the_function_do_not_matter(load):
     module, path = load("appended_model", MODEL)
     path.write_text(MODEL + "\n\ndef later(x):\n    return x\n")

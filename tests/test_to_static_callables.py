@@ -8,6 +8,7 @@ import pytest
 
 import dy2st
 from dy2st.errors import ConversionError
+from eager_parity import assert_like_eager
 
 
 class Model:
@@ -47,3 +48,48 @@ def test_a_classmethod_and_a_callable_object_convert():
 def test_numpy_callables_and_builtins_are_refused_at_once(fn):
     with pytest.raises(ConversionError, match="to_static converts Python functions"):
         dy2st.to_static(fn)
+
+
+# --- lambdas: their source is found by compiling each lambda on their line ------------------------
+SCALE = 3.0
+relu_scaled = lambda x: np.maximum(x, 0) * SCALE
+magnitude = lambda v, *, floor=0.0: v if v.sum() > floor else -v
+add_one, add_two = lambda x: x + 1, lambda x: x + 2
+curried = lambda k: lambda x: x * k
+
+
+def test_a_lambda_converts():
+    x = np.array([-1.0, 2.0, 0.5])
+    assert_like_eager(relu_scaled, x)
+    assert_like_eager(magnitude, x)
+    assert_like_eager(magnitude, -x)
+    static = dy2st.to_static(magnitude)
+    assert static.code.startswith("def <lambda>(v, *, floor=0.0):\n    return _dy2st.convert_ifexp(")
+    assert "cond" in [op.name for op in static.graph(x).walk()]
+
+
+def test_lambdas_sharing_a_line_each_convert_to_themselves():
+    x = np.arange(3.0)
+    assert_like_eager(add_one, x)
+    assert_like_eager(add_two, x)
+    assert_like_eager(curried(4.0), x)
+    assert dy2st.to_static(add_two).code == "def <lambda>(x):\n    return x + 2\n"
+
+
+def test_a_lambda_typed_in_an_interactive_session_is_refused():
+    namespace: dict = {}
+    exec(compile("f = lambda x: x + 1\n", "<stdin>", "exec"), namespace)
+    with pytest.raises(ConversionError, match="cannot read the source of the lambda: it was not defined in a file"):
+        dy2st.to_static(namespace["f"])(np.ones(2))
+
+
+def test_lambdas_that_cannot_be_told_apart_are_refused(tmp_path):
+    # Code made by exec from other text than its file's, with two lambdas on the line: compiling
+    # them cannot say which one the code is, so dy2st does not guess.
+    path = tmp_path / "generated.py"
+    path.write_text("pair = (lambda x: x * 10, lambda x: x * 20)\n")
+    namespace: dict = {"__name__": "generated_by_exec"}
+    exec(compile("pair = (lambda x: x + 1, lambda x: x + 2)\n", str(path), "exec"), namespace)
+    with pytest.raises(ConversionError, match="cannot tell which of the 2 lambdas on line 1 this is") as info:
+        dy2st.to_static(namespace["pair"][1])(np.ones(2))
+    assert info.value.note == "define the function with 'def' (or give the lambda a line of its own)"

@@ -158,14 +158,15 @@ def _in_enclosing_scopes(node: Definition, code: types.CodeType) -> ast.Module:
             if i == innermost_function and free:
                 targets: list[ast.expr] = [_located(ast.Name(v, ast.Store()), node) for v in free]
                 body.insert(0, _located(ast.Assign(targets, _located(ast.Constant(None), node)), node))
-            body = [_located(_function(name, body), node)]
+            body = [_located(function_def(name, ast.arguments([], [], None, [], [], None, []), body), node)]
         else:
             body = [_located(ast.ClassDef(name, [], [], body, []), node)]
     return ast.Module(body, [])
 
 
-def _function(name: str, body: list[ast.stmt]) -> ast.FunctionDef:
-    fields: dict[str, Any] = {"name": name, "args": ast.arguments([], [], None, [], [], None, []), "body": body}
+def function_def(name: str, args: ast.arguments, body: list[ast.stmt]) -> ast.FunctionDef:
+    """``def name(args): body``, without decorators or annotations."""
+    fields: dict[str, Any] = {"name": name, "args": args, "body": body}
     fields.update(decorator_list=[], returns=None, type_comment=None)
     if "type_params" in ast.FunctionDef._fields:  # Python 3.12+
         fields["type_params"] = []

@@ -15,7 +15,7 @@ from typing import cast
 import gast
 
 from dy2st.errors import ConversionError, SourceLocation
-from dy2st.frontend.code_match import compiled_by_python_from_its_file, compiles_to
+from dy2st.frontend.code_match import compiled_by_python_from_its_file, compiles_to, function_def
 
 
 class SourceChangedError(ConversionError):
@@ -58,14 +58,8 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     fn = inspect.unwrap(fn)  # the function whose source inspect and linecache find
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else "<unknown>"
-    if getattr(fn, "__name__", None) == "<lambda>":
-        # Checked before reading the source: a lambda's source lines are the whole enclosing
-        # statement, which often does not parse on its own and would give a misleading error.
-        raise ConversionError(
-            "a lambda cannot be converted",
-            SourceLocation(filename, code.co_firstlineno) if code is not None else None,
-            "define the function with 'def' and decorate it with @dy2st.to_static",
-        )
+    if code is not None and code.co_name == "<lambda>":
+        return _as_module(lambda_as_def(find_lambda(fn, code)), filename)
     try:
         module, in_place, start = _parse_source(fn)
     except (OSError, TypeError) as e:
@@ -85,14 +79,63 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     funcs = [n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     if len(funcs) != 1 or isinstance(funcs[0], ast.AsyncFunctionDef):
         raise ConversionError(
-            f"{fn.__qualname__} is not a plain 'def' function (lambdas and async functions cannot be converted)",
+            f"{fn.__qualname__} is not a plain 'def' function (async functions cannot be converted)",
             SourceLocation(filename, start),
         )
     func = funcs[0]
     # The decorators ran already (one of them is to_static); running them again would recurse.
     func.decorator_list = []
+    return _as_module(func, filename)
+
+
+def _as_module(func: ast.FunctionDef, filename: str) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     tree = gast.ast_to_gast(ast.Module([func], []))
     return tree, tree.body[0], SourceInfo(filename, 0, 0, func.name)
+
+
+def find_lambda(fn, code: types.CodeType) -> ast.Lambda:
+    """The lambda expression ``fn`` was made from, found in its file.
+
+    A lambda's code records only the line it starts on, and a line may hold several lambdas, so
+    the file is parsed and each lambda starting on that line is compiled and compared with the
+    code (their columns differ, so at most one matches). Where that proves nothing (code Python
+    did not compile from the file as it stands) a single lambda on the line is taken as it.
+    """
+    where = SourceLocation(code.co_filename, code.co_firstlineno)
+    linecache.checkcache(code.co_filename)
+    lines = linecache.getlines(code.co_filename, getattr(fn, "__globals__", None))
+    if not lines:
+        raise ConversionError(
+            "cannot read the source of the lambda: it was not defined in a file",
+            where,
+            "dy2st converts functions defined in files (not in an interactive session or by exec)",
+        )
+    try:
+        tree = ast.parse("".join(lines))
+    except SyntaxError:
+        tree = ast.Module([], [])  # no lambda matches, as when the lambda was edited away
+    candidates = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+    matching = [n for n in candidates if compiles_to(n, code, fn.__globals__)]
+    if len(matching) == 1:
+        return matching[0]
+    if compiled_by_python_from_its_file(fn):
+        raise source_changed(fn, code)
+    if len(candidates) == 1:
+        return candidates[0]
+    raise ConversionError(
+        f"cannot tell which of the {len(candidates)} lambdas on line {code.co_firstlineno} this is"
+        if candidates
+        else f"no lambda starts on line {code.co_firstlineno}, where this lambda's code says it does",
+        where,
+        "define the function with 'def' (or give the lambda a line of its own)",
+    )
+
+
+def lambda_as_def(node: ast.Lambda) -> ast.FunctionDef:
+    """``lambda args: body`` as ``def <lambda>(args): return body``, at the lambda's lines and
+    columns; compiled, it has the lambda's name, so tracebacks read as for the lambda."""
+    body = ast.copy_location(ast.Return(node.body), node.body)
+    return ast.copy_location(function_def("<lambda>", node.args, [body]), node)
 
 
 def check_unchanged(fn, code: types.CodeType, node: ast.stmt | None) -> None:
