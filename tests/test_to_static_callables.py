@@ -1,7 +1,10 @@
 """to_static on what users pass it besides plain functions: bound methods, classmethods, callable
-objects (converted and kept bound), and NumPy callables (refused at once, clearly)."""
+objects (converted and kept bound), lambdas, functools.partial objects (converted with their bound
+arguments), and NumPy callables (refused at once, clearly)."""
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pytest
@@ -93,3 +96,64 @@ def test_lambdas_that_cannot_be_told_apart_are_refused(tmp_path):
     with pytest.raises(ConversionError, match="cannot tell which of the 2 lambdas on line 1 this is") as info:
         dy2st.to_static(namespace["pair"][1])(np.ones(2))
     assert info.value.note == "define the function with 'def' (or give the lambda a line of its own)"
+
+
+# --- functools.partial: the function converted, the bound arguments passed at every call -------------
+def affine(x, w, *, bias=0.0, relu=False):
+    y = x * w + bias
+    if relu:  # a Python flag: decided while the graph is built
+        y = np.maximum(y, 0.0)
+    if y.sum() > 0:  # a tensor condition: a cond op
+        return y
+    return -y
+
+
+def test_a_partial_keeps_its_bound_arguments():
+    x = np.array([-2.0, 0.5, 3.0])
+    assert_like_eager(functools.partial(affine, w=np.float64(2.0), bias=-1.0), x)
+    assert_like_eager(functools.partial(affine, bias=0.5, relu=True), x, np.full(3, -1.0))
+    scale_by_three = functools.partial(affine, np.ones(3))
+    assert_like_eager(scale_by_three, np.float64(3.0))
+
+
+def test_a_partial_call_may_override_its_keywords_as_partial_does():
+    x = np.array([-2.0, 0.5, 3.0])
+    partial = functools.partial(affine, w=2.0, bias=1.0)
+    static = dy2st.to_static(partial)
+    dy2st_result, eager_result = static(x, bias=-5.0), partial(x, bias=-5.0)
+    np.testing.assert_array_equal(dy2st_result, eager_result)
+    assert "convert_ifelse" in static.code
+    assert [op.name for op in static.graph(x).walk()].count("cond") == 1
+
+
+def test_a_bound_array_is_a_graph_input_read_at_every_call():
+    w = np.array([1.0, 2.0, 3.0])
+    static = dy2st.to_static(functools.partial(affine, w=w))
+    x = np.ones(3)
+    np.testing.assert_array_equal(static(x), affine(x, w))
+    w *= -1.0  # the partial holds this array: the next call reads it, as the eager partial does
+    np.testing.assert_array_equal(static(x), affine(x, w))
+    assert static.num_graphs == 1
+
+
+def test_a_partial_of_a_method_and_of_a_lambda():
+    x = np.array([1.0, -2.0])
+    model = Model(np.eye(2) * 3)
+    assert_like_eager(functools.partial(model.forward), x)
+    assert_like_eager(functools.partial(lambda v, k: v if v.sum() > k else v * k, k=-0.5), x)
+
+
+def test_a_partial_called_inside_a_converted_function_is_converted():
+    half_affine = functools.partial(affine, w=0.5)
+
+    def model(x):
+        return half_affine(x, bias=1.0) * 2.0
+
+    assert_like_eager(model, np.array([1.0, -4.0]))
+    assert_like_eager(model, np.array([-1.0, -4.0]))
+
+
+def test_a_converted_function_is_returned_as_it_is():
+    static = dy2st.to_static(affine)
+    assert dy2st.to_static(static) is static
+    assert_like_eager(affine, np.ones(2), 2.0, converted=dy2st.to_static(static))

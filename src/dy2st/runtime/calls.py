@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import types
 from typing import Any
@@ -37,6 +38,9 @@ def convert_call(f: Any) -> Any:
         return types.MethodType(_convert_or_keep(f.__func__), f.__self__)
     if is_user_function(f):
         return _convert_or_keep(f)
+    if isinstance(f, functools.partial):  # the partial's function converts as it would called alone
+        inner = convert_call(f.func)
+        return f if inner is f.func else functools.partial(inner, *f.args, **f.keywords)
     return f
 
 
