@@ -71,6 +71,18 @@ def test_after_a_reload_the_new_code_converts(load):
     np.testing.assert_array_equal(dy2st.to_static(module.model)(np.full(3, -1.0)), np.full(3, 10.0))
 
 
+def test_code_replaced_in_place_by_a_reloader_is_converted_anew(load):
+    # IPython's autoreload recompiles the edited file and assigns each function its new __code__.
+    module, path = load("autoreloaded_model", MODEL)
+    x = np.full(3, -1.0)
+    np.testing.assert_array_equal(dy2st.to_static(module.model)(x), -x)
+    path.write_text(MODEL.replace("return -x", "return -x * 10.0"))
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    module.model.__code__ = namespace["model"].__code__
+    assert_like_eager(module.model, x)
+
+
 def test_a_helper_whose_file_changed_is_refused_at_the_call(load):
     helpers, path = load("edited_helpers", "def double(v):\n    return v * 2.0\n")
     main, _ = load("uses_helpers", "from edited_helpers import double\n\ndef f(x):\n    return double(x) + 1\n")
