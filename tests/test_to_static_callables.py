@@ -157,3 +157,37 @@ def test_a_converted_function_is_returned_as_it_is():
     static = dy2st.to_static(affine)
     assert dy2st.to_static(static) is static
     assert_like_eager(affine, np.ones(2), 2.0, converted=dy2st.to_static(static))
+
+
+# --- decorated functions: the decorator's wrapper is what the name calls, so it is converted ---------
+def doubled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) * 2.0
+
+    return wrapper
+
+
+@doubled
+def shifted(x):
+    if x.sum() > 0:
+        return x + 1.0
+    return x - 1.0
+
+
+@doubled
+@dy2st.to_static
+def shifted_static(x):
+    return x + 1.0
+
+
+def test_a_function_decorated_with_functools_wraps_keeps_its_decorator():
+    assert_like_eager(shifted, np.ones(2))
+    assert_like_eager(shifted, -np.ones(2))
+    assert dy2st.to_static(shifted).code == (
+        "def wrapper(*args, **kwargs):\n    return _dy2st.convert_call(fn)(*args, **kwargs) * 2.0\n"
+    )
+
+
+def test_a_decorator_over_to_static_is_converted_with_it():
+    np.testing.assert_array_equal(dy2st.to_static(shifted_static)(np.ones(2)), np.full(2, 4.0))

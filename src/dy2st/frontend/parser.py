@@ -55,7 +55,6 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     needs no shifting (the ``SourceInfo`` offsets are zero), and the definition can be compiled
     again and compared with the code that runs (``SourceChangedError`` when they differ).
     """
-    fn = inspect.unwrap(fn)  # the function whose source inspect and linecache find
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else "<unknown>"
     if code is not None and code.co_name == "<lambda>":
@@ -178,7 +177,9 @@ def _parse_source(fn) -> tuple[ast.Module, bool, int]:
             return (*_parse_in_place(*guessed), guessed[1])
         except SyntaxError:
             pass
-    lines, start = inspect.getsourcelines(fn)
+    # Given the code object, inspect reads the function's own source: given a function made by
+    # functools.wraps, it would follow __wrapped__ to the function the decorator wraps.
+    lines, start = inspect.getsourcelines(getattr(fn, "__code__", fn))
     return (*_parse_in_place(lines, start), start)
 
 
@@ -201,7 +202,6 @@ _DEF_OR_DECORATOR = re.compile(r"\s*(@|(async\s+)?def\s)")
 
 def _guess_source_lines(fn) -> tuple[list[str], int] | None:
     """The lines of ``fn`` from its file, ending where its indentation ends (None: ask inspect)."""
-    fn = inspect.unwrap(fn)
     code = getattr(fn, "__code__", None)
     globals_ = getattr(fn, "__globals__", None)
     if code is None or globals_ is None:
