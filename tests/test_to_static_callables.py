@@ -191,3 +191,53 @@ def test_a_function_decorated_with_functools_wraps_keeps_its_decorator():
 
 def test_a_decorator_over_to_static_is_converted_with_it():
     np.testing.assert_array_equal(dy2st.to_static(shifted_static)(np.ones(2)), np.full(2, 4.0))
+
+
+# --- super() without arguments: converted code has no __class__ cell, so it is named -----------------
+class Scaled(Model):
+    def forward(self, x):
+        y = super().forward(x)
+        if y.sum() > 0:  # a tensor condition: this super() runs in a generated branch function
+            return super().forward(y) * 0.5
+        return y
+
+    @classmethod
+    def doubled(cls, x):
+        return super().doubled(x) + 1.0
+
+
+def test_methods_calling_super_convert():
+    model = Scaled(np.eye(3) * 2)
+    x = np.arange(3.0)
+    assert_like_eager(model.forward, x)
+    assert_like_eager(model.forward, -x)
+    assert_like_eager(model, x)  # Model.__call__ calls self.forward: Scaled's, converted
+    assert_like_eager(Scaled.doubled, x)
+    assert "super(__class__, self).forward" in dy2st.to_static(model.forward).code
+
+
+# --- private names: Python mangles them inside a class, converted code is compiled outside one -------
+class _Private:
+    def __init__(self):
+        self.__scale = 3.0
+
+    def __helper(self, x):
+        return x * self.__scale
+
+    def forward(self, x, __shift=1.0):
+        def inner(v, __k=2.0):
+            return v * __k
+
+        if x.sum() > 0:
+            return self.__helper(x) + __shift
+        return inner(x)
+
+
+def test_private_names_of_a_method_are_mangled_as_python_does():
+    model = _Private()
+    x = np.arange(3.0)
+    assert_like_eager(model.forward, x)
+    assert_like_eager(model.forward, -x)
+    code = dy2st.to_static(model.forward).code
+    assert code.startswith("def forward(self, x, _Private__shift=1.0):")
+    assert "self._Private__helper" in code and "self.__helper" not in code

@@ -138,6 +138,25 @@ def _enclosing_scopes(qualname: str) -> list[tuple[str, bool]]:
     ]
 
 
+def mangling_class(code: types.CodeType) -> str | None:
+    """The class whose name Python mangled private names of ``code`` with (``self.__w`` compiles
+    to ``self._Net__w`` in ``class Net``), or None when it has no such name."""
+    classes = [name for name, is_function in _enclosing_scopes(code.co_qualname) if not is_function]
+    if not classes or not classes[-1].lstrip("_"):
+        return None
+    prefix = f"_{classes[-1].lstrip('_')}__"
+    return classes[-1] if any(name.startswith(prefix) for name in _identifiers(code)) else None
+
+
+def _identifiers(code: types.CodeType) -> set[str]:
+    """Every name ``code`` and the code nested in it use: globals, attributes, locals, cells."""
+    names = {*code.co_names, *code.co_varnames, *code.co_cellvars, *code.co_freevars}
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            names |= _identifiers(constant)
+    return names
+
+
 def _in_enclosing_scopes(node: Definition, code: types.CodeType) -> ast.Module:
     """A module defining ``node`` inside the scopes ``code`` was compiled in.
 

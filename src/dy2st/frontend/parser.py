@@ -15,7 +15,7 @@ from typing import cast
 import gast
 
 from dy2st.errors import ConversionError, SourceLocation
-from dy2st.frontend.code_match import compiled_by_python_from_its_file, compiles_to, function_def
+from dy2st.frontend.code_match import compiled_by_python_from_its_file, compiles_to, function_def, mangling_class
 
 
 class SourceChangedError(ConversionError):
@@ -32,12 +32,18 @@ class SourceInfo:
         line_offset: add to a parsed line number to get the line in the file.
         col_offset: the indentation removed by dedenting, added back to columns.
         name: the function's name.
+        class_name: the class whose name mangles the function's private names (``self.__w`` in
+            a method of ``Net`` is ``self._Net__w``), when it has any; else None.
+        class_cell: the function is a method that reads its class's ``__class__`` cell (it
+            calls ``super()`` without arguments).
     """
 
     filename: str
     line_offset: int
     col_offset: int
     name: str
+    class_name: str | None = None
+    class_cell: bool = False
 
     def location(self, node) -> SourceLocation:
         """The user's location of a parsed (not yet offset) node."""
@@ -58,7 +64,7 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     code = getattr(fn, "__code__", None)
     filename = code.co_filename if code is not None else "<unknown>"
     if code is not None and code.co_name == "<lambda>":
-        return _as_module(lambda_as_def(find_lambda(fn, code)), filename)
+        return _as_module(lambda_as_def(find_lambda(fn, code)), filename, code)
     try:
         module, in_place, start = _parse_source(fn)
     except (OSError, TypeError) as e:
@@ -84,12 +90,16 @@ def parse_function(fn) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     func = funcs[0]
     # The decorators ran already (one of them is to_static); running them again would recurse.
     func.decorator_list = []
-    return _as_module(func, filename)
+    return _as_module(func, filename, code)
 
 
-def _as_module(func: ast.FunctionDef, filename: str) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
+def _as_module(
+    func: ast.FunctionDef, filename: str, code: types.CodeType | None
+) -> tuple[gast.Module, gast.FunctionDef, SourceInfo]:
     tree = gast.ast_to_gast(ast.Module([func], []))
-    return tree, tree.body[0], SourceInfo(filename, 0, 0, func.name)
+    class_name = mangling_class(code) if code is not None else None
+    class_cell = code is not None and "__class__" in code.co_freevars
+    return tree, tree.body[0], SourceInfo(filename, 0, 0, func.name, class_name, class_cell)
 
 
 def find_lambda(fn, code: types.CodeType) -> ast.Lambda:
