@@ -35,7 +35,7 @@ from dy2st.ir.verifier import verify
 from dy2st.passes import optimize
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
-from dy2st.runtime.functions import converted_function, register_wrapper_type
+from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
 
@@ -265,24 +265,73 @@ class BoundStaticFunction:
         return f"<dy2st.StaticFunction {self.static.fn.__qualname__} bound to {type(self.instance).__name__}>"
 
 
+class PartialStaticFunction:
+    """A converted ``functools.partial``: its bound arguments are passed at every call, before the
+    call's own, as the partial passes them (arrays among them are graph inputs, Python values
+    constants the graph is specialised on)."""
+
+    __slots__ = ("static", "args", "keywords")
+
+    def __init__(self, static: Converted, args: tuple[Any, ...], keywords: dict[str, Any]):
+        self.static = static
+        self.args = args
+        self.keywords = keywords
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:  # a public API boundary, written out as in StaticFunction.__call__
+            return self.static(*self.args, *args, **{**self.keywords, **kwargs})  # the call's keywords win
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    @public_api
+    def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
+        return self.static.graph(*self.args, *args, optimize=optimize, **{**self.keywords, **kwargs})
+
+    @property
+    @public_api
+    def code(self) -> str:
+        return self.static.code
+
+    @property
+    def num_graphs(self) -> int:
+        return self.static.num_graphs
+
+    @public_api
+    def executor_source(self, *args: Any, **kwargs: Any) -> str:
+        return self.static.executor_source(*self.args, *args, **{**self.keywords, **kwargs})
+
+    def __repr__(self) -> str:
+        return f"<dy2st.StaticFunction partial of {self.static!r}>"
+
+
+Converted = StaticFunction | BoundStaticFunction | PartialStaticFunction
+"""What ``to_static`` returns."""
+
 # A to_static function called from converted code runs converted, inside the caller's graph.
 register_wrapper_type(StaticFunction, lambda f: converted_function(f.fn))
 register_wrapper_type(BoundStaticFunction, lambda f: types.MethodType(converted_function(f.static.fn), f.instance))
+register_wrapper_type(
+    PartialStaticFunction,  # its .static is one of these registered types, so it always unwraps
+    lambda f: functools.partial(cast(Callable[..., Any], unwrap_converted(f.static)), *f.args, **f.keywords),
+)
 
 
 @public_api
 def to_static(
     fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True
-) -> StaticFunction | BoundStaticFunction | Callable[[Callable[..., Any]], StaticFunction | BoundStaticFunction]:
+) -> Converted | Callable[[Callable[..., Any]], Converted]:
     """Convert ``fn`` into a static-graph function with the same results.
 
     Usable as ``@to_static``, ``@to_static(fallback=True)`` or ``to_static(fn)``.
 
     Args:
-        fn: a plain Python function over NumPy arrays; also a bound method (``to_static(model.forward)``
-            converts the function and keeps it bound to ``model``) or an object with a Python
-            ``__call__`` (converted, bound to the object). NumPy functions, ufuncs and builtins are
-            refused here: call them inside a converted function instead.
+        fn: a plain Python function over NumPy arrays, or a lambda; also a bound method
+            (``to_static(model.forward)`` converts the function and keeps it bound to ``model``), an
+            object with a Python ``__call__`` (converted, bound to the object), or a
+            ``functools.partial`` (its function converted, its bound arguments passed at every
+            call). A function already converted is returned as it is. NumPy functions, ufuncs and
+            builtins are refused here: call them inside a converted function instead.
         fallback: if the function uses syntax dy2st cannot convert, run it eagerly with a
             warning instead of raising ``UnsupportedSyntaxError``.
         optimize: run the optimizing passes on each graph (on by default).
@@ -292,8 +341,13 @@ def to_static(
     return _convert(fn, fallback, optimize)
 
 
-def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> StaticFunction | BoundStaticFunction:
-    """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to."""
+def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> Converted:
+    """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to
+    or to the arguments of a ``functools.partial``."""
+    if isinstance(fn, (StaticFunction, BoundStaticFunction, PartialStaticFunction)):
+        return fn  # converted already (its __call__ is dy2st's, not code to convert)
+    if isinstance(fn, functools.partial):
+        return PartialStaticFunction(_convert(fn.func, fallback, optimize), fn.args, fn.keywords)
     if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
         return BoundStaticFunction(StaticFunction(fn.__func__, fallback=fallback, optimize=optimize), fn.__self__)
     if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):

@@ -17,6 +17,7 @@ from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.values import PythonNumber
 from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
+from dy2st.runtime.recursion import watch_recursion
 from dy2st.staging.builder import FORMAT_MARK, GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
 
@@ -196,7 +197,8 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
             hook = functools.partial(_object_argument, param)
             symbolic_arguments[param] = unflatten(treedef, tensors, hook)
         bound = inspect.BoundArguments(signature, symbolic_arguments)
-        result = fn(*bound.args, **bound.kwargs)
+        # Watched like the calls inside it, so that recursion back into fn is seen from its first call.
+        result = watch_recursion(fn, builder)(*bound.args, **bound.kwargs)
         _refuse_formatted_strings(result)
 
         out_leaves: list = []
