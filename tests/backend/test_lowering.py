@@ -67,7 +67,7 @@ def test_scalar_arithmetic_in_a_small_group_becomes_python_operators():
             %3 = less %2, %b_1 {python_operator='<'} : bool[]
             yield %3
           }
-          return %0
+          return %0 {result_kinds=('scalar',)}
         }
     """,
     )

@@ -12,6 +12,7 @@ import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, runtime_error
 from dy2st.ir.core import Graph, Op, Value
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
@@ -214,7 +215,7 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
                 writebacks[len(outputs)] = arg_index
                 outputs.append(tensor._value)
                 first_updates[arg_index] = _first_update(argument, tensor._value)
-        graph = builder.finish(outputs)
+        graph = builder.finish(outputs, attrs=_zero_d_result_kinds(out_leaves))
     updates = [
         InPlaceUpdate(
             index,
@@ -255,6 +256,21 @@ def _runs_before_any_effect(update: Op, graph: Graph, first_updates: Iterable[Op
     if any(get_op(inner.name).side_effect for op in ops[:position] for inner in op.walk()):
         return False
     return all(other is update or (other in ops and ops.index(other) > position) for other in first_updates)
+
+
+def _zero_d_result_kinds(leaves: list[Any]) -> dict[str, Any] | None:
+    """The return op's ``RESULT_KINDS``: for each 0-d result, whether eager code returns a NumPy
+    scalar or a 0-d array there (None for the others, and where that depends on the path a tensor
+    ``if`` or loop took: the executor then returns what the path gave). The graph's ops may give
+    the other kind once optimized (``y * 1.0`` of a 0-d array is a NumPy scalar, simplified to
+    ``y`` an array), so the executor converts. None when no result is 0-d."""
+    kinds = [
+        {True: NUMPY_SCALAR, False: ZERO_D_ARRAY}.get(leaf._scalar)
+        if isinstance(leaf, Tensor) and not leaf.type.shape and not isinstance(leaf, PythonNumber)
+        else None
+        for leaf in leaves
+    ]
+    return {RESULT_KINDS: tuple(kinds)} if any(kinds) else None
 
 
 def _refuse_formatted_strings(result: Any) -> None:

@@ -197,6 +197,6 @@ class GraphBuilder:
             if self.mutation_logs:
                 self.mutation_logs[-1].extend(log)
 
-    def finish(self, outputs: list[Value], loc: SourceLocation | None = None) -> Graph:
-        self.graph.body.append(Op(RETURN, outputs, [], loc=loc))
+    def finish(self, outputs: list[Value], loc: SourceLocation | None = None, attrs: dict | None = None) -> Graph:
+        self.graph.body.append(Op(RETURN, outputs, [], attrs, loc=loc))
         return self.graph

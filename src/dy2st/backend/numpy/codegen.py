@@ -39,6 +39,7 @@ from dy2st.backend.numpy.lowering import (
     loop_comparison,
 )
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
@@ -60,6 +61,16 @@ class GeneratedCode:
         self.persistent_bytes = persistent_bytes
         exec(compile(source, filename, "exec"), namespace)
         self.function = namespace["run"]
+
+
+def as_numpy_scalar(value: Any) -> Any:
+    """A 0-d result as the NumPy scalar eager code returns (ops may give a 0-d array)."""
+    return value[()] if type(value) is np.ndarray else value
+
+
+def as_zero_d_array(value: Any) -> Any:
+    """A 0-d result as the 0-d array eager code returns (ops may give a NumPy scalar)."""
+    return value if isinstance(value, np.ndarray) else np.array(value)
 
 
 def copy_output(value: Any) -> Any:
@@ -336,8 +347,19 @@ class CodeGenerator:
     def emit_return(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         outputs = []
         returned: set[Value] = set()
+        kinds = op.attrs.get(RESULT_KINDS, ())
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
+            kind = kinds[i] if i < len(kinds) else None
+            if kind == NUMPY_SCALAR:  # a new immutable scalar: no copy needed
+                name = f"{self.bind(as_numpy_scalar, 'as_numpy_scalar')}({name})"
+                if self.writebacks:  # taken before an argument it may be is written back
+                    name = self.bind_line(depth, name, op)
+                outputs.append(name)
+                returned.add(value)
+                continue
+            if kind == ZERO_D_ARRAY:
+                name = f"{self.bind(as_zero_d_array, 'as_zero_d_array')}({name})"
             # The same value twice (CSE merged `np.zeros(3), np.zeros(3)`) must still give the
             # caller two arrays, as eager NumPy does. Copies are taken before the write-backs
             # below: a returned value may be an argument's value on entry (`v = x * 1.0`

@@ -56,6 +56,7 @@ from dy2st.runtime.control_flow.values import (
     variable_name,
     weak_promotion_keeps,
     wrap_result,
+    zero_d_kind,
 )
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder
@@ -194,7 +195,8 @@ def _result_tensor(builder: GraphBuilder, output: _Output, result: Value, loc) -
         alternatives = tuple(static_type(obj) for obj in output.objects)
         return PathShapedTensor(result, builder, alternatives, output.mismatch, loc)  # type: ignore[arg-type]
     tensor = wrap_result(builder, result)
-    tensor._scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
+    if not result.type.shape:
+        tensor._scalar = zero_d_kind(list(output.objects))  # type: ignore[assignment]
     return tensor
 
 

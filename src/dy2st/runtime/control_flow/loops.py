@@ -60,6 +60,7 @@ from dy2st.runtime.control_flow.values import (
     variable_name,
     weak_promotion_keeps,
     wrap_result,
+    zero_d_kind,
 )
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder, current_builder
@@ -530,6 +531,8 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         result.name_hint = slot.label.split("[")[0]
         if slot.name is not None and end is not slot.obj:
             after_loop[id(slot)] = wrap_result(builder, result)
+            if not result.type.shape:  # what eager code holds: the value from before or a body's
+                after_loop[id(slot)]._scalar = zero_d_kind([slot.origin if slot.origin is not None else slot.obj, end])
             rebound.append((after_loop[id(slot)], slot, end))
             continue
         if yielded is arg:  # never changed by the body

@@ -121,6 +121,21 @@ def wrap_result(builder: GraphBuilder, value: Value) -> Tensor:
     return Tensor(value, builder, scalar=not value.type.shape)
 
 
+def zero_d_kind(values: list[Any]) -> bool | None:
+    """The ``_scalar`` of a 0-d cond or loop result that is each of ``values`` on some path: True
+    when every path holds a NumPy scalar or number, False when every path holds a 0-d array,
+    None when that depends on the path (the executor then returns whatever the path gave)."""
+    kinds = set()
+    for value in values:
+        if isinstance(value, Tensor):
+            kinds.add(value._scalar)
+        elif isinstance(value, np.ndarray):
+            kinds.add(False)
+        elif not isinstance(value, Undefined):
+            kinds.add(True)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def is_python_number(value: Any) -> bool:
     return isinstance(value, PYTHON_NUMBERS)
 
