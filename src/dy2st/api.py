@@ -14,6 +14,7 @@ already cached takes no lock (the fast path is a dict lookup).
 
 from __future__ import annotations
 
+import abc
 import functools
 import inspect
 import threading
@@ -228,25 +229,21 @@ class StaticFunction:
         return f"<dy2st.StaticFunction {self.fn.__qualname__}>"
 
 
-class BoundStaticFunction:
-    """A ``StaticFunction`` bound to an instance (``obj.method``)."""
+class _WithBoundArguments(abc.ABC):
+    """A converted function with arguments bound in front of the call's own; ``graph``,
+    ``code``, ``num_graphs`` and ``executor_source`` are the underlying function's."""
 
-    __slots__ = ("static", "instance")
+    __slots__ = ("static",)
+    static: Converted
 
-    def __init__(self, static: StaticFunction, instance: Any):
-        self.static = static
-        self.instance = instance
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:  # a public API boundary, written out as in StaticFunction.__call__
-            return self.static._call_bound(self.instance, args, kwargs)
-        except Exception as error:
-            hide_internal_frames(error)
-            raise
+    @abc.abstractmethod
+    def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call's arguments with the bound ones in front."""
 
     @public_api
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
-        return self.static.graph(self.instance, *args, optimize=optimize, **kwargs)
+        args, kwargs = self._with_bound(args, kwargs)
+        return self.static.graph(*args, optimize=optimize, **kwargs)
 
     @property
     @public_api
@@ -259,18 +256,40 @@ class BoundStaticFunction:
 
     @public_api
     def executor_source(self, *args: Any, **kwargs: Any) -> str:
-        return self.static.executor_source(self.instance, *args, **kwargs)
+        args, kwargs = self._with_bound(args, kwargs)
+        return self.static.executor_source(*args, **kwargs)
+
+
+class BoundStaticFunction(_WithBoundArguments):
+    """A ``StaticFunction`` bound to an instance (``obj.method``)."""
+
+    __slots__ = ("instance",)
+
+    def __init__(self, static: StaticFunction, instance: Any):
+        self.static = static
+        self.instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:  # a public API boundary, written out as in StaticFunction.__call__
+            return cast(StaticFunction, self.static)._call_bound(self.instance, args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (self.instance, *args), kwargs
 
     def __repr__(self) -> str:
-        return f"<dy2st.StaticFunction {self.static.fn.__qualname__} bound to {type(self.instance).__name__}>"
+        qualname = cast(StaticFunction, self.static).fn.__qualname__
+        return f"<dy2st.StaticFunction {qualname} bound to {type(self.instance).__name__}>"
 
 
-class PartialStaticFunction:
+class PartialStaticFunction(_WithBoundArguments):
     """A converted ``functools.partial``: its bound arguments are passed at every call, before the
     call's own, as the partial passes them (arrays among them are graph inputs, Python values
     constants the graph is specialised on)."""
 
-    __slots__ = ("static", "args", "keywords")
+    __slots__ = ("args", "keywords")
 
     def __init__(self, static: Converted, args: tuple[Any, ...], keywords: dict[str, Any]):
         self.static = static
@@ -279,27 +298,14 @@ class PartialStaticFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:  # a public API boundary, written out as in StaticFunction.__call__
-            return self.static(*self.args, *args, **{**self.keywords, **kwargs})  # the call's keywords win
+            args, kwargs = self._with_bound(args, kwargs)
+            return self.static(*args, **kwargs)
         except Exception as error:
             hide_internal_frames(error)
             raise
 
-    @public_api
-    def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
-        return self.static.graph(*self.args, *args, optimize=optimize, **{**self.keywords, **kwargs})
-
-    @property
-    @public_api
-    def code(self) -> str:
-        return self.static.code
-
-    @property
-    def num_graphs(self) -> int:
-        return self.static.num_graphs
-
-    @public_api
-    def executor_source(self, *args: Any, **kwargs: Any) -> str:
-        return self.static.executor_source(*self.args, *args, **{**self.keywords, **kwargs})
+    def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (*self.args, *args), {**self.keywords, **kwargs}  # the call's keywords win
 
     def __repr__(self) -> str:
         return f"<dy2st.StaticFunction partial of {self.static!r}>"
