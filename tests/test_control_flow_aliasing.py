@@ -314,3 +314,28 @@ def test_updating_a_value_that_is_the_callers_array_on_some_paths_is_refused(fn,
     # identity per path, so it refuses rather than update the wrong array.
     with pytest.raises(dy2st.GraphBuildError, match="may share memory with another one"):
         dy2st.to_static(fn)(*args)
+
+
+def argument_updated_then_rebound_in_an_inner_loop(x, v, k):
+    for _ in range(k):
+        for _ in range(k):
+            v += x[3, 0]
+            v = x[0]
+
+
+def fresh_array_updated_then_rebound_in_an_inner_loop(x, k):
+    v = np.zeros(3)
+    for _ in range(k):
+        for _ in range(k):
+            v += x[3, 0]
+            v = v * 2
+    return v
+
+
+def test_an_inner_loop_sees_that_the_outer_loops_variable_starts_as_the_callers_array():
+    # In the first outer iteration v is the caller's array: the inner loop's first update
+    # reaches the caller in eager code, so it is refused (it was silently dropped).
+    x = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(dy2st.GraphBuildError, match="the loop body both updates in place and rebinds"):
+        dy2st.to_static(argument_updated_then_rebound_in_an_inner_loop)(x, np.ones(3), np.array(2))
+    assert_like_eager(fresh_array_updated_then_rebound_in_an_inner_loop, x, np.array(2))

@@ -44,6 +44,10 @@ class GraphBuilder:
         self.capture_tensors: dict[tuple, Any] = {}
         # The tensors standing for arrays the caller holds (arguments and captures), by id.
         self.caller_arrays: dict[int, Any] = {}
+        # Tensors standing in for another array object, by id: a tensor loop's copy of a carried
+        # variable, which is the array from before the loop in the first iteration. Each entry
+        # holds a weak reference to the stand-in (ids of dead tensors are reused) and the array.
+        self.stand_ins: dict[int, tuple[Any, Any]] = {}
         self.guards: list[tuple[Any, Any]] = []
         self.mutation_logs: list[list[tuple[Any, Value]]] = []
         # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,

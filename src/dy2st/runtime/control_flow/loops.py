@@ -44,7 +44,7 @@ from dy2st.runtime.control_flow.assigned import (
 )
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
-from dy2st.runtime.control_flow.references import seen_elsewhere, variable_in_user_code
+from dy2st.runtime.control_flow.references import add_stand_in, seen_elsewhere, variable_in_user_code
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     constant,
@@ -271,6 +271,7 @@ def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: 
             # same class: a Python number (PythonNumber) keeps Python's operators in the body.
             copy = type(leaf)(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
             copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
+            add_stand_in(copy, leaf)
             plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
         else:
             plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))

@@ -15,6 +15,7 @@ callers), scanning each variable's value, containers in it, and views of the obj
 from __future__ import annotations
 
 import types
+import weakref
 from typing import Any
 
 from dy2st.errors import user_frames
@@ -72,8 +73,24 @@ def is_caller_visible(builder: GraphBuilder, array: Tensor) -> bool:
 
 def seen_elsewhere(array: Tensor, owners: set[Variable]) -> bool:
     """Can anything but the variables ``owners`` reach the array object ``array``: the caller (an
-    argument or captured array), another variable, a container or a view?"""
-    return is_caller_visible(array._builder, array) or bool(variables_reaching(array) - owners)
+    argument or captured array), another variable, a container or a view? A loop's stand-in for
+    a carried variable is, in the first iteration, the array from before the loop: that array's
+    answer counts too."""
+    if is_caller_visible(array._builder, array) or variables_reaching(array) - owners:
+        return True
+    stands_for = stood_in_for(array)
+    return stands_for is not None and seen_elsewhere(stands_for, owners)
+
+
+def add_stand_in(stand_in: Tensor, array: Tensor) -> None:
+    """Record that ``stand_in`` is ``array`` in the first iteration of a tensor loop."""
+    stand_in._builder.stand_ins[id(stand_in)] = (weakref.ref(stand_in), array)
+
+
+def stood_in_for(tensor: Tensor) -> Tensor | None:
+    """The array ``tensor`` stands in for (``add_stand_in``), if any."""
+    entry = tensor._builder.stand_ins.get(id(tensor))
+    return entry[1] if entry is not None and entry[0]() is tensor else None
 
 
 def variable_in_user_code(name: str) -> Variable | None:
