@@ -8,6 +8,7 @@ import pytest
 
 import dy2st
 from dy2st.errors import Dy2stRuntimeError
+from eager_parity import assert_like_eager
 
 
 def pick(x, i):
@@ -19,7 +20,7 @@ def test_an_index_out_of_range_is_an_index_error_naming_the_line():
     with pytest.raises(IndexError) as caught:
         static(np.arange(3.0), np.array(7))
     assert isinstance(caught.value, Dy2stRuntimeError)
-    assert "test_runtime_error_classes.py:14" in str(caught.value)
+    assert f"test_runtime_error_classes.py:{pick.__code__.co_firstlineno + 1}" in str(caught.value)
     assert "out of bounds" in str(caught.value)
 
 
@@ -68,3 +69,24 @@ def test_build_errors_where_numpy_raises_a_type_error_are_type_errors(fn):
     with pytest.raises(TypeError) as info:
         dy2st.to_static(fn)(np.arange(3))
     assert isinstance(info.value, dy2st.GraphBuildError)
+
+
+def guarded_by_a_tensor_condition(x, n):
+    if n > 5:
+        return x[5]  # out of bounds for 5 elements: raises only if this branch runs
+    return x[0]
+
+
+def unused_read(x, i):
+    row = x[i]  # unused, but eager raises IndexError for i out of range
+    return x * 2
+
+
+@pytest.mark.parametrize("n", [3, 7])
+def test_an_index_out_of_bounds_on_a_path_not_taken_raises_only_when_taken(n):
+    assert_like_eager(guarded_by_a_tensor_condition, np.arange(5.0), np.array(n))
+
+
+@pytest.mark.parametrize("i", [1, 9])
+def test_an_unused_read_that_raises_still_raises(i):
+    assert_like_eager(unused_read, np.arange(5.0), np.array(i))

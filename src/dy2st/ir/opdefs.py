@@ -58,6 +58,10 @@ class OpDef:
         involution: applying the op twice gives the operand back (``-(-x)``).
         index_operands: the position from which the operands are tensor indices (indexing
             ops): with any, the op may raise at run time although its types are valid.
+        in_bounds: for indexing ops, ``in_bounds(operand_types, **attrs)`` says whether the
+            static indices (ints, concrete index arrays) fit the indexed shape; where they do
+            not, the op is still typed (as if they did) and raises IndexError when it runs, as
+            eager NumPy does on the path that reaches it (see ``may_raise``).
         out_kernel: ``out_kernel(*operands, out=buffer, **attrs)`` writes the result into a
             preallocated buffer and returns it (None: no ``out=`` form; a ufunc's is the ufunc).
         in_place_safe: the ``out=`` form may write over an operand of the same shape (it reads
@@ -86,6 +90,7 @@ class OpDef:
     reduction: bool = False
     row_reduction: Callable[..., Any] | None = None
     index_operands: int | None = None
+    in_bounds: Callable[..., bool] | None = None
     uninitialized: bool = False
     right_identity: float | None = None
     left_identity: float | None = None
@@ -111,6 +116,18 @@ def register(opdef: OpDef) -> OpDef:
     if opdef.ufunc is not None:
         UFUNC_OPS.setdefault(opdef.ufunc, opdef.name)
     return opdef
+
+
+def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any], operand_count: int) -> bool:
+    """Can op ``name`` raise when it runs although its types are valid (indexing with tensor
+    indices, or with static indices out of bounds)? Such an op must run where eager code would:
+    dead code elimination keeps it, loop-invariant code motion leaves it in the loop."""
+    opdef = get_op(name)
+    if opdef.index_operands is None:
+        return False
+    if operand_count > opdef.index_operands:
+        return True
+    return opdef.in_bounds is not None and not opdef.in_bounds(operand_types, **attrs)
 
 
 def get_op(name: str) -> OpDef:

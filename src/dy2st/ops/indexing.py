@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
@@ -106,12 +106,41 @@ def is_basic(template: tuple, tensor_types: list[TensorType]) -> bool:
 
 
 def indexed_shape(shape: tuple[int, ...], template: tuple, tensor_types: list[TensorType]) -> tuple[int, ...]:
+    """The shape of ``x[index]``; an index out of bounds (``x[8]`` of a 6-element ``x``) gives the
+    shape it would have in bounds: the op raises IndexError when it runs (``in_bounds``), so a
+    branch eager code never takes may hold it. Other invalid indices raise IndexError now."""
     dummy = np.broadcast_to(np.empty((), np.uint8), shape)
-    index = _fill(template, [np.zeros(t.shape, np.intp) for t in tensor_types])
+    tensors = [np.zeros(t.shape, np.intp) for t in tensor_types]
     try:
-        return dummy[index].shape
+        return dummy[_fill(template, tensors)].shape
     except IndexError as e:
-        raise IndexError(str(e)) from None
+        try:
+            return dummy[_fill(_in_bounds_template(template), tensors)].shape
+        except IndexError:
+            raise IndexError(str(e)) from None
+
+
+def _in_bounds_template(template: tuple) -> tuple:
+    """``template`` with every static integer index replaced by 0 (the result's shape does not
+    depend on which element an integer index picks)."""
+    return tuple(
+        0
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool)
+        else np.zeros_like(item)
+        if isinstance(item, np.ndarray) and item.dtype.kind in "iu"
+        else item
+        for item in template
+    )
+
+
+def _static_indices_in_bounds(types, template) -> bool:
+    x, *_ = types
+    dummy = np.broadcast_to(np.empty((), np.uint8), x.shape)
+    try:
+        dummy[_fill(template, [np.zeros((), np.intp)] * sum(item is TENSOR_SLOT for item in template))]
+    except IndexError:
+        return False
+    return True
 
 
 def _getitem_rule(types, template):
@@ -144,10 +173,26 @@ def _setitem_kernel(x, value, *index_arrays, template):
     return out
 
 
-register(OpDef("getitem", _getitem_rule, _getitem_kernel, view=True, index_operands=1, doc="basic indexing (a view)"))
 register(
     OpDef(
-        "gather", _getitem_rule, _getitem_kernel, returns_fresh=True, index_operands=1, doc="advanced indexing (a copy)"
+        "getitem",
+        _getitem_rule,
+        _getitem_kernel,
+        view=True,
+        index_operands=1,
+        in_bounds=_static_indices_in_bounds,
+        doc="basic indexing (a view)",
+    )
+)
+register(
+    OpDef(
+        "gather",
+        _getitem_rule,
+        _getitem_kernel,
+        returns_fresh=True,
+        index_operands=1,
+        in_bounds=_static_indices_in_bounds,
+        doc="advanced indexing (a copy)",
     )
 )
 register(
@@ -157,15 +202,32 @@ register(
         _setitem_kernel,
         returns_fresh=True,
         index_operands=2,
+        in_bounds=lambda types, template: _static_indices_in_bounds([types[0]], template),
         broadcast_operands=(1,),
         doc="x with x[index] = value, functionally",
     )
 )
 
 
+def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tuple) -> None:
+    """Static indices out of bounds raise NumPy's IndexError now in code that always runs (the
+    function's top level); inside a tensor ``if`` or loop the op raises when it runs, as eager
+    code does only on a path that reaches it (``indexed_shape``)."""
+    builder = getattr(tensor, "_builder", None)
+    if builder is None or builder.block is not builder.graph.body:
+        return
+    try:
+        np.broadcast_to(np.empty((), np.uint8), tensor.shape)[
+            _fill(template, [np.intp(0)] * sum(item is TENSOR_SLOT for item in template))
+        ]
+    except IndexError as e:
+        raise build_error(e, f"{opname}({tensor.type}): {e}", user_location()) from None
+
+
 def getitem(tensor, index: Any):
     template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
+    _refuse_out_of_bounds_where_it_always_runs(kind, tensor, template)
     result = apply(kind, tensor, *tensors, template=template)
     # x[0, 0] is a NumPy scalar (a copy), x[0, ...] a 0-d array (a view that += updates in place).
     result._scalar = result._scalar and Ellipsis not in template
@@ -186,6 +248,7 @@ def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], 
 
 def setitem(tensor, index: Any, value: Any):
     template, tensors = split_index(index)
+    _refuse_out_of_bounds_where_it_always_runs("setitem", tensor, template)
     if isinstance(value, (list, tuple)):
         # NumPy assigns a sequence as the array it makes of it (`a[0] = [1.0, x[2]]`).
         value = array_from_nested("assignment", value) if contains_tensor(value) else np.asarray(value)

@@ -43,6 +43,7 @@ from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
 from dy2st.passes.base import Pass
+from dy2st.passes.dce import has_side_effects
 
 
 class FuseElementwise(Pass):
@@ -137,10 +138,6 @@ def is_absorbable_const(value: Value) -> bool:
     """Scalar constants are cheap to copy into a region and keep their literal (weak) semantics."""
     op = value.op
     return op is not None and op.name == CONST and value.type.shape == ()
-
-
-def has_side_effects(op: Op) -> bool:
-    return any(get_op(inner.name).side_effect for inner in op.walk())
 
 
 def fuse_block(block: Block, counter: list[int], reductions: bool = True) -> bool:

@@ -25,8 +25,8 @@ zero) may then warn for a loop that never ran; we accept that, since no value th
 
 from __future__ import annotations
 
-from dy2st.ir.core import TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.core import TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value, kernel_attrs
+from dy2st.ir.opdefs import get_op, may_raise
 from dy2st.passes.base import Pass
 
 
@@ -66,12 +66,11 @@ def can_hoist(op: Op) -> bool:
     """True for ops that may run before the loop: no effects, no regions, cannot raise."""
     if op.name in TERMINATORS or op.regions:
         return False
-    opdef = get_op(op.name)
-    if opdef.side_effect:
+    if get_op(op.name).side_effect:
         return False
-    # Indexing with tensor indices can raise at run time with a valid static type (the index
-    # values may be out of range); index-free forms are checked statically and may move.
-    return opdef.index_operands is None or not op.operands[opdef.index_operands :]
+    # Indexing that may raise (tensor indices, static ones out of bounds) runs only where eager
+    # code would: hoisted, it would raise before a loop that runs zero times.
+    return not may_raise(op.name, [v.type for v in op.operands], kernel_attrs(op), len(op.operands))
 
 
 def _take_invariants(body: Block) -> list[Op]:
