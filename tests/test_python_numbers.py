@@ -223,3 +223,25 @@ def test_a_python_int_beyond_int64_that_a_loop_adds_int64_values_to_is_numpys_ov
         huge_int_meets_int64_values(np.arange(3), np.array(2))
     with pytest.raises(OverflowError, match="'k' starts as the Python int"):
         dy2st.to_static(huge_int_meets_int64_values)(np.arange(3), np.array(2))
+
+
+def huge_int_or_small(c):
+    k = 2**70 if c > 0 else 3
+    return k
+
+
+@pytest.mark.parametrize("c", [0, 1])
+def test_python_ints_of_any_size_merge_through_a_tensor_if(c):
+    assert_like_eager(huge_int_or_small, np.array(c))
+
+
+def scalar_accumulator_of_rows(X, n):
+    acc = 0.0
+    for i in range(n):
+        acc = acc + X[i]
+    return acc
+
+
+def test_an_accumulator_whose_shape_the_loop_changes_says_to_start_it_with_its_final_shape():
+    with pytest.raises(dy2st.GraphBuildError, match=r"acc = np.zeros_like\(x\[0\]\)"):
+        dy2st.to_static(scalar_accumulator_of_rows)(np.ones((3, 2)), np.array(2))

@@ -68,6 +68,11 @@ from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.tensor import Tensor
 
 _MAX_TRACES = 5  # each retrace fixes at least one slot's type or adds one; real loops need 1-3
+_SAME_SHAPE_NOTE = (
+    "a loop-carried variable keeps one shape across iterations (after zero iterations eager code "
+    "still holds the value from before the loop): start it with its final shape, for example "
+    "acc = np.zeros_like(x[0]) instead of acc = 0.0"
+)
 _SAME_TYPE_NOTE = (
     "a loop-carried variable keeps one shape and dtype across iterations: give it its final "
     "dtype before the loop (for example with .astype or np.float32(0))"
@@ -415,7 +420,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
     raise GraphBuildError(
         f"{variable_name(slot.label)} is {slot.type} before the loop but {end_type} after an iteration of its body",
         loc,
-        _SAME_TYPE_NOTE,
+        _SAME_TYPE_NOTE if end_type.shape == slot.type.shape else _SAME_SHAPE_NOTE,
     )
 
 

@@ -252,6 +252,8 @@ def weak_promotion_keeps(type: TensorType, number: Any) -> bool:
     """
     if isinstance(number, bool):
         return type.dtype == np.bool_
+    if type.weak and type.dtype.kind == "i" and isinstance(number, int):
+        return True  # both Python ints: unbounded when the graph runs, whatever their size
     try:
         if np.result_type(type.dtype, number) != type.dtype:
             return False
