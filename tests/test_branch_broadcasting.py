@@ -119,3 +119,21 @@ def shape_assigned(x, c):
 def test_assigning_the_shape_of_a_branch_shaped_value_raises_the_mismatch():
     with pytest.raises(dy2st.GraphBuildError, match="given a new shape"):
         dy2st.to_static(shape_assigned)(np.arange(3.0), np.array(1))
+
+
+def nested_branches(x, M, c):
+    if c > 0:
+        t = 1.0
+        if c > 1:
+            t = M[2]
+        shifted = np.abs(t) + 0.5
+        z = x + shifted
+    else:
+        t = x
+        z = x * 2
+    return z, x - t
+
+
+@pytest.mark.parametrize("c", [0, 1, 2])
+def test_values_of_broadcast_compatible_shapes_merge_through_nested_ifs(c):
+    assert_like_eager(nested_branches, np.arange(4.0), np.arange(12.0).reshape(3, 4), np.array(c))

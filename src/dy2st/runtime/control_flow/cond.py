@@ -39,7 +39,7 @@ from dy2st.runtime.control_flow.assigned import (
     guard_leaves,
 )
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
-from dy2st.runtime.control_flow.path_shaped import PathShapedTensor, broadcast_in_block, common_type
+from dy2st.runtime.control_flow.path_shaped import PathShapedTensor, broadcast_in_block, common_type, path_types
 from dy2st.runtime.control_flow.references import variable_in_user_code
 from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
@@ -193,8 +193,8 @@ def _result_tensor(builder: GraphBuilder, output: _Output, result: Value, loc) -
     """The tensor standing for one result of the ``cond`` op."""
     result.name_hint = output.label.split("[")[0]
     if output.mismatch is not None:
-        alternatives = tuple(static_type(obj) for obj in output.objects)
-        return PathShapedTensor(result, builder, alternatives, output.mismatch, loc)  # type: ignore[arg-type]
+        alternatives = tuple(dict.fromkeys(t for obj in output.objects for t in path_types(obj) or ()))
+        return PathShapedTensor(result, builder, alternatives, output.mismatch, loc)
     tensor = wrap_result(builder, result)
     if not result.type.shape:
         tensor._scalar = zero_d_kind(list(output.objects))  # type: ignore[assignment]
@@ -205,7 +205,8 @@ def _value_in_branch(builder: GraphBuilder, output: _Output, side: int, block: B
     """The value a branch yields for ``output``, broadcast to its type if the branches differ."""
     if output.mismatch is None:
         return value_in_block(builder, output.values[side], output.type, block)
-    own_type = static_type(output.objects[side])
+    obj = output.objects[side]
+    own_type = obj.type if isinstance(obj, Tensor) else static_type(obj)  # a path-shaped value's is its union
     assert own_type is not None
     value = value_in_block(builder, output.values[side], own_type, block)
     return broadcast_in_block(builder, value, output.type, block)
@@ -314,18 +315,23 @@ def _updated_tensors(branches: tuple[TracedBranch, TracedBranch]) -> dict[int, t
 
 def _merged_or_common_type(label: str, t: Any, f: Any, loc) -> tuple[TensorType, GraphBuildError | None]:
     """The output's type, or the common type of broadcast-compatible branch values with the
-    branches' mismatch error to raise where the shape would be seen (path_shaped.py)."""
-    try:
-        return _merged_type(label, t, f, loc), None
-    except GraphBuildError as mismatch:
-        t_type, f_type = static_type(t), static_type(f)
-        if t_type is None or f_type is None or t_type.shape == f_type.shape:
-            raise
-        numbers = tuple(x if is_python_number(x) else None for x in (t, f))
-        common = common_type(t_type, f_type, numbers)  # type: ignore[arg-type]
-        if common is None:
-            raise
-        return common, mismatch
+    branches' mismatch error to raise where the shape would be seen (path_shaped.py). A value
+    whose shape depends on an inner ``if``'s path merges the same way."""
+    inner = next((v for v in (t, f) if isinstance(v, Tensor) and v._alternatives is not None), None)
+    if inner is not None:
+        mismatch = inner._mismatch
+    else:
+        try:
+            return _merged_type(label, t, f, loc), None
+        except GraphBuildError as error:
+            mismatch = error
+    t_types, f_types = path_types(t), path_types(f)
+    if t_types is None or f_types is None or {x.shape for x in t_types} == {x.shape for x in f_types} == {()}:
+        raise mismatch
+    common = common_type([t, f])
+    if common is None:
+        raise mismatch
+    return common, mismatch
 
 
 def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> TensorType:
@@ -438,7 +444,7 @@ def name_after_variable(value: Value, label: str) -> None:
 
 def is_leaf(x: Any) -> bool:
     """Leaves of branch results and loop variables: arrays, numbers, and undefined values."""
-    return static_type(x) is not None or isinstance(x, Undefined)
+    return isinstance(x, (Tensor, Undefined)) or static_type(x) is not None
 
 
 def cond(pred: Any, true_fn: Callable[..., Any], false_fn: Callable[..., Any], *operands: Any) -> Any:

@@ -119,19 +119,38 @@ class PathShapedTensor(Tensor):
         return PathShapedTensor(value, self._builder, alternatives, self._mismatch, self._if_loc)
 
 
-def common_type(t_type: TensorType, f_type: TensorType, numbers: tuple[Any, Any]) -> TensorType | None:
-    """The type both branch values fit without changing any element, when they differ in shape
-    only by broadcasting: one dtype, or a Python number exactly representable in the array's."""
+def path_types(value: Any) -> tuple[TensorType, ...] | None:
+    """The types ``value`` has on the paths that reach here: its alternatives if its shape
+    already depends on a path, else its one static type (None for values other than arrays and
+    numbers)."""
+    if isinstance(value, Tensor):
+        return value._alternatives if value._alternatives is not None else (value.type,)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return (TensorType(np.shape(value), np.asarray(value).dtype),)
+    if isinstance(value, (bool, int, float, complex)):
+        return (TensorType((), np.asarray(value).dtype, weak=True),)
+    return None
+
+
+def common_type(values: list[Any]) -> TensorType | None:
+    """The type every path's value fits without changing any element, when they differ in shape
+    only by broadcasting: one dtype, or Python numbers exactly representable in the arrays'."""
+    types = [path_types(value) for value in values]
+    if any(t is None for t in types):
+        return None
+    alternatives = [t for group in types for t in group]  # type: ignore[union-attr]
     try:
-        shape = np.broadcast_shapes(t_type.shape, f_type.shape)
+        shape = np.broadcast_shapes(*(t.shape for t in alternatives))
     except ValueError:
         return None
-    if t_type.dtype == f_type.dtype:
-        return TensorType(shape, t_type.dtype)
-    for number, array_type in zip(numbers, (f_type, t_type)):
-        if number is not None and _exactly_representable(number, array_type.dtype):
-            return TensorType(shape, array_type.dtype)
-    return None
+    numbers = [v for v in values if isinstance(v, (bool, int, float, complex)) and not isinstance(v, np.generic)]
+    dtypes = {t.dtype for t in alternatives if not t.weak} or {t.dtype for t in alternatives}
+    if len(dtypes) != 1:
+        return None
+    (dtype,) = dtypes
+    if not all(_exactly_representable(number, dtype) for number in numbers):
+        return None
+    return TensorType(shape, dtype)
 
 
 def _exactly_representable(number: Any, dtype: np.dtype) -> bool:

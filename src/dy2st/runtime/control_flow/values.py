@@ -141,7 +141,8 @@ def zero_like(value: Any) -> Any:
     number for a Python number or a tensor standing for one (weakly typed), else an array."""
     if is_python_number(value):
         return value.__class__(0)
-    type = static_type(value)
+    # A value whose shape depends on an inner if's path stands in with its common (union) type.
+    type = value.type if isinstance(value, Tensor) else static_type(value)
     assert type is not None, f"{value!r} has no static type"
     if type.weak:
         return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[type.dtype.kind]
