@@ -339,3 +339,26 @@ def test_an_inner_loop_sees_that_the_outer_loops_variable_starts_as_the_callers_
     with pytest.raises(dy2st.GraphBuildError, match="the loop body both updates in place and rebinds"):
         dy2st.to_static(argument_updated_then_rebound_in_an_inner_loop)(x, np.ones(3), np.array(2))
     assert_like_eager(fresh_array_updated_then_rebound_in_an_inner_loop, x, np.array(2))
+
+
+def two_names_both_updated_in_place(x, k):
+    acc = np.zeros(3)
+    snap = acc
+    for _ in range(k):
+        snap += 1.0
+        acc += x[1]
+    return acc, snap
+
+
+def an_argument_and_another_name_for_it_updated_in_place(x, k):
+    alias = x
+    for _ in range(k):
+        alias *= 2.0
+        x += 1.0
+    return x
+
+
+@pytest.mark.parametrize("k", [0, 3])
+def test_names_of_one_array_that_are_only_updated_in_place_share_it_in_a_tensor_loop(k):
+    assert_like_eager(two_names_both_updated_in_place, np.ones((2, 3)), np.array(k))
+    assert_like_eager(an_argument_and_another_name_for_it_updated_in_place, np.ones(3), np.array(k))

@@ -316,9 +316,15 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     """The plan for the next trace, or None when this trace's types are consistent."""
     revised = _Plan([], dict(plan.structures))
     changed = False
-    _refuse_updates_through_shared_arrays(plan, trace, loc)
+    riders = _names_sharing_an_updated_array(plan, trace, loc)
     claimed = set(trace.carried_objects)  # an array object can back one slot only
     for slot, end in zip(plan.slots, trace.ends):
+        if slot.name in riders:
+            # Another name for one array the body updates in place: it keeps naming that object,
+            # which the loop carries once (``riders``), so every name sees every update.
+            del revised.structures[slot.name]
+            changed = True
+            continue
         new = _check_slot(builder, slot, end, trace, claimed, loc)
         claimed.add(id(new.obj))
         changed |= new is not slot
@@ -355,24 +361,36 @@ def _revise_variable(builder, revised: _Plan, plan: _Plan, name: str, before: An
     return False
 
 
-def _refuse_updates_through_shared_arrays(plan: _Plan, trace: _Trace, loc) -> None:
-    """Two carried variables bound to one array object are carried as separate values, so an
-    in-place update through one would not be seen through the other: refuse that case."""
-    names_by_origin: dict[int, list[str]] = {}
-    for slot in plan.slots:
-        if slot.origin is not None:
-            names_by_origin.setdefault(id(slot.origin), []).append(slot.label)
-    for slot in plan.slots:
-        sharing = names_by_origin.get(id(slot.origin), []) if slot.origin is not None else []
-        if len(sharing) > 1 and slot.name is not None and id(slot.obj) in trace.updated:
-            others = " and ".join(f"'{n}'" for n in sharing if n != slot.label)
+def _names_sharing_an_updated_array(plan: _Plan, trace: _Trace, loc) -> set[str]:
+    """Carried variables that name one array object the body updates in place (``snap = acc``
+    before the loop, ``acc += x`` and ``snap += 1`` in it): all but the first of them, which
+    carries the array; the others ride along naming the same object. When one of them is
+    rebound instead, its iteration-one reads would have to see the other names' updates, which a
+    separately carried value cannot: that case is refused."""
+    groups: dict[int, list[tuple[_Slot, Any]]] = {}
+    for slot, end in zip(plan.slots, trace.ends):
+        if slot.origin is not None and slot.name is not None:
+            groups.setdefault(id(slot.origin), []).append((slot, end))
+    riders: set[str] = set()
+    for members in groups.values():
+        updated = [slot for slot, _ in members if id(slot.obj) in trace.updated]
+        if len(members) < 2 or not updated:
+            continue
+        rebound = [slot for slot, end in members if end is not slot.obj]
+        single_leaf = all(plan.structures[slot.name].is_leaf for slot, _ in members)  # type: ignore[index]
+        if rebound or not single_leaf:
+            through = updated[0].label
+            others = " and ".join(f"'{slot.label}'" for slot, _ in members if slot.label != through)
             raise GraphBuildError(
-                f"'{slot.label}' and {others} are the same array, and the loop body updates it in place "
-                f"through '{slot.label}'; a tensor loop carries each variable as its own value, so the "
-                "update would not be seen through the other name",
+                f"'{through}' and {others} are the same array, and the loop body updates it in place "
+                f"through '{through}' while it rebinds {variable_name((rebound or updated)[0].label)}; a tensor "
+                "loop carries a rebound variable as its own value, so the update would not be seen through "
+                "the other name in the first iteration",
                 loc,
                 "give one of them its own copy before the loop (b = a.copy()), or use one name",
             )
+        riders.update(slot.name for slot, _ in members if slot is not updated[0])  # type: ignore[misc]
+    return riders
 
 
 def _changed_python_value(name: str, before: Any, after: Any, loc) -> GraphBuildError:
