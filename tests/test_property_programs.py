@@ -10,7 +10,7 @@ passed, mismatch (the worst), internal crash, or refusal (a dy2st build error on
 
 Run a bigger batch as a script, with a table per family and a reduced reproducer per failure::
 
-    python tests/test_property_programs.py --programs 500 --first-seed 1000
+    python tests/test_property_programs.py --programs 500 --first-seed 1000 --families views,swaps
     python tests/test_property_programs.py --list-families
 """
 
@@ -38,11 +38,30 @@ MEANT_TO_CONVERT = {"control_flow"}
 # Programs that fail on today's main, by family and seed, with their failure class. They are
 # strict xfails: once a fix makes one pass, remove it here.
 IDENTITY_OF_0D = "s = y * 1.0 of a 0-d array is simplified to y: a 0-d array where eager NumPy gives np.float64"
+PYTHON_RESULT_TYPE = (
+    "a Python int/bool returned through tensor control flow (a return inside a tensor loop, "
+    "'cnt or 5' after one) comes back as a NumPy scalar"
+)
+DATA_DEPENDENT_TYPE = "documented: Python False on one path and np.bool_ on the other come back as np.bool_"
+ASARRAY_OF_SCALAR = "np.asarray(x.sum()) gives np.float64 where eager NumPy gives a 0-d array"
+BIG_INT_IN_LOOP = "a Python int beyond int64 carried by a tensor loop raises OverflowError"
+ALIAS_UPDATED_AND_REBOUND = "snap = acc, then acc updated in place and rebound in tensor loops: snap misses updates"
 KNOWN_FAILURES: dict[str, dict[int, str]] = {
     "control_flow": dict.fromkeys(
         [1, 16, 22, 23, 26, 32, 39, 40, 42, 50, 52, 54, 55, 58, 64, 68, 71, 74, 78, 85, 87, 90, 95], IDENTITY_OF_0D
     ),
     "python_conditions": dict.fromkeys([6, 72, 90], IDENTITY_OF_0D),
+    "inplace_rebind": {19: ALIAS_UPDATED_AND_REBOUND},
+    "python_numbers": {0: PYTHON_RESULT_TYPE, 2: BIG_INT_IN_LOOP, 17: BIG_INT_IN_LOOP},
+    "defaults_returns": {
+        6: PYTHON_RESULT_TYPE,
+        10: ASARRAY_OF_SCALAR,
+        15: PYTHON_RESULT_TYPE,
+        20: ASARRAY_OF_SCALAR,
+        21: PYTHON_RESULT_TYPE,
+        22: ASARRAY_OF_SCALAR,
+    },
+    "search_logic": {4: PYTHON_RESULT_TYPE, 7: PYTHON_RESULT_TYPE, 14: PYTHON_RESULT_TYPE, 22: DATA_DEPENDENT_TYPE},
 }
 
 
@@ -86,6 +105,15 @@ def test_program_with_python_conditions_matches_eager(seed, tmp_path):
 CONSTRUCTS = {
     "control_flow": ["break", "continue", "return", " and ", " or ", "not (", "while ", "in range(k)",
                      "in range(3)", " if ", "else:", "-1.0 < s < 2.0", "u["],
+    "views": ["row = X[0]", "inner = X[1:-1, 1:-1]", "lo += hi", "X[1:-1, 1:-1] +=", "row = X[", "= x[:k]", "in X:"],
+    "inplace_rebind": ["acc += x[", "acc = acc / 2", "snap = acc", "v = v * 0.5", "v[", "snap += 1.0"],
+    "broadcast_branches": ["y - (x if ", " else 0.1)", "else 1.0", "y = x * scale", "else x[", "t", "= 0.5"],
+    "swaps": ["a[0], a[", "a[[", "M[[", "].copy()", "a[j", "key = a[", "while j", "a[-1 - "],
+    "random": ["rng = np.random.default_rng(1234)", "rng.normal(", "g.random()", "np.random.rand(",
+               "np.random.seed(", "if rng.random() < 0.5", "g.permutation("],
+    "python_numbers": ["t = 0", "big = 2**64", "h = 2**62", "h = h * 2", "f = f * 0.5", "int(x[", "float(x["],
+    "defaults_returns": ["w=W", "eps=EPS", "return len(x)", "np.float64(", "np.zeros(())", "x.any()", "flag"],
+    "search_logic": ["break\n", "    else:\n", " < n and x[", " and x[", " or ", "idx = -1", "cnt += 1"],
 }  # fmt: skip
 
 
