@@ -12,6 +12,7 @@ are the failing call and those before it (state carries over from call to call).
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import time
 from collections.abc import Callable, Iterator
@@ -81,11 +82,27 @@ def reduce_program(program: Program, failure: Failure, directory: Path, seconds:
     edits, position, failed_in_a_row = _edits(tree), 0, 0
     while failed_in_a_row < len(edits) and time.monotonic() < deadline:
         candidate = _apply(tree, edits[position % len(edits)])
-        if fails_alike(ast.unparse(candidate) + "\n"):
+        if not _unbound_names(candidate) and fails_alike(ast.unparse(candidate) + "\n"):
             tree, edits, failed_in_a_row = candidate, _edits(candidate), 0
         else:
             position, failed_in_a_row = position + 1, failed_in_a_row + 1
     return smallest
+
+
+def _unbound_names(tree: ast.Module) -> set[str]:
+    """Names the program reads but never binds: after deleting an assignment, a read on a path
+    that never runs still lets eager code run, but no user writes such a program."""
+    bound, read = set(dir(builtins)), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add(node.asname or node.name)
+    return read - bound
 
 
 def _edits(tree: ast.Module) -> list[Edit]:
