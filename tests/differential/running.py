@@ -148,7 +148,7 @@ def run_program(program: Program, directory: Path, seconds: int = SECONDS_PER_CA
     # The first call that differs: later calls start from states that already differ (a refused
     # call drew no random numbers), so what they show would not be a failure of its own.
     for i, (c, e) in enumerate(zip(converted, eager)):
-        failure = compare_sides(c, e, i)
+        failure = compare_sides(c, e, i, module.__file__ or "")
         if failure is not None:
             return _with_call(failure, program.calls[i], e)
     return None
@@ -177,10 +177,12 @@ def is_refusal(error: BaseException) -> bool:
     return isinstance(error, dy2st.Dy2stError) and not isinstance(error, dy2st.Dy2stRuntimeError)
 
 
-def compare_sides(converted: Side, eager: Side, call_index: int) -> Failure | None:
+def compare_sides(converted: Side, eager: Side, call_index: int, source_file: str) -> Failure | None:
     if converted.error is not None and not (eager.error is not None and isinstance(converted.error, type(eager.error))):
         category = Category.REFUSAL if eager.error is None and is_refusal(converted.error) else Category.CRASH
         signature = f"{_error_class(converted.error)}: {normalized_message(converted.error)}"
+        if _names_another_file(converted.error, source_file):
+            signature += " [the error names another file than the program's]"
         if eager.error is not None:
             signature = f"raised instead of {type(eager.error).__name__}: {signature}"
         return Failure(category, signature, f"converted raised {_describe_error(converted.error)}", call_index)
@@ -198,6 +200,12 @@ def compare_sides(converted: Side, eager: Side, call_index: int) -> Failure | No
     if eager.error is not None:
         signature = f"after both raised: {signature}"
     return Failure(Category.MISMATCH, signature, f"converted differs: {found}", call_index)
+
+
+def _names_another_file(error: Exception, source_file: str) -> bool:
+    """A dy2st error must name the user's line; the program is the only user code that runs."""
+    loc = getattr(error, "loc", None)
+    return isinstance(error, dy2st.Dy2stError) and loc is not None and Path(loc.filename) != Path(source_file)
 
 
 def _first_difference(converted: Side, eager: Side):
