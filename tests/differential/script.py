@@ -169,7 +169,11 @@ def parse_arguments(argv: list[str] | None, description: str) -> argparse.Namesp
     parser.add_argument("--list-families", action="store_true", help="list the families and exit")
     parser.add_argument("--programs", type=int, default=200, help="programs per family (default 200)")
     parser.add_argument("--first-seed", type=int, default=0, help="the seed of each family's first program")
-    parser.add_argument("--python-conditions", action="store_true", help="only Python conditions and loops")
+    parser.add_argument(
+        "--python-conditions",
+        action="store_true",
+        help="Python conditions and loops in the skeleton, no idioms (family statements may still test tensors)",
+    )
     parser.add_argument("--max-depth", type=int, default=Knobs.max_depth, help="nesting of if/for/while")
     parser.add_argument("--calls", type=int, default=Knobs.calls, help="calls per program (state carries over)")
     parser.add_argument("--reduce-seconds", type=float, default=20, help="time to reduce each failure class")

@@ -33,7 +33,7 @@ class Knobs:
 
     max_depth: int = 3  # nesting of if/for/while (family idioms count as one level)
     max_block: int = 3  # statements per block
-    tensor_conditions: bool = True  # False: only Python conditions and loops (the lowering alone)
+    tensor_conditions: bool = True  # False: Python conditions and loops, no idioms (the lowering alone)
     calls: int = 3  # calls per program, on one side after the other (state carries over)
 
 
@@ -106,7 +106,9 @@ class ProgramGenerator:
             choices += ["exit", "exit"]
         kind = self.rng.choice(choices)
         if kind == "idiom":
-            return self.family.idiom(scope) or self.family.statement(scope)
+            # Idioms loop and branch on tensors: a run of Python conditions leaves them out.
+            idiom = self.family.idiom(scope) if self.knobs.tensor_conditions else []
+            return idiom or self.family.statement(scope)
         if kind == "leaf":
             return self.family.statement(scope)
         if kind == "return":
