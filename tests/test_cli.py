@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from dy2st.cli import ArgumentMaker, UsageError, load_module, pipeline_pass_names
@@ -233,7 +234,97 @@ def test_import_error_in_the_users_file_exits_1(tmp_path):
     (tmp_path / "broken.py").write_text("raise RuntimeError('boom')\n")
     result = run_cli(tmp_path, "dump", "broken.py::f")
     assert result.returncode == 1
-    assert "dy2st: error: importing broken.py failed: RuntimeError: boom" in result.stderr
+    assert result.stderr.startswith("broken.py:1:1: error: importing broken.py raised RuntimeError: boom\n")
+
+
+def test_import_error_is_one_error_at_the_line_that_raised(tmp_path):
+    (tmp_path / "broken.py").write_text(
+        textwrap.dedent("""\
+        import numpy as np
+
+        def normalise(v):
+            return v / np.linalg.norm(v, ord="fro")
+
+        UNIT = normalise(np.ones(3))
+
+        def f(x):
+            return x * UNIT
+    """)
+    )
+    result = run_cli(tmp_path, "dump", "broken.py::f")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("broken.py:4:16: error: importing broken.py raised ValueError: ")
+    assert lines[1] == '        return v / np.linalg.norm(v, ord="fro")'
+    assert lines[3] == "note: dy2st dump imports the file to find the function, so its top-level code runs"
+    assert len(lines) == 4
+
+
+def test_syntax_error_in_the_users_file_names_its_line(tmp_path):
+    (tmp_path / "typo.py").write_text("def f(x):\n    return x +\n")
+    result = run_cli(tmp_path, "dump", "typo.py::f")
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[:2] == [
+        "typo.py:2:15: error: importing typo.py raised SyntaxError: invalid syntax",
+        "        return x +",
+    ]
+
+
+def test_a_script_exiting_at_import_is_reported(tmp_path):
+    (tmp_path / "script.py").write_text("import sys\n\ndef f(x):\n    return x\n\nsys.exit(3)\n")
+    result = run_cli(tmp_path, "dump", "script.py::f")
+    assert result.returncode == 1
+    assert result.stderr.startswith("script.py:6:1: error: importing script.py raised SystemExit: 3\n")
+
+
+def test_what_the_module_prints_at_import_goes_to_stderr(tmp_path):
+    (tmp_path / "chatty.py").write_text(
+        textwrap.dedent("""\
+        import numpy as np
+
+        print("loading weights")
+
+        def f(x):
+            return x + 1
+
+        if __name__ == "__main__":
+            print("running as a script")
+    """)
+    )
+    result = run_cli(tmp_path, "dump", "chatty.py::f", "--ir", "--arg", "x=f32[2]")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("func @f(%x: f32[2]) -> f32[2] {")
+    assert "loading weights" not in result.stdout
+    assert result.stderr == "loading weights\n"
+
+
+def test_huge_arrays_are_stand_ins_that_allocate_nothing(tmp_path):
+    (tmp_path / "update.py").write_text(
+        textwrap.dedent("""\
+        def update(x, row):
+            x += 1
+            x[0] = row
+            return x * 2
+    """)
+    )
+    result = run_cli(
+        tmp_path,
+        "dump",
+        "update.py::update",
+        "--ir",
+        "--executor",
+        "--memory",
+        "--arg",
+        "x=f32[200000,200000]",  # 149 GiB if it were allocated
+        "--arg",
+        "row=f32[200000]",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "func @update(%x: f32[200000,200000], %row: f32[200000])" in result.stdout
+    headers = [line for line in result.stdout.splitlines() if line.startswith("// ----")]
+    assert headers == ["// ---- IR after all passes", "// ---- generated executor", "// ---- memory"]
 
 
 def test_help_is_complete_with_examples(workdir):
@@ -244,6 +335,8 @@ def test_help_is_complete_with_examples(workdir):
     dump = run_cli(workdir, "dump", "--help").stdout
     for option in ("--arg", "--ir", "--before", "--after", "--passes", "--executor", "--locs", "examples:"):
         assert option in dump
+    assert "FILE is imported to find FUNC: its top-level code runs" in dump
+    assert "exit codes:" in dump
     assert "dy2st passes" in run_cli(workdir, "passes", "--help").stdout
 
 
@@ -277,10 +370,18 @@ def test_argument_maker_builds_arrays_and_literals():
     assert tree["w"].dtype.name == "float32" and tree["b"][0].dtype.name == "int64" and tree["b"][1] is None
 
 
-def test_argument_maker_is_deterministic():
-    a = ArgumentMaker().parse("x=f64[8]")[1]
-    b = ArgumentMaker().parse("x=f64[8]")[1]
-    assert (a == b).all()
+@pytest.mark.parametrize("spec", ["x=f64[8]", "x=int8[3,4]", "x=bool[]", "x=c64[2,2]"])
+def test_array_arguments_are_read_only_stand_ins(spec):
+    _, x = ArgumentMaker().parse(spec)
+    assert type(x) is np.ndarray
+    assert all(stride == 0 for stride in x.strides)  # one element, whatever the shape
+    assert not x.flags.writeable  # a write would raise, not change every element
+
+
+def test_a_huge_array_argument_allocates_nothing():
+    _, x = ArgumentMaker().parse("x=f32[200000,200000]")
+    assert x.shape == (200000, 200000) and x.dtype == np.float32
+    assert x.base is not None and x.base.nbytes == 4
 
 
 @pytest.mark.parametrize("spec", ["x=f32[-1]", "x=f32[2.5]", "x=np.float32[3]", "x=f32[", "x=foo(1)", "=3"])

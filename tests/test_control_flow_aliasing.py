@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import dy2st
+from eager_parity import assert_like_eager
 from test_control_flow_if import assert_same
 
 
@@ -242,3 +243,99 @@ def test_update_in_place_only_is_seen_through_every_name():
         np.testing.assert_array_equal(got_v, want_v)
         np.testing.assert_array_equal(got_w, want_w)
     assert static.num_graphs == 1
+
+
+# --- fresh local arrays: the first iteration's in-place update is unobservable -----------------
+def accumulate_then_rescale(x, n):
+    acc = np.zeros(1)
+    for i in range(n):
+        acc += x[i]
+        acc = acc / 2
+    return acc
+
+
+def normalise_rows_in_place_then_rebind(X, n):
+    row = np.ones(X.shape[1])
+    for i in range(n):
+        row *= X[i]
+        row = row / np.abs(row).max()
+    row += 1.0  # after the loop: the last fresh array (or the ones array after zero trips)
+    return row
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_a_fresh_local_array_may_be_updated_in_place_and_rebound_in_a_tensor_loop(n):
+    assert_like_eager(accumulate_then_rescale, np.arange(4.0), np.array(n))
+    assert_like_eager(normalise_rows_in_place_then_rebind, np.arange(1.0, 13.0).reshape(4, 3), np.array(n))
+
+
+# --- identity through a tensor if ------------------------------------------------------------------
+def one_array_two_names_in_both_branches(c):
+    if c > 0:
+        a = np.zeros(3)
+        b = a
+    else:
+        a = np.ones(3)
+        b = a
+    a += 1
+    return b
+
+
+def argument_on_one_path_then_updated(x, c):
+    out = x
+    if c > 0:
+        out = x.copy()
+    out[0] = 5.0
+    return out
+
+
+def argument_before_a_loop_that_may_not_run(x, n):
+    acc = x
+    for _ in range(n):
+        acc = acc * 2
+    acc += 1
+    return acc
+
+
+@pytest.mark.parametrize("c", [0, 1])
+def test_two_names_for_one_array_on_every_path_stay_one_array(c):
+    assert_like_eager(one_array_two_names_in_both_branches, np.array(c))
+
+
+@pytest.mark.parametrize(
+    ("fn", "args"),
+    [
+        (argument_on_one_path_then_updated, (np.zeros(3), np.array(0))),
+        (argument_before_a_loop_that_may_not_run, (np.ones(2), np.array(0))),
+    ],
+)
+def test_updating_a_value_that_is_the_callers_array_on_some_paths_is_refused(fn, args):
+    # Eager code updates the caller's array on one path only; a graph cannot follow object
+    # identity per path, so it refuses rather than update the wrong array.
+    with pytest.raises(dy2st.GraphBuildError, match="may share memory with another one"):
+        dy2st.to_static(fn)(*args)
+
+
+def argument_updated_then_rebound_in_an_inner_loop(x, v, k):
+    for _ in range(k):
+        for _ in range(k):
+            v += x[3, 0]
+            v = x[0]
+
+
+def fresh_array_updated_then_rebound_in_an_inner_loop(x, k):
+    v = np.zeros(3)
+    for _ in range(k):
+        for _ in range(k):
+            v += x[3, 0]
+            v = v * 2
+    return v
+
+
+def test_an_inner_loop_sees_that_the_outer_loops_variable_starts_as_the_callers_array():
+    # In the first outer iteration v is the caller's array: the inner loop's first update
+    # reaches the caller in eager code, so it is refused (it was silently dropped).
+    x = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(dy2st.GraphBuildError, match="the loop body both updates in place and rebinds"):
+        dy2st.to_static(argument_updated_then_rebound_in_an_inner_loop)(x, np.ones(3), np.array(2))
+    assert_like_eager(fresh_array_updated_then_rebound_in_an_inner_loop, x, np.array(2))

@@ -321,11 +321,20 @@ def defined_in_one_branch_used_later(x, t):
     return y
 
 
-def test_a_variable_defined_in_one_branch_and_used_later_is_an_error():
-    with pytest.raises(GraphBuildError) as info:
-        dy2st.to_static(defined_in_one_branch_used_later)(X, np.array(1))
-    assert info.value.message == "'y' is defined in the true branch of a tensor 'if' but not in the false branch"
-    assert info.value.loc.lineno == line_of(defined_in_one_branch_used_later, "if t > 0")
+@pytest.mark.parametrize("t", [1, 0])
+def test_a_variable_defined_in_one_branch_is_checked_where_it_is_used(t):
+    # As in Python: fine on the path that assigned it, UnboundLocalError at the use on the other.
+    static = dy2st.to_static(defined_in_one_branch_used_later)
+    if t:
+        assert_same(static(X, np.array(t)), defined_in_one_branch_used_later(X, np.array(t)))
+        return
+    with pytest.raises(UnboundLocalError) as info:
+        static(X, np.array(t))
+    assert (
+        "the function returns 'y', which was never assigned: it is not assigned on the path the 'if' at line "
+        in str(info.value)
+    )
+    assert f"line {line_of(defined_in_one_branch_used_later, 'if t > 0')} took" in str(info.value)
 
 
 def undefined_on_python_path(x, n):

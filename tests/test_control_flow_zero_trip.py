@@ -15,6 +15,7 @@ import pytest
 
 import dy2st
 from dy2st.runtime.control_flow.assigned import UnassignedVariableError
+from eager_parity import assert_like_eager
 from test_control_flow_if import assert_same, check_same_graph, line_of, op_names
 
 THIS_FILE = os.path.basename(__file__)
@@ -195,18 +196,46 @@ def test_a_variable_assigned_before_the_loop_is_not_checked():
     assert "check_assigned" not in op_names(static, X, np.array(2))
 
 
-# --- the cond analogue is a build-time error ------------------------------------------------------------
+# --- the cond analogue: checked where it is used, like after a loop ------------------------------------
 def one_sided_if(x, t):
     if t > 0:
         y = x * 2
     return y
 
 
-def test_a_variable_defined_in_one_branch_of_a_tensor_if_and_used_later_fails_to_build():
-    with pytest.raises(dy2st.GraphBuildError) as caught:
-        dy2st.to_static(one_sided_if)(X, np.array(1.0))
-    assert f"{THIS_FILE}:{line_of(one_sided_if, 'if t > 0')}:" in str(caught.value)
-    assert "'y' is defined in the true branch of a tensor 'if' but not in the false branch" in str(caught.value)
+def one_sided_if_then_used(x, t):
+    if t > 0:
+        y = x * 2
+    z = y + 1.0
+    return z
+
+
+def assigned_in_a_branch_inside_a_loop(x, n, target):
+    for i in range(n):
+        if x[i] == target:
+            found = x[i] * 10
+    return found
+
+
+def test_a_variable_defined_in_one_branch_of_a_tensor_if_is_checked_at_its_use():
+    assert np.array_equal(dy2st.to_static(one_sided_if)(X, np.array(1.0)), one_sided_if(X, np.array(1.0)))
+    check_raises_like_eager(
+        one_sided_if_then_used,
+        (X, np.array(-1.0)),
+        f"{THIS_FILE}:{line_of(one_sided_if_then_used, 'z = y + 1.0')}:9: error: 'y' is used here but was never "
+        f"assigned: it is not assigned on the path the 'if' at line {line_of(one_sided_if_then_used, 'if t > 0')} took",
+    )
+
+
+def test_a_loop_that_assigns_a_variable_in_a_branch_only_carries_the_branch_flag():
+    args = (np.arange(4.0), np.array(4), np.array(2.0))
+    assert dy2st.to_static(assigned_in_a_branch_inside_a_loop)(*args) == assigned_in_a_branch_inside_a_loop(*args)
+    check_raises_like_eager(
+        assigned_in_a_branch_inside_a_loop,
+        (np.arange(4.0), np.array(4), np.array(9.0)),
+        "was never assigned: no iteration of the loop at line "
+        f"{line_of(assigned_in_a_branch_inside_a_loop, 'for i in range(n)')} assigned it",
+    )
 
 
 # --- literal ranges that are never empty ------------------------------------------------------------
@@ -275,3 +304,18 @@ def test_a_second_loop_keeps_the_first_loops_check(fn):
         else:
             assert_same(static(*args), want)
     assert static.num_graphs == 1
+
+
+def first_match_or_minus_one(x, target):
+    for i in range(len(x)):
+        if x[i] == target:
+            found = i
+            break
+    else:
+        found = -1
+    return found
+
+
+@pytest.mark.parametrize("target", [3.0, 7.0])
+def test_a_for_else_search_loop_under_a_tensor_condition_matches_eager(target):
+    assert_like_eager(first_match_or_minus_one, np.arange(5.0), np.array(target))

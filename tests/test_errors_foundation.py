@@ -174,19 +174,6 @@ def test_yield_is_reported_when_the_code_is_asked_for():
         dy2st.to_static(generator).code
 
 
-def test_lambda_cannot_be_converted():
-    static = dy2st.to_static(lambda x: x + 1)  # noqa: E731
-    lineno = inspect.currentframe().f_lineno - 1
-    with pytest.raises(dy2st.ConversionError) as info:
-        static(np.ones(2))
-    error = info.value
-    assert type(error) is dy2st.ConversionError
-    assert error.message == "a lambda cannot be converted"
-    assert error.note == "define the function with 'def' and decorate it with @dy2st.to_static"
-    assert (os.path.abspath(error.loc.filename), error.loc.lineno) == (THIS_FILE, lineno)
-    assert str(error) == rendered(error.loc, error.message, error.note)
-
-
 def test_missing_source_is_a_conversion_error():
     namespace: dict = {}
     exec(compile("def made_by_exec(x):\n    return x + 1\n", "<generated>", "exec"), namespace)

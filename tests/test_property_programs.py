@@ -37,31 +37,22 @@ MEANT_TO_CONVERT = {"control_flow"}
 
 # Programs that fail on today's main, by family and seed, with their failure class. They are
 # strict xfails: once a fix makes one pass, remove it here.
-IDENTITY_OF_0D = "s = y * 1.0 of a 0-d array is simplified to y: a 0-d array where eager NumPy gives np.float64"
+SCALAR_RETURNED_IN_TENSOR_FLOW = (
+    "s = y * 1.0 (np.float64) returned from inside a tensor loop or a nested tensor if comes back as a 0-d array"
+)
 PYTHON_RESULT_TYPE = (
-    "a Python int/bool returned through tensor control flow (a return inside a tensor loop, "
-    "'cnt or 5' after one) comes back as a NumPy scalar"
+    "a Python int/float/bool returned from inside a tensor loop or a nested tensor if comes back as a NumPy scalar"
 )
 DATA_DEPENDENT_TYPE = "documented: Python False on one path and np.bool_ on the other come back as np.bool_"
-ASARRAY_OF_SCALAR = "np.asarray(x.sum()) gives np.float64 where eager NumPy gives a 0-d array"
-BIG_INT_IN_LOOP = "a Python int beyond int64 carried by a tensor loop raises OverflowError"
-ALIAS_UPDATED_AND_REBOUND = "snap = acc, then acc updated in place and rebound in tensor loops: snap misses updates"
+ARRAY_OF_SCALAR = "np.asarray(x.sum()) and np.array(x[2]) give a NumPy scalar where eager NumPy gives a 0-d array"
 KNOWN_FAILURES: dict[str, dict[int, str]] = {
-    "control_flow": dict.fromkeys(
-        [1, 16, 22, 23, 26, 32, 39, 40, 42, 50, 52, 54, 55, 58, 64, 68, 71, 74, 78, 85, 87, 90, 95], IDENTITY_OF_0D
-    ),
-    "python_conditions": dict.fromkeys([6, 72, 90], IDENTITY_OF_0D),
-    "inplace_rebind": {19: ALIAS_UPDATED_AND_REBOUND},
-    "python_numbers": {0: PYTHON_RESULT_TYPE, 2: BIG_INT_IN_LOOP, 17: BIG_INT_IN_LOOP},
+    "control_flow": dict.fromkeys([1, 26, 42, 50, 52, 64, 71, 78, 85], SCALAR_RETURNED_IN_TENSOR_FLOW),
+    "python_numbers": dict.fromkeys([0, 2], PYTHON_RESULT_TYPE),
     "defaults_returns": {
-        6: PYTHON_RESULT_TYPE,
-        10: ASARRAY_OF_SCALAR,
-        15: PYTHON_RESULT_TYPE,
-        20: ASARRAY_OF_SCALAR,
-        21: PYTHON_RESULT_TYPE,
-        22: ASARRAY_OF_SCALAR,
+        **dict.fromkeys([6, 15, 21], PYTHON_RESULT_TYPE),
+        **dict.fromkeys([10, 11, 20, 22, 24], ARRAY_OF_SCALAR),
     },
-    "search_logic": {4: PYTHON_RESULT_TYPE, 7: PYTHON_RESULT_TYPE, 14: PYTHON_RESULT_TYPE, 22: DATA_DEPENDENT_TYPE},
+    "search_logic": {**dict.fromkeys([4, 7, 13], PYTHON_RESULT_TYPE), 22: DATA_DEPENDENT_TYPE},
 }
 
 

@@ -50,3 +50,21 @@ def test_a_floating_point_error_keeps_its_class():
 
 def lambda_free_divide(x, y):
     return x / y
+
+
+def add_a_float_in_place_to_ints(x):
+    x += 1.5
+    return x
+
+
+def add_a_list_of_strings(x):
+    return x + ["a"]
+
+
+@pytest.mark.parametrize("fn", [add_a_float_in_place_to_ints, add_a_list_of_strings])
+def test_build_errors_where_numpy_raises_a_type_error_are_type_errors(fn):
+    with pytest.raises(TypeError):
+        fn(np.arange(3))
+    with pytest.raises(TypeError) as info:
+        dy2st.to_static(fn)(np.arange(3))
+    assert isinstance(info.value, dy2st.GraphBuildError)

@@ -208,3 +208,23 @@ def test_a_number_the_loop_made_a_numpy_scalar_is_one_after_zero_trips_too():
     """The documented difference: eager returns the Python 0.0 when the loop never runs."""
     result = dy2st.to_static(float_accumulated_in_a_tensor_loop)(np.ones(3), np.int64(0))
     assert type(result) is np.float64 and result == 0.0
+
+
+def scalar_from_a_0d_array(y):
+    s = y * 1.0  # a NumPy scalar eagerly; simplified to y, a 0-d array, in the graph
+    return s
+
+
+def scalar_then_update(y):
+    s = y * 1.0
+    y += 1.0
+    return s
+
+
+def zero_d_view(y):
+    return y[...]
+
+
+@pytest.mark.parametrize("fn", [scalar_from_a_0d_array, scalar_then_update, zero_d_view])
+def test_0d_results_keep_eagers_kind_after_simplification(fn):
+    assert_like_eager(fn, np.array(2.0))

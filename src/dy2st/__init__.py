@@ -8,7 +8,7 @@ def model(x, flag):
 """
 
 from dy2st import ops as _ops  # noqa: F401  (registers every op)
-from dy2st.api import StaticFunction, to_static
+from dy2st.api import StaticFunction, cond, to_static, while_loop
 from dy2st.errors import (
     ConversionError,
     Dy2stError,
@@ -20,7 +20,6 @@ from dy2st.errors import (
     UnsupportedOpError,
     UnsupportedSyntaxError,
 )
-from dy2st.runtime.control_flow import cond, while_loop
 
 __version__ = "0.1.0"
 

@@ -6,12 +6,18 @@ that key, reads the captured global arrays afresh, runs the compiled graph and r
 
 Calls passing every parameter positionally as an ndarray take a fast path (``fast_call.py``): the
 key is the (shape, dtype) of each argument and everything else is precomputed per graph.
+
+Threads: graphs are built under one process-wide lock, so concurrent first calls with one
+signature build its graph once and the others wait for it and use it. A call whose graph is
+already cached takes no lock (the fast path is a dict lookup).
 """
 
 from __future__ import annotations
 
+import abc
 import functools
 import inspect
+import threading
 import types
 import warnings
 from collections.abc import Callable
@@ -22,16 +28,23 @@ import numpy as np
 
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
-from dy2st.errors import ConversionError, UnsupportedSyntaxError
+from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
 from dy2st.fast_call import CHANGED, build_fast_call, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
 from dy2st.ir.verifier import verify
 from dy2st.passes import optimize
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
-from dy2st.runtime.functions import converted_function, register_wrapper_type
+from dy2st.runtime import control_flow
+from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
 from dy2st.runtime.pytree import flatten, unflatten
 from dy2st.runtime.staging import Program, trace
+
+# Held while a graph is staged, optimized and compiled (and while ``.code`` converts). One lock for
+# every function: builds are Python-bound, so building two at once would not be faster under the
+# GIL, and one lock cannot deadlock when building one function calls another (f's build calling
+# g's while another thread's build of g calls f). Reentrant for a build that triggers a build.
+_BUILD_LOCK = threading.RLock()
 
 
 @dataclass
@@ -51,6 +64,7 @@ class StaticFunction:
         code: the transformed Python source (what ``dy2st dump`` prints).
     """
 
+    @public_api
     def __init__(self, fn: Callable[..., Any], *, fallback: bool = False, optimize: bool = True):
         if isinstance(fn, (staticmethod, classmethod)):
             raise TypeError("apply @to_static below @staticmethod/@classmethod")
@@ -66,10 +80,13 @@ class StaticFunction:
 
     # --- introspection -------------------------------------------------------------------
     @property
+    @public_api
     def code(self) -> str:
         """The transformed Python source of the function."""
-        return convert_code(self.fn).source
+        with _BUILD_LOCK:
+            return convert_code(self.fn).source
 
+    @public_api
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
         """The graph for this input signature (after the optimizing passes unless ``optimize=False``)."""
         key, arguments, _ = self._bind(args, kwargs)
@@ -77,6 +94,7 @@ class StaticFunction:
             return self._stage(arguments).graph
         return self._compiled(key, arguments).graph
 
+    @public_api
     def executor_source(self, *args: Any, **kwargs: Any) -> str:
         """The Python source the backend generated for this input signature."""
         key, arguments, _ = self._bind(args, kwargs)
@@ -85,18 +103,24 @@ class StaticFunction:
     @property
     def num_graphs(self) -> int:
         """How many graphs are cached (one per input signature seen)."""
-        return sum(len(v) for v in self._cache.values())
+        return sum(len(v) for v in list(self._cache.values()))
 
     # --- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # Fast path: every parameter given positionally as an ndarray. The key is the tuple of
         # (shape, dtype) pairs, which is all the signature holds for such a call, so no binding
         # or flattening is needed; the generated call checks the argument types itself.
-        if not kwargs and len(args) == self._positional_arity:
-            result = self._call_fast((), args)
-            if result is not CHANGED:
-                return result
-        return self._call_slow(args, kwargs)
+        # A public API boundary written out rather than decorated with ``public_api``: a wrapper
+        # would add a Python call to every call, and ``try`` costs nothing until an error.
+        try:
+            if not kwargs and len(args) == self._positional_arity:
+                result = self._call_fast((), args)
+                if result is not CHANGED:
+                    return result
+            return self._call_slow(args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise  # a bare raise adds no frame of this function back
 
     def _call_bound(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``obj.method(*args)``: the same fast path, keyed also by the instance (each instance
@@ -140,8 +164,8 @@ class StaticFunction:
                 fast_key = (id(args[0]), *fast_key)
             self._fast_calls[fast_key] = build_fast_call(compiled.program, compiled.executor.run, len(arrays))
         program = compiled.program
-        if program.writebacks and program.inputs_overlap([*leaves, *captured]):
-            return self.fn(*args, **kwargs)  # aliased inputs: see Program.inputs_overlap
+        if program.writebacks and program.runs_eagerly([*leaves, *captured]):
+            return self.fn(*args, **kwargs)  # aliased or read-only inputs: see Program.runs_eagerly
         outputs = compiled.executor.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])
 
@@ -168,21 +192,29 @@ class StaticFunction:
         return None
 
     def _lookup(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> tuple[CompiledProgram, list[Any]]:
+        """The graph for ``key`` with the captured arrays read for this call, built on a miss."""
         found = self._find(key)
         if found is not None:
             return found
-        compiled = self._build(key, arguments)
+        with _BUILD_LOCK:
+            # Another thread may have built it while this one waited for the lock.
+            found = self._find(key)
+            if found is not None:
+                return found
+            compiled = self._build(key, arguments)
         return compiled, [source.read() for source in compiled.program.capture_sources]
 
     def _stage(self, arguments: dict[str, Any]) -> Program:
-        return trace(converted_function(cast(types.FunctionType, self.fn)), self.signature, arguments, self.fn.__name__)
+        with _BUILD_LOCK:
+            return trace(
+                converted_function(cast(types.FunctionType, self.fn)), self.signature, arguments, self.fn.__name__
+            )
 
     def _compiled(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
-        found = self._find(key)
-        return found[0] if found is not None else self._build(key, arguments)
+        return self._lookup(key, arguments)[0]
 
     def _build(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
-        """Stage, optimize and compile the graph for ``key``, and cache it."""
+        """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``)."""
         program = self._stage(arguments)
         graph = program.graph
         if VERIFY_EVERY_PASS:
@@ -197,22 +229,24 @@ class StaticFunction:
         return f"<dy2st.StaticFunction {self.fn.__qualname__}>"
 
 
-class BoundStaticFunction:
-    """A ``StaticFunction`` bound to an instance (``obj.method``)."""
+class _WithBoundArguments(abc.ABC):
+    """A converted function with arguments bound in front of the call's own; ``graph``,
+    ``code``, ``num_graphs`` and ``executor_source`` are the underlying function's."""
 
-    __slots__ = ("static", "instance")
+    __slots__ = ("static",)
+    static: Converted
 
-    def __init__(self, static: StaticFunction, instance: Any):
-        self.static = static
-        self.instance = instance
+    @abc.abstractmethod
+    def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call's arguments with the bound ones in front."""
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.static._call_bound(self.instance, args, kwargs)
-
+    @public_api
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
-        return self.static.graph(self.instance, *args, optimize=optimize, **kwargs)
+        args, kwargs = self._with_bound(args, kwargs)
+        return self.static.graph(*args, optimize=optimize, **kwargs)
 
     @property
+    @public_api
     def code(self) -> str:
         return self.static.code
 
@@ -220,41 +254,106 @@ class BoundStaticFunction:
     def num_graphs(self) -> int:
         return self.static.num_graphs
 
+    @public_api
     def executor_source(self, *args: Any, **kwargs: Any) -> str:
-        return self.static.executor_source(self.instance, *args, **kwargs)
+        args, kwargs = self._with_bound(args, kwargs)
+        return self.static.executor_source(*args, **kwargs)
+
+
+class BoundStaticFunction(_WithBoundArguments):
+    """A ``StaticFunction`` bound to an instance (``obj.method``)."""
+
+    __slots__ = ("instance",)
+
+    def __init__(self, static: StaticFunction, instance: Any):
+        self.static = static
+        self.instance = instance
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:  # a public API boundary, written out as in StaticFunction.__call__
+            return cast(StaticFunction, self.static)._call_bound(self.instance, args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (self.instance, *args), kwargs
 
     def __repr__(self) -> str:
-        return f"<dy2st.StaticFunction {self.static.fn.__qualname__} bound to {type(self.instance).__name__}>"
+        qualname = cast(StaticFunction, self.static).fn.__qualname__
+        return f"<dy2st.StaticFunction {qualname} bound to {type(self.instance).__name__}>"
 
+
+class PartialStaticFunction(_WithBoundArguments):
+    """A converted ``functools.partial``: its bound arguments are passed at every call, before the
+    call's own, as the partial passes them (arrays among them are graph inputs, Python values
+    constants the graph is specialised on)."""
+
+    __slots__ = ("args", "keywords")
+
+    def __init__(self, static: Converted, args: tuple[Any, ...], keywords: dict[str, Any]):
+        self.static = static
+        self.args = args
+        self.keywords = keywords
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:  # a public API boundary, written out as in StaticFunction.__call__
+            args, kwargs = self._with_bound(args, kwargs)
+            return self.static(*args, **kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (*self.args, *args), {**self.keywords, **kwargs}  # the call's keywords win
+
+    def __repr__(self) -> str:
+        return f"<dy2st.StaticFunction partial of {self.static!r}>"
+
+
+Converted = StaticFunction | BoundStaticFunction | PartialStaticFunction
+"""What ``to_static`` returns."""
 
 # A to_static function called from converted code runs converted, inside the caller's graph.
 register_wrapper_type(StaticFunction, lambda f: converted_function(f.fn))
 register_wrapper_type(BoundStaticFunction, lambda f: types.MethodType(converted_function(f.static.fn), f.instance))
+register_wrapper_type(
+    PartialStaticFunction,  # its .static is one of these registered types, so it always unwraps
+    lambda f: functools.partial(cast(Callable[..., Any], unwrap_converted(f.static)), *f.args, **f.keywords),
+)
 
 
+@public_api
 def to_static(
     fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True
-) -> StaticFunction | BoundStaticFunction | Callable[[Callable[..., Any]], StaticFunction | BoundStaticFunction]:
+) -> Converted | Callable[[Callable[..., Any]], Converted]:
     """Convert ``fn`` into a static-graph function with the same results.
 
     Usable as ``@to_static``, ``@to_static(fallback=True)`` or ``to_static(fn)``.
 
     Args:
-        fn: a plain Python function over NumPy arrays; also a bound method (``to_static(model.forward)``
-            converts the function and keeps it bound to ``model``) or an object with a Python
-            ``__call__`` (converted, bound to the object). NumPy functions, ufuncs and builtins are
-            refused here: call them inside a converted function instead.
+        fn: a plain Python function over NumPy arrays, or a lambda; also a bound method
+            (``to_static(model.forward)`` converts the function and keeps it bound to ``model``), an
+            object with a Python ``__call__`` (converted, bound to the object), or a
+            ``functools.partial`` (its function converted, its bound arguments passed at every
+            call). A function already converted is returned as it is. NumPy functions, ufuncs and
+            builtins are refused here: call them inside a converted function instead.
         fallback: if the function uses syntax dy2st cannot convert, run it eagerly with a
             warning instead of raising ``UnsupportedSyntaxError``.
         optimize: run the optimizing passes on each graph (on by default).
     """
     if fn is None:
-        return lambda f: _convert(f, fallback, optimize)
+        return public_api(lambda f: _convert(f, fallback, optimize))
     return _convert(fn, fallback, optimize)
 
 
-def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> StaticFunction | BoundStaticFunction:
-    """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to."""
+def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> Converted:
+    """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to
+    or to the arguments of a ``functools.partial``."""
+    if isinstance(fn, (StaticFunction, BoundStaticFunction, PartialStaticFunction)):
+        return fn  # converted already (its __call__ is dy2st's, not code to convert)
+    if isinstance(fn, functools.partial):
+        return PartialStaticFunction(_convert(fn.func, fallback, optimize), fn.args, fn.keywords)
     if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
         return BoundStaticFunction(StaticFunction(fn.__func__, fallback=fallback, optimize=optimize), fn.__self__)
     if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):
@@ -267,3 +366,8 @@ def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> StaticFu
         f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
         "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"
     )
+
+
+# The public cond and while_loop, with dy2st's frames hidden from the errors they raise.
+cond = public_api(control_flow.cond)
+while_loop = public_api(control_flow.while_loop)

@@ -8,29 +8,36 @@
 An input signature is given one ``--arg NAME=VALUE`` per parameter. VALUE is an array type,
 ``DTYPE[DIMS]`` (``float32[512,512]``, ``f32[512]``, ``int64[]`` for a 0-d array), or a Python
 literal (``3``, ``True``, ``'relu'``), or a tuple/list/dict literal nesting both
-(``(f32[3], f32[3])``). Arrays are filled with deterministic pseudo-random values; only their shape
-and dtype matter to the graph.
+(``(f32[3], f32[3])``). Only an array's shape and dtype matter to the graph, so arrays are stand-ins
+that allocate nothing (a read-only zero seen through zero strides): ``f32[200000,200000]`` works.
 
-Exit codes: 0 on success, 1 when dy2st rejects the function (the error names the user's line),
-2 for a usage error (bad option, missing file or function, malformed signature, unknown pass).
+``dump`` imports FILE to find FUNC, so the file's top-level code runs (its
+``if __name__ == "__main__":`` block does not); what it prints goes to stderr, leaving stdout to the
+dump.
+
+Exit codes: 0 on success, 1 when dy2st rejects the function or importing FILE raises (the error
+names the user's file and line), 2 for a usage error (bad option, missing file or function,
+malformed signature, unknown pass).
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import importlib.util
 import inspect
 import os
 import re
 import sys
-import traceback
+import types
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
 
-from dy2st.errors import Dy2stError
+from dy2st.errors import Dy2stError, SourceLocation
+from dy2st.runtime.user_code import is_library_file
 
 _DUMP_EXAMPLES = """\
 examples:
@@ -51,6 +58,15 @@ argument values (--arg NAME=VALUE):
   3  2.5  True  'relu'  None                         a Python constant (the graph is
                                                     specialised on its value)
   (f32[3], f32[3])  [i64[2], 4]  {'w': f32[3]}      containers nesting both
+  Only shapes and dtypes matter: arrays are stand-ins that allocate no memory.
+
+FILE is imported to find FUNC: its top-level code runs (its 'if __name__ == "__main__":'
+block does not), and what it prints goes to stderr, so stdout holds only the dump.
+
+exit codes:
+  0  success
+  1  dy2st rejects the function, or importing FILE raises (one error naming the file and line)
+  2  a usage error: bad option, missing file or function, malformed --arg, unknown pass
 """
 
 _PASSES_EXAMPLES = """\
@@ -73,8 +89,9 @@ class UsageError(Exception):
     """A mistake on the command line (exit code 2)."""
 
 
-class ImportFailed(Exception):
-    """The user's file raised while being imported (exit code 1, with its traceback)."""
+class ImportFailed(Dy2stError):
+    """The user's file raised while being imported (exit code 1): the line that raised and the
+    exception, without the traceback through importlib."""
 
 
 # --- the argument parser ---------------------------------------------------------------------
@@ -182,9 +199,44 @@ def load_module(path: str):
         spec.loader.exec_module(module)
     except Dy2stError:
         raise
-    except Exception as e:
-        raise ImportFailed(f"importing {path} failed: {type(e).__name__}: {e}") from e
+    except (Exception, SystemExit) as e:  # SystemExit: a script calling sys.exit() at top level
+        raise import_failure(path, e) from None
     return module
+
+
+def import_failure(path: str, error: BaseException) -> ImportFailed:
+    """The one error that reports ``error``, raised while importing ``path``, at the user's line."""
+    summary = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    if isinstance(error, SyntaxError):
+        summary = f"{type(error).__name__}: {error.msg}"
+    return ImportFailed(
+        f"importing {path} raised {summary}",
+        _raising_line(path, error),
+        "dy2st dump imports the file to find the function, so its top-level code runs",
+    )
+
+
+def _raising_line(path: str, error: BaseException) -> SourceLocation | None:
+    """Where ``error`` was raised in the user's code: the innermost frame outside the standard
+    library, site-packages and dy2st, else the innermost in ``path`` (a syntax error: its line)."""
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        return SourceLocation(error.filename, error.lineno, error.offset - 1 if error.offset else None)
+    frames = [(tb.tb_frame.f_code, tb.tb_lasti) for tb in _traceback_entries(error.__traceback__)]
+    target = os.path.abspath(path)
+    for wanted in (lambda f: not is_library_file(f), lambda f: os.path.abspath(f) == target):
+        for code, lasti in reversed(frames):
+            if not code.co_filename.startswith("<") and wanted(code.co_filename):
+                lineno, _, col, _ = list(code.co_positions())[lasti // 2]
+                return SourceLocation(code.co_filename, lineno or code.co_firstlineno, col)
+    return None
+
+
+def _traceback_entries(tb: types.TracebackType | None) -> list[types.TracebackType]:
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    return entries
 
 
 def find_function(module, qualname: str, path: str):
@@ -214,13 +266,10 @@ _EMPTY_DIMS = re.compile(r"\b([A-Za-z_]\w*)\[\s*\]")
 
 
 class ArgumentMaker:
-    """Turns ``--arg`` values into example inputs, filled deterministically (seed 0)."""
-
-    def __init__(self, seed: int = 0):
-        self.rng = np.random.default_rng(seed)
+    """Turns ``--arg`` values into example inputs: Python literals, and array stand-ins."""
 
     def parse(self, text: str) -> tuple[str, Any]:
-        """``'x=f32[2,3]'`` -> ``('x', <float32 array of shape (2, 3)>)``."""
+        """``'x=f32[2,3]'`` -> ``('x', <read-only float32 stand-in of shape (2, 3)>)``."""
         name, sep, value = text.partition("=")
         name = name.strip()
         if not sep or not name.isidentifier():
@@ -263,18 +312,18 @@ class ArgumentMaker:
             dtype = parse_dtype(node.value.id)
         except TypeError:
             raise ValueError(f"unknown dtype {node.value.id!r}") from None
-        return self.fill(tuple(dims), dtype)
+        return array_stand_in(tuple(dims), dtype)
 
-    def fill(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-        if dtype == np.bool_:
-            return self.rng.random(shape) < 0.5
-        if np.issubdtype(dtype, np.integer):
-            return self.rng.integers(1, 10, size=shape).astype(dtype)
-        if np.issubdtype(dtype, np.complexfloating):
-            return (self.rng.standard_normal(shape) + 1j * self.rng.standard_normal(shape)).astype(dtype)
-        if np.issubdtype(dtype, np.floating):
-            return self.rng.standard_normal(shape).astype(dtype)
-        return np.ones(shape, dtype)
+
+def array_stand_in(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array of ``shape`` and ``dtype`` that allocates nothing: one zero seen through zero strides.
+
+    Building, optimizing and generating code for a graph read only its inputs' shapes and dtypes,
+    so ``f32[200000,200000]`` must not ask for 149 GiB. The stand-in is read-only: anything that
+    tried to write into it (an in-place update of the argument run for real) would raise instead
+    of writing through the shared zero.
+    """
+    return np.broadcast_to(np.zeros((), dtype), shape)
 
 
 def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]:
@@ -423,15 +472,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)  # exits with 2 on a malformed command line
     try:
-        text = run_dump(options) if options.command == "dump" else run_passes_command()
+        # The user's code runs while dump imports and stages it: what it prints goes to stderr,
+        # so that stdout holds the dump alone (and can be piped or compared).
+        with contextlib.redirect_stdout(sys.stderr):
+            text = run_dump(options) if options.command == "dump" else run_passes_command()
     except UsageError as e:
         _usage_error(parser, options, str(e))
     except Dy2stError as e:
         print(e, file=sys.stderr)
-        return 1
-    except ImportFailed as e:
-        traceback.print_exception(e.__cause__, file=sys.stderr)
-        print(f"dy2st: error: {e}", file=sys.stderr)
         return 1
     sys.stdout.write(text)
     return 0

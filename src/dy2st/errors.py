@@ -10,12 +10,14 @@ Every error has the same shape, whatever the phase that raised it::
 
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import sys
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, TypeVar, cast
 
 
 @dataclass(frozen=True)
@@ -70,14 +72,18 @@ def user_frame(depth: int = 1):
     Converted code is compiled with the user's file name and line numbers, so this finds the
     original line even while the transformed function runs.
     """
+    return next(user_frames(depth + 1), None)
+
+
+def user_frames(depth: int = 1) -> Iterator[types.FrameType]:
+    """Every stack frame outside dy2st and NumPy, innermost first (see ``user_frame``)."""
     skip = _skip_dirs()
     frame: types.FrameType | None = sys._getframe(depth + 1)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(skip) and not filename.startswith("<frozen"):
-            return frame
+            yield frame
         frame = frame.f_back
-    return None
 
 
 def user_location(depth: int = 1) -> SourceLocation | None:
@@ -192,16 +198,24 @@ def _combined_class(base: type[Dy2stError], cls: type[BaseException]) -> type[Dy
 
 
 def _combined_error(base: type[Dy2stError], error: Exception, message: str, loc: SourceLocation | None, note=None):
-    try:
-        return _combined_class(base, type(error))(message, loc, note)
-    except TypeError:  # a class whose constructor needs more than a message
-        return base(message, loc, note)
+    # A class whose constructor needs more than a message (NumPy's UFuncTypeError subclasses take
+    # the ufunc and dtypes) is replaced by the nearest base class that takes one (TypeError).
+    for cls in type(error).__mro__:
+        if not issubclass(cls, Exception) or cls is Exception:
+            break
+        try:
+            return _combined_class(base, cls)(message, loc, note)
+        except TypeError:
+            continue
+    return base(message, loc, note)
 
 
-def runtime_error(error: Exception, message: str, loc: SourceLocation | None) -> Dy2stRuntimeError:
+def runtime_error(
+    error: Exception, message: str, loc: SourceLocation | None, note: str | None = None
+) -> Dy2stRuntimeError:
     """The error to raise when an op fails with ``error`` at run time: a ``Dy2stRuntimeError``
     naming the op and the user's line, and an instance of ``error``'s class too."""
-    return cast(Dy2stRuntimeError, _combined_error(Dy2stRuntimeError, error, message, loc))
+    return cast(Dy2stRuntimeError, _combined_error(Dy2stRuntimeError, error, message, loc, note))
 
 
 def build_error(error: Exception, message: str, loc: SourceLocation | None, note: str | None = None) -> GraphBuildError:
@@ -213,3 +227,109 @@ def build_error(error: Exception, message: str, loc: SourceLocation | None, note
 
 class GraphAssertionError(Dy2stRuntimeError, AssertionError):
     """A tensor ``assert`` failed while the graph ran."""
+
+
+# --- tracebacks ------------------------------------------------------------------------------------
+# An error leaving dy2st's public API passes through 7-17 frames of dy2st's own (staging, the
+# tracer, the executor) before the user's line. As JAX does, they are dropped from the traceback
+# at the API boundary; the user's frames stay, converted code included (it is compiled with the
+# user's file name and lines).
+
+TRACEBACK_FILTERING = "DY2ST_TRACEBACK_FILTERING"
+"""The environment variable that turns the filtering off: ``DY2ST_TRACEBACK_FILTERING=off``."""
+
+FILTERED_NOTE = f"(dy2st hid its internal frames from this traceback; {TRACEBACK_FILTERING}=off shows them)"
+
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+
+def public_api(fn: _Function) -> _Function:
+    """Make ``fn`` a boundary of dy2st's public API: an exception it raises leaves with dy2st's
+    internal frames hidden (``hide_internal_frames``). The bare ``raise`` re-raises without
+    adding this frame back; the caller's frames are added as the exception travels on."""
+
+    @functools.wraps(fn)
+    def boundary(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    return cast(_Function, boundary)
+
+
+def hide_internal_frames(error: BaseException) -> None:
+    """Drop dy2st's internal frames from the traceback of ``error`` and of the exceptions chained
+    to it (``raise ... from``, or raised while handling another), unless the environment sets
+    ``DY2ST_TRACEBACK_FILTERING=off``. The exception itself, its class and message are unchanged.
+    A ``Dy2stError`` whose raising frame was hidden gets a note saying how to see it; other
+    exceptions are left as eager code would raise them (a note would show in their traceback
+    and in ``pytest.raises(match=...)``)."""
+    if os.environ.get(TRACEBACK_FILTERING, "on").strip().lower() == "off":
+        return
+    raised_inside = False
+    seen: set[int] = set()
+    chain: list[BaseException | None] = [error]
+    while chain:
+        exception = chain.pop()
+        if exception is None or id(exception) in seen:
+            continue
+        seen.add(id(exception))
+        traceback, dropped_last = _user_frames(exception.__traceback__)
+        if traceback is not exception.__traceback__:
+            exception.with_traceback(traceback)
+        if exception is error:
+            raised_inside = dropped_last
+        chain += [exception.__cause__, exception.__context__]
+    if raised_inside and isinstance(error, Dy2stError) and FILTERED_NOTE not in getattr(error, "__notes__", ()):
+        error.add_note(FILTERED_NOTE)
+
+
+def _user_frames(traceback: types.TracebackType | None) -> tuple[types.TracebackType | None, bool]:
+    """The traceback without dy2st's frames, and whether its last frame was dropped. Frames of
+    libraries (the standard library, NumPy, gast, astor) go too when dy2st called them: ``ast.py``
+    frames of a converter are dy2st's work, while NumPy frames the user's code called stay."""
+    entries = []
+    while traceback is not None:
+        entries.append(traceback)
+        traceback = traceback.tb_next
+    kept = []
+    called_by_dy2st = False
+    libraries = _library_dirs()
+    for entry in entries:
+        filename = entry.tb_frame.f_code.co_filename
+        if _is_internal(filename):
+            called_by_dy2st = True
+        elif _is_library(filename, *libraries):
+            if not called_by_dy2st:
+                kept.append(entry)
+        else:
+            called_by_dy2st = False
+            kept.append(entry)
+    if len(kept) == len(entries):
+        return entries[0] if entries else None, False
+    rebuilt = None
+    for entry in reversed(kept):
+        rebuilt = types.TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt, not kept or kept[-1] is not entries[-1]
+
+
+def _is_internal(filename: str) -> bool:
+    """dy2st's own modules, and the code it generates (executors, fused kernels, fast calls)."""
+    return filename.startswith(_DY2ST_DIR + os.sep) or filename.startswith("<dy2st")
+
+
+def _library_dirs() -> tuple[str, tuple[str, ...]]:
+    """The standard library's directory, and the directories of the libraries dy2st calls (those
+    imported by now: one not imported has no frames)."""
+    packages = (sys.modules.get(name) for name in ("numpy", "gast", "astor"))
+    dirs = tuple(_package_dir(p.__file__) + os.sep for p in packages if p is not None and p.__file__)
+    return os.path.dirname(os.__file__) + os.sep, dirs
+
+
+def _is_library(filename: str, stdlib: str, packages: tuple[str, ...]) -> bool:
+    if filename.startswith(packages) or filename.startswith("<frozen"):
+        return True
+    # Installed packages may live under the standard library's directory; they may be the user's.
+    return filename.startswith(stdlib) and "-packages" + os.sep not in filename

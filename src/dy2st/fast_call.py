@@ -41,8 +41,8 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
     guards exist, how outputs are returned. The function returns ``CHANGED`` when an argument is
     not exactly an ndarray, a capture was rebound to an array of another type, a guarded
     Python value changed (a module global compared by identity, such as a function, is checked
-    inline), or an array the graph updates in place overlaps another input; the
-    caller then takes the general path. Example, two args, one global::
+    inline), or an array the graph updates in place is read-only or overlaps another input; the
+    caller then takes the general path (``Program.runs_eagerly``). Example, two args, one global::
 
         def fast_call(args):
             x0, x1 = args
@@ -79,7 +79,7 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
         else:
             names[f"read{i}"] = source.read
             lines.append(f"    {c} = read{i}()")
-        names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.dtype
+        names[f"S{i}"], names[f"D{i}"] = value.type.shape, value.type.exact_dtype
         lines += [
             f"    if not isinstance({c}, ndarray) or {c}.shape != S{i}"
             f" or ({c}.dtype is not D{i} and {c}.dtype != D{i}):",
@@ -90,9 +90,11 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
         lines += [f"    if gns{k}.get({source.name!r}) is not G{k}:", "        return CHANGED"]
     if program.has_other_guards:
         lines += ["    if not other_guards_hold():", "        return CHANGED"]
-    if program.writebacks:  # the general path runs the Python function on overlapping inputs
+    if program.writebacks:  # the general path handles read-only and overlapping inputs
         names["inputs_overlap"] = program.inputs_overlap
-        lines += [f"    if inputs_overlap(({''.join(f'{v}, ' for v in xs + cs)})):", "        return CHANGED"]
+        inputs = xs + cs
+        read_only = "".join(f"not {inputs[update.index]}.flags.writeable or " for update in program.in_place_updates)
+        lines += [f"    if {read_only}inputs_overlap(({''.join(f'{v}, ' for v in inputs)})):", "        return CHANGED"]
     call = f"run({', '.join(xs + cs)})"
     if program.output_treedef == ANY_LEAF:
         lines.append(f"    return {call}[0]")

@@ -43,7 +43,7 @@ def test_a_counted_loop_is_marked_with_its_counter_and_the_step_is_not_converted
           } body (%x_3: f64[3], %i_2: i64[]) {
             %x_4 = multiply %x_3, 2.0 : f64[3]
             %1 = add %i_2, 1 {python_operator='+'} : i64[]
-            %i_3 = as_python_number %1 {counter_step=True} : i64[]
+            %i_3 = as_python_number %1 {already_python=True} : i64[]
             yield %x_4, %i_3
           }
           return %x_1
@@ -67,7 +67,7 @@ def test_scalar_arithmetic_in_a_small_group_becomes_python_operators():
             %3 = less %2, %b_1 {python_operator='<'} : bool[]
             yield %3
           }
-          return %0
+          return %0 {result_kinds=('scalar',)}
         }
     """,
     )
@@ -103,3 +103,20 @@ def test_lowering_is_the_last_pass_and_running_it_again_changes_nothing():
     assert isinstance(passes[-1], NumpyLowering)
     graph = dy2st.to_static(counted).graph(np.ones(3), np.array(4))
     assert NumpyLowering().run(graph) is False
+
+
+def python_and_numpy_operators(n):
+    k = 1
+    i = 0
+    while i < n:
+        k = k << 3
+        i = i + 1
+    return k, np.left_shift(k, 3)
+
+
+def test_operators_of_python_numbers_are_pythons_and_numpy_functions_keep_their_kernels():
+    graph = dy2st.to_static(python_and_numpy_operators).graph(np.array(4))
+    shifts = [op for op in graph.walk() if op.name == "left_shift"]
+    assert [op.attrs.get("python_operator") for op in shifts] == ["<<", None]
+    converted = [op for op in graph.walk() if op.name == "as_python_number"]
+    assert converted and all(op.attrs.get("already_python") for op in converted)

@@ -4,6 +4,7 @@ they give exactly the values and types the eager code gets, and NumPy kernels wh
 import warnings
 
 import numpy as np
+import pytest
 
 import dy2st
 
@@ -33,12 +34,21 @@ def test_newton_runs_on_numpy_scalars_and_matches_eager_bit_for_bit():
 def counter_reciprocals(n):
     total = np.zeros(())
     for i in range(n):
-        total = total + 1 / (i - i + 0)  # Python would raise ZeroDivisionError; NumPy gives inf
+        total = total + 1 / (i - i + 0)  # Python numbers: ZeroDivisionError, as eagerly
     return total
 
 
-def test_division_of_two_python_numbers_keeps_numpy_semantics():
-    static = dy2st.to_static(counter_reciprocals)
+def counter_numpy_reciprocals(n):
+    total = np.zeros(())
+    for i in range(n):
+        total = total + np.divide(1, i - i)  # NumPy's division: inf, with a warning
+    return total
+
+
+def test_division_of_two_python_numbers_is_pythons_and_np_divide_numpys():
+    with pytest.raises(ZeroDivisionError):
+        dy2st.to_static(counter_reciprocals)(np.array(3))
+    static = dy2st.to_static(counter_numpy_reciprocals)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert static(np.array(3)) == np.inf

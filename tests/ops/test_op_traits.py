@@ -3,7 +3,7 @@
 Passes read these traits instead of op names (CSE: ``commutative``; fusion and the fused-kernel
 runtime: ``row_reduction``; LICM: ``index_operands``; build-time literals: ``uninitialized``;
 simplification: identities and ``involution``; memory planning: ``out_kernel``,
-``returns_fresh``), so a wrong flag would silently change what they do.
+``returns_fresh``, ``c_ordered_result``), so a wrong flag would silently change what they do.
 """
 
 import numpy as np
@@ -117,3 +117,13 @@ def test_involutions_undo_themselves(name):
     kernel = OPS[name].kernel
     x = np.array([-2.5, 0.0, 3.0])
     assert np.array_equal(kernel(kernel(x)), x)
+
+
+@pytest.mark.parametrize("name", _ops("c_ordered_result"))
+def test_c_ordered_results_are_c_ordered_whatever_the_operands_order(name):
+    rng = np.random.default_rng(2)
+    a = np.asfortranarray(rng.standard_normal((6, 5)))
+    b = rng.standard_normal((4, 5)).T  # Fortran-ordered (5, 4)
+    stacked = np.transpose(rng.standard_normal((5, 6, 3)), (2, 1, 0))  # (3, 6, 5), no order
+    for left, right in ((a, b), (a.T.T, b), (stacked, b)):
+        assert OPS[name].kernel(left, right).flags.c_contiguous, name

@@ -210,13 +210,16 @@ def reshaped_view_update(x):
     return x
 
 
-def test_views_left_stale_or_not_made_by_indexing_are_refused():
-    with pytest.raises(dy2st.GraphBuildError) as info:
-        dy2st.to_static(stale_view)(np.ones((2, 2)))
-    assert "updated in place after the view was taken" in str(info.value)
+def test_a_view_sees_later_updates_of_its_base():
+    assert_equivalent(stale_view, sample((2, 2), np.float64))
+
+
+def test_updating_a_reshape_numpy_may_copy_is_refused():
+    # x.reshape(-1) is a view of a C-ordered x but a copy of a transposed one: which array the
+    # update reaches depends on a layout dy2st does not know.
     with pytest.raises(dy2st.GraphBuildError) as info:
         dy2st.to_static(reshaped_view_update)(np.ones((2, 2)))
-    assert_error_at(info.value, reshaped_view_update, "flat += 1", "writes into a view")
+    assert_error_at(info.value, reshaped_view_update, "flat += 1", "may share memory with another one")
 
 
 def mutate_argument(x, i):
@@ -264,10 +267,9 @@ def view_used_after_branch(x, flag):
     return row
 
 
-def test_a_view_used_after_control_flow_updated_it_is_refused():
-    with pytest.raises(dy2st.GraphBuildError) as info:
-        dy2st.to_static(view_used_after_branch)(np.ones((2, 3)), np.array(1))
-    assert "updated in place after the view was taken" in str(info.value)
+@pytest.mark.parametrize("flag", [0, 1])
+def test_a_view_used_after_control_flow_updated_it_sees_the_update(flag):
+    assert_equivalent(view_used_after_branch, sample((2, 3), np.float64), np.array(flag))
 
 
 def chained_views(x, i):

@@ -167,3 +167,15 @@ def dtype_queries(x, y):
 def test_result_type_answers_from_static_dtypes(dtypes):
     x, y = sample((2,), dtypes[0]), sample((2,), dtypes[1])
     assert dy2st.to_static(dtype_queries)(x, y) == dtype_queries(x, y)
+
+
+def reshape_with_a_float(x):
+    return x.reshape(2.0, 3)
+
+
+def test_a_float_in_a_new_shape_is_numpys_type_error():
+    with pytest.raises(TypeError):
+        reshape_with_a_float(np.arange(6.0))
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer") as info:
+        dy2st.to_static(reshape_with_a_float)(np.arange(6.0))
+    assert isinstance(info.value, dy2st.GraphBuildError)

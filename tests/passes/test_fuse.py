@@ -166,7 +166,7 @@ def test_outside_consumer_placed_inside_the_group_moves_after_the_fused_op():
             yield %a_1, %1
           }
           %s = sum %a {axis=None, keepdims=False} : f64[]
-          return %0, %s
+          return %0, %s {result_kinds=(None, 'scalar')}
         }
     """,
     )

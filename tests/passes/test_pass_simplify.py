@@ -21,8 +21,8 @@ from dy2st.passes.simplify import AlgebraicSimplification
 
 
 def identities(x):
-    a = x * 1 + 0
-    b = 1 * (0 + a) - 0
+    a = x * 1 + -0.0  # -0.0 is the identity of float addition; 0 is not (-0.0 + 0 is +0.0)
+    b = 1 * (-0.0 + a) - 0
     c = -(-(b / 1))
     return c.astype(np.float32)
 
@@ -34,8 +34,8 @@ def test_removes_arithmetic_identities():
         """
         func @identities(%x: f32[3]) -> f32[3] {
           %0 = multiply %x, 1 : f32[3]
-          %a = add %0, 0 : f32[3]
-          %1 = add 0, %a : f32[3]
+          %a = add %0, -0.0 : f32[3]
+          %1 = add -0.0, %a : f32[3]
           %2 = multiply 1, %1 : f32[3]
           %b = subtract %2, 0 : f32[3]
           %3 = divide %b, 1 : f32[3]
@@ -132,12 +132,27 @@ def test_rewrites_that_would_change_the_type_are_not_made():
     assert_unchanged_by(AlgebraicSimplification, graph)
 
 
+def add_zero(x, i):
+    return x + 0, x + 0.0, 0.0 + x, x - (-0.0), i + 0
+
+
+def test_adding_zero_to_floats_is_kept_because_it_turns_negative_zero_positive():
+    graph = staged_graph(add_zero, np.ones(3), np.ones(3, np.int64))
+    run_pass(AlgebraicSimplification, graph)
+    kept = [op.name for op in graph.walk() if op.name in ("add", "subtract")]
+    assert kept == ["add", "add", "add", "subtract"]  # i + 0 of integers is folded
+    converted = dy2st.to_static(add_zero)
+    x = np.array([-0.0, 1.0, -2.0])
+    for got, want in zip(converted(x, np.arange(3)), add_zero(x, np.arange(3))):
+        assert np.array_equal(np.signbit(got), np.signbit(want)) and np.array_equal(got, want)
+
+
 def test_identity_with_a_broadcasting_constant_is_not_made():
     builder, (x,) = new_builder("broadcast", x=tensor_type(F32, 3))
     with builder:
         ones = const(builder, np.ones((2, 3), np.float32))
         graph = builder.finish(
-            [emit(builder, "multiply", x, ones), emit(builder, "add", x, const(builder, np.zeros(3, np.float32)))]
+            [emit(builder, "multiply", x, ones), emit(builder, "add", x, const(builder, np.full(3, -0.0, np.float32)))]
         )
     assert run_pass(AlgebraicSimplification, graph) is True
     assert graph.outputs[0].op.name == "multiply" and graph.outputs[1] is graph.inputs[0]

@@ -8,6 +8,7 @@ from typing import Any
 
 import gast
 
+from dy2st.frontend.code_match import remember_converted_code
 from dy2st.frontend.parser import SourceInfo
 
 
@@ -47,6 +48,7 @@ def compile_tree(module: ast.Module, info: SourceInfo):
     module_code = compile(module, info.filename, "exec")
     for constant in module_code.co_consts:
         if isinstance(constant, types.CodeType) and constant.co_name == info.name:
+            remember_converted_code(constant)  # functions it defines have this code, not the file's
             return constant
     raise KeyError(f"the converted module defines no function {info.name!r}")
 

@@ -12,3 +12,11 @@ WHILE_LOOP = "while_loop"
 YIELD = "yield"
 RETURN = "return"
 TERMINATORS = frozenset({YIELD, RETURN})
+
+# The ``return`` op's attribute giving, for each 0-d result, what eager code returns there: a
+# NumPy scalar or a 0-d array (None for the other results). Ops may give either kind for a 0-d
+# value, and optimizing changes which (``y * 1.0`` of a 0-d array is a scalar, simplified to
+# ``y`` an array), so backends convert to the kind named here.
+RESULT_KINDS = "result_kinds"
+NUMPY_SCALAR = "scalar"
+ZERO_D_ARRAY = "array"

@@ -63,6 +63,10 @@ class OpDef:
         in_place_safe: the ``out=`` form may write over an operand of the same shape (it reads
             each element before writing it).
         returns_fresh: the kernel always returns a new array, never a view or an operand.
+        broadcast_operands: positions of operands the op only broadcasts to a shape set by the
+            others (``setitem``'s value), as an elementwise op does with all of its operands.
+        c_ordered_result: the kernel's result is C-ordered whatever the memory order of its
+            operands (matmul); other ops' results may follow their operands' order.
     """
 
     name: str
@@ -89,6 +93,8 @@ class OpDef:
     out_kernel: Callable[..., Any] | None = None
     in_place_safe: bool = False
     returns_fresh: bool = False
+    broadcast_operands: tuple[int, ...] = ()
+    c_ordered_result: bool = False
 
 
 OPS: dict[str, OpDef] = {}

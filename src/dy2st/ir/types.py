@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
@@ -43,14 +44,33 @@ class TensorType:
 
     Attributes:
         shape: every dimension is a known int.
-        dtype: the NumPy dtype.
+        dtype: the NumPy dtype, in native byte order.
         weak: True for a Python scalar (int/float/bool/complex literal or constant). NumPy 2
             promotion treats these as "weakly typed": ``float32_array * 2.0`` stays float32.
+        byteorder: ``'='``, or ``'>'``/``'<'`` where eager NumPy holds the value in non-native
+            byte order (a big-endian argument, its copy). Not part of the type's identity.
+
+    Byte order never changes a value, so types compare by the native dtype: a big-endian
+    ``'>f8'`` argument is ``f64`` like the ``'<f8'`` result of ``x + 1``, and a loop carrying one
+    into the other keeps one type. Kernels still see the arrays themselves, so results keep the
+    byte order NumPy gives them; ``byteorder`` records it where code must recreate it
+    (``np.zeros_like`` of a big-endian array is big-endian).
     """
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak: bool = False
+    byteorder: Literal["=", "<", ">"] = field(default="=", compare=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.dtype, np.dtype) and not self.dtype.isnative:
+            object.__setattr__(self, "byteorder", self.dtype.byteorder)
+            object.__setattr__(self, "dtype", self.dtype.newbyteorder("="))
+
+    @property
+    def exact_dtype(self) -> np.dtype:
+        """The dtype in the byte order eager NumPy holds the value in (see ``byteorder``)."""
+        return self.dtype if self.byteorder == "=" else self.dtype.newbyteorder(self.byteorder)
 
     @property
     def ndim(self) -> int:
@@ -76,7 +96,7 @@ class TensorType:
 
 
 def type_of_array(array) -> TensorType:
-    """The type of a concrete ndarray or NumPy scalar."""
+    """The type of a concrete ndarray or NumPy scalar (its byte order kept apart, see TensorType)."""
     return TensorType(tuple(array.shape), array.dtype)
 
 

@@ -3,7 +3,9 @@ into the op definitions (``dy2st.ir.opdefs``) and the tracer's handler tables
 (``dy2st.staging.handlers``)."""
 
 from dy2st.ops import (  # noqa: F401  (registration)
+    array_api,
     checks,
+    complex_parts,
     creation,
     diagonal,
     einsum,

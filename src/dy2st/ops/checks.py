@@ -10,18 +10,19 @@ CHECK_ASSIGNED = "check_assigned"
 
 
 class UnassignedVariableError(Dy2stRuntimeError, UnboundLocalError):
-    """A variable first assigned in a tensor loop is used after the loop ran zero times."""
+    """A variable that a tensor loop or a tensor ``if`` assigns on some paths only is used after
+    the graph took a path that did not assign it."""
 
 
 def _check_assigned_kernel(
-    assigned, *, name: str, loop_line: int, loc: SourceLocation | None, returned: bool = False
+    assigned, *, name: str, reason: str, loc: SourceLocation | None, returned: bool = False
 ) -> None:
     if not bool(assigned):
         use = f"the function returns '{name}', which" if returned else f"'{name}' is used here but"
         raise UnassignedVariableError(
-            f"{use} was never assigned: the loop at line {loop_line} ran zero times (Python raises UnboundLocalError)",
+            f"{use} was never assigned: {reason} (Python raises UnboundLocalError)",
             loc,
-            "assign it before the loop if zero iterations are possible",
+            "assign it before the loop or 'if' if some paths may not assign it",
         )
 
 
@@ -32,6 +33,6 @@ register(
         _check_assigned_kernel,
         side_effect=True,
         num_results=0,
-        doc="raise UnboundLocalError for a variable a tensor loop never assigned (flag False)",
+        doc="raise UnboundLocalError for a variable a tensor loop or if never assigned (flag False)",
     )
 )

@@ -1,4 +1,5 @@
-"""Array creation with static shapes: zeros/ones/full/empty (and ``*_like``), arange, linspace, eye.
+"""Array creation with static shapes: zeros/ones/full/empty (and ``*_like``), the ``np.ndarray``
+constructor, arange, linspace, eye.
 
 NumPy never dispatches ``np.zeros(3)`` to us (no argument is a tensor), so these handlers sit in
 ``CREATION_HANDLERS``; ``convert_call`` swaps them in while a graph is being built. Each becomes an
@@ -141,6 +142,18 @@ def empty(shape, dtype=float, order="C", *, device=None, like=None):
     return fresh_array("empty", shape=static_shape(shape, "np.empty"), dtype=np.dtype(dtype))
 
 
+def ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None):
+    """Staged ``np.ndarray(shape, dtype)`` used as a constructor: a new uninitialized array, as
+    ``np.empty``. Views of an existing buffer (``buffer``, ``offset``, ``strides``) are refused."""
+    reject_unsupported("np.ndarray", buffer=(buffer, None), offset=(offset, 0), strides=(strides, None))
+    shape = static_shape(shape, "np.ndarray")
+    try:  # NumPy's own checks of dtype and order, on an empty array of the same rank
+        probe = np.ndarray((0,) * len(shape), dtype, order=order)
+    except (TypeError, ValueError) as e:
+        raise build_error("np.ndarray", e) from None
+    return fresh_array("empty", shape=shape, dtype=probe.dtype)
+
+
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """Staged ``np.full``; the fill value may be a tensor (it is broadcast to ``shape``)."""
     _check_placement("np.full", order, device, like)
@@ -245,7 +258,8 @@ def _like_signature(func_name, a, dtype, order, shape, device) -> tuple[tuple[in
         new_shape = a.shape if isinstance(a, Tensor) else tuple(np.shape(a))
     if dtype is not None:
         return new_shape, np.dtype(dtype)
-    return new_shape, a.dtype if isinstance(a, Tensor) else np.asarray(a).dtype
+    # The byte order too: np.zeros_like of a big-endian array is big-endian.
+    return new_shape, a.type.exact_dtype if isinstance(a, Tensor) else np.asarray(a).dtype
 
 
 CREATION_HANDLERS.update(
@@ -253,6 +267,7 @@ CREATION_HANDLERS.update(
         np.zeros: zeros,
         np.ones: ones,
         np.empty: empty,
+        np.ndarray: ndarray,
         np.full: full,
         np.arange: arange,
         np.linspace: linspace,

@@ -23,6 +23,7 @@ from dy2st.errors import GraphBuildError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
+from dy2st.ops.shape import read_only_view
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -96,13 +97,18 @@ def _diagonal_axes(func_name: str, a, axis1, axis2) -> tuple[int, int]:
 def diagonal(a, offset=0, axis1=0, axis2=1):
     """Staged ``np.diagonal`` / ``ndarray.diagonal``."""
     first, second = _diagonal_axes("np.diagonal", a, axis1, axis2)
-    return apply("diagonal", a, offset=static_int(offset, "np.diagonal: offset"), axis1=first, axis2=second)
+    offset = static_int(offset, "np.diagonal: offset")
+    return read_only_view("diagonal", a, offset=offset, axis1=first, axis2=second)
 
 
 @handles(np.diag)
 def diag(v, k=0):
-    """Staged ``np.diag``: a 1-d tensor becomes a diagonal matrix, a 2-d one gives its diagonal."""
-    return apply("diag", v, k=static_int(k, "np.diag: k"))
+    """Staged ``np.diag``: a 1-d tensor becomes a diagonal matrix, a 2-d one gives its diagonal
+    (a read-only view, as NumPy's ``diag`` returns ``diagonal``'s)."""
+    k = static_int(k, "np.diag: k")
+    if getattr(v, "ndim", None) == 2:
+        return read_only_view("diagonal", v, offset=k, axis1=0, axis2=1)
+    return apply("diag", v, k=k)
 
 
 @handles(np.trace)

@@ -54,8 +54,10 @@ def _elementwise_ufuncs() -> list[np.ufunc]:
 ELEMENTWISE_UFUNCS = _elementwise_ufuncs()
 
 # Identity elements simplification removes: ``x * 1``, ``x + 0``, ``x - 0``, ``x / 1``; ``1 * x``, ``0 + x``.
-_RIGHT_IDENTITIES: dict[np.ufunc, float] = {np.multiply: 1, np.add: 0, np.subtract: 0, np.divide: 1}
-_LEFT_IDENTITIES: dict[np.ufunc, float] = {np.multiply: 1, np.add: 0}
+# Identities hold bit for bit, signed zeros included: x + (-0.0) is x for every float x, but
+# x + 0.0 turns -0.0 into +0.0 (for integers both are 0); x - 0.0 is x, x - (-0.0) is not.
+_RIGHT_IDENTITIES: dict[np.ufunc, float] = {np.multiply: 1, np.add: -0.0, np.subtract: 0.0, np.divide: 1}
+_LEFT_IDENTITIES: dict[np.ufunc, float] = {np.multiply: 1, np.add: -0.0}
 
 # Ufuncs whose result is the same with the operands swapped (IEEE addition and multiplication are
 # commutative; only which NaN payload survives ``nan + nan`` may differ), so CSE merges ``x*y`` and

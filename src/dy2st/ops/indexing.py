@@ -9,7 +9,6 @@ is a view, so this costs nothing; advanced indexing allocates one byte per resul
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
@@ -21,6 +20,7 @@ from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.ops.join import array_from_nested, contains_tensor
 from dy2st.staging.handlers import INDEXING, handles, method
 from dy2st.staging.tensor import Tensor, apply
+from dy2st.staging.views import OpView, make_view
 
 
 class _TensorSlot:
@@ -157,6 +157,7 @@ register(
         _setitem_kernel,
         returns_fresh=True,
         index_operands=2,
+        broadcast_operands=(1,),
         doc="x with x[index] = value, functionally",
     )
 )
@@ -166,40 +167,21 @@ def getitem(tensor, index: Any):
     template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
     result = apply(kind, tensor, *tensors, template=template)
-    if kind == "getitem":
-        # Index values, not tensors: an index tensor updated later must not move the view.
-        _VIEW_RECIPES[id(result)] = (tensor, template, [t._value for t in tensors])
-        weakref.finalize(result, _VIEW_RECIPES.pop, id(result), None)
-    # x[0, 0] is a NumPy scalar, x[0, ...] a 0-d array (a view that += updates in place).
+    # x[0, 0] is a NumPy scalar (a copy), x[0, ...] a 0-d array (a view that += updates in place).
     result._scalar = result._scalar and Ellipsis not in template
+    # NumPy makes a view for integer and NumPy-scalar indices, but indexing with a 0-d integer
+    # *array* is advanced indexing: a copy (``x[np.array(1)]``).
+    if kind == "getitem" and not result._scalar and all(t._scalar for t in tensors):
+        recipe = OpView("getitem", {"template": template}, tuple(t._value for t in tensors), _index_write_back)
+        make_view(result, tensor, recipe)
+    else:
+        result._shares = ()  # a copy, or a NumPy scalar: it shares no memory
     return result
 
 
-# id of a live basic-indexing view -> (the array it was taken from, index template, index values),
-# so an in-place update of the view (x[i] += v, or v = x[i]; v += 1) can be written into that array.
-# Keyed by id because Tensor.__eq__ is elementwise; a finalizer drops the entry with the view.
-_VIEW_RECIPES: dict[int, tuple] = {}
-
-
-def write_through_view(view, new, what: str) -> bool:
-    """Update the array ``view`` was indexed from so that ``view`` holds ``new``.
-
-    Returns False when ``view`` was not made by basic indexing (reshape/transpose views, for
-    example); the caller then refuses the update. Both updates are logged, so a branch that
-    updates through a view is undone for the other branch; after a converted ``if`` or loop the
-    parent's new version leaves the view stale, refused on use rather than aliased wrongly.
-    """
-    recipe = _VIEW_RECIPES.get(id(view))
-    if recipe is None:
-        return False
-    parent, template, index_values = recipe
-    index_tensors = [Tensor(value, view._builder) for value in index_values]
-    parent._assign(apply("setitem", parent, new, *index_tensors, template=template), what)
-    view._builder.log_mutation(view, view._value)
-    view._value = new._value
-    view._base_version = view._base._version
-    view._version += 1
-    return True
+def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict[str, Any]) -> Tensor:
+    """``parent`` with its basic-indexing view holding ``new``: ``parent[index] = new``."""
+    return apply("setitem", parent, new, *index_tensors, template=attrs["template"])
 
 
 def setitem(tensor, index: Any, value: Any):
@@ -221,4 +203,4 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
-INDEXING.update(read=getitem, write=setitem, write_through_view=write_through_view)
+INDEXING.update(read=getitem, write=setitem)

@@ -25,6 +25,7 @@ from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
+from dy2st.ops.shape import cast
 from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.staging.tensor import Tensor, apply
 
@@ -86,10 +87,20 @@ def _as_operands(func_name: str, arrays) -> list[Any]:
             user_location(),
             f"pass a list of arrays: {func_name}([a, b, ...])",
         )
-    operands = [a if isinstance(a, Tensor) else np.asarray(a) for a in arrays]
+    operands = [_as_operand(func_name, a) for a in arrays]
     if not operands:
         raise build_error(func_name, ValueError("need at least one array to concatenate"))
     return operands
+
+
+def _as_operand(func_name: str, a: Any) -> Any:
+    """One array of a join: a tensor, an array NumPy makes of a list holding tensors (stack ops), or
+    a concrete array."""
+    if isinstance(a, Tensor):
+        return a
+    if contains_tensor(a):
+        return array_from_nested(func_name, a)
+    return np.asarray(a)
 
 
 def _join_options(func_name, out, dtype, casting):
@@ -153,6 +164,31 @@ def hstack(tup, *, dtype=None, casting="same_kind"):
     operands = [_at_least(a, 1) for a in _as_operands("np.hstack", tup)]
     axis = 0 if np.ndim(operands[0]) == 1 else 1
     return concatenate(operands, axis=axis, dtype=dtype, casting=casting)
+
+
+def _nested_join(func, handler):
+    """``func`` (a join) called from converted code: NumPy dispatches a join to the tensors only
+    when they are items of its sequence, so tensors nested deeper (``np.stack([[t, 1.0], ...])``)
+    would reach NumPy itself; the staged join makes arrays of such items first."""
+
+    def staged(arrays, *args, **kwargs):
+        if contains_tensor(arrays):
+            return handler(arrays, *args, **kwargs)
+        return func(arrays, *args, **kwargs)
+
+    staged.__name__ = func.__name__
+    staged.__doc__ = handler.__doc__
+    return staged
+
+
+for _join, _handler in (
+    (np.concatenate, concatenate),
+    (np.concat, concatenate),
+    (np.stack, stack),
+    (np.vstack, vstack),
+    (np.hstack, hstack),
+):
+    CREATION_HANDLERS[_join] = _nested_join(_join, _handler)
 
 
 # --- splitting: static sections become slices ----------------------------------------------------
@@ -238,7 +274,10 @@ def _make_array_handler(func, func_name: str):
         if isinstance(obj, Tensor):
             return _array_of_tensor(func, obj, args, kwargs)
         if not contains_tensor(obj):
-            return func(obj, *args, **kwargs)
+            try:
+                return func(obj, *args, **kwargs)
+            except (ValueError, TypeError) as e:  # a ragged list: NumPy's complaint at the user's line
+                raise build_error(func_name, e) from None
         bound = _bind_array_arguments(func_name, args, kwargs)
         return array_from_nested(func_name, obj, bound)
 
@@ -251,10 +290,22 @@ def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     """``np.asarray(t)`` is ``t`` itself (same array object); ``np.array(t)`` is a copy, unless
     ``copy=False``; a different ``dtype`` converts, like NumPy."""
     copy = kwargs.get("copy", func is np.array)
+    # The memory order decides how a later reduction of the result rounds (reductions follow the
+    # layout), so a C or F order is kept: copied into it.
+    order = kwargs.get("order") or "K"
+    ordered = order in ("C", "F")
     dtype = _bind_array_arguments(f"np.{func.__name__}", args, kwargs)
-    if dtype is not None and dtype != tensor.dtype:
-        return apply("astype", tensor, dtype=dtype)
-    return apply("copy", tensor) if copy else tensor
+    if dtype is not None and dtype != tensor.type.exact_dtype:
+        converted = cast(tensor, dtype)
+        return apply("copy", converted, order=order) if ordered else converted
+    if not ordered:
+        return apply("copy", tensor) if copy else tensor
+    result = apply("copy", tensor, order=order)
+    if not copy:
+        # NumPy returns the array itself if it has that order already, else a copy: which depends
+        # on a layout dy2st does not know, so the result may share the array's memory.
+        result._shares = tensor._shared_arrays()
+    return result
 
 
 def _bind_array_arguments(func_name: str, args: tuple, kwargs: dict):

@@ -53,10 +53,20 @@ def _dot_rule(types):
     return TensorType(shape, np.result_type(a.dtype, b.dtype))
 
 
-register(OpDef("matmul", _matmul_rule, np.matmul, out_kernel=np.matmul, returns_fresh=True, doc="np.matmul / @"))
+register(
+    OpDef(
+        "matmul",
+        _matmul_rule,
+        np.matmul,
+        out_kernel=np.matmul,
+        returns_fresh=True,
+        c_ordered_result=True,
+        doc="np.matmul / @",
+    )
+)
 # ``@`` and np.matmul on tensors stage this op. Not OpDef.ufunc: that marks elementwise ufuncs.
 UFUNC_OPS[np.matmul] = "matmul"
-register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, doc="np.dot"))
+register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, c_ordered_result=True, doc="np.dot"))
 
 
 @handles(np.dot)

@@ -38,22 +38,34 @@ register(
 
 # `int(t)`, `float(t)`, `round(t)` of a 0-d tensor: the builtin applied to the NumPy scalar when
 # the graph runs, so the result is the same Python number eager code gets, and the same error
-# (`int(nan)` is a ValueError, `int(inf)` an OverflowError).
+# (`int(nan)` is a ValueError, `int(inf)` an OverflowError). `round(n, ndigits)` of a Python
+# number (attribute ndigits) is Python's rounding of it, of the number's own type; `bool(k)` of a
+# Python number is Python's truth value.
 PYTHON_CONVERSION = "python_conversion"
-_CONVERSION_DTYPES = {int: np.dtype(np.int64), round: np.dtype(np.int64), float: np.dtype(np.float64)}
+_CONVERSION_DTYPES = {
+    int: np.dtype(np.int64),
+    round: np.dtype(np.int64),
+    float: np.dtype(np.float64),
+    bool: np.dtype(np.bool_),
+}
 
 
-def _python_conversion_rule(types: list[TensorType], *, builtin: Any) -> TensorType:
+def _python_conversion_rule(types: list[TensorType], *, builtin: Any, ndigits: int | None = None) -> TensorType:
     (t,) = types
     if t.shape != ():
         raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
-    if t.dtype.kind == "c" and builtin is not float:
+    if t.dtype.kind == "c" and builtin not in (float, bool):
         raise TypeError(f"{builtin.__name__}() of a complex value")
+    if ndigits is not None:  # round(number, ndigits) keeps an int an int and a float a float
+        return TensorType((), np.dtype(np.float64 if t.dtype.kind == "f" else np.int64), weak=True)
     return TensorType((), _CONVERSION_DTYPES[builtin], weak=True)
 
 
-def _python_conversion(value: Any, *, builtin: Any) -> Any:
-    return builtin(value[()] if isinstance(value, np.ndarray) else value)
+def _python_conversion(value: Any, *, builtin: Any, ndigits: int | None = None) -> Any:
+    number = value[()] if isinstance(value, np.ndarray) else value
+    if ndigits is None:
+        return builtin(number)
+    return builtin(_as_python_number(number), ndigits)
 
 
 register(
@@ -61,6 +73,21 @@ register(
         PYTHON_CONVERSION,
         _python_conversion_rule,
         _python_conversion,
-        doc="int/float/round of a 0-d value at run time: a Python number (attribute builtin)",
+        doc="int/float/round/bool of a 0-d value at run time: a Python number (attributes builtin, ndigits)",
     )
 )
+
+
+def python_power(base: Any, exponent: Any, expected: type) -> Any:
+    """``base ** exponent`` on Python numbers, as Python computes it, for a power the graph typed
+    ``expected`` when it was built. Python's result type depends on the values (``2 ** -1`` is a
+    float, ``(-8.0) ** 0.5`` a complex), which one graph cannot follow: another type is refused
+    here rather than carried on as a value of the wrong type."""
+    result = base**exponent
+    if type(result) is not expected:
+        raise TypeError(
+            f"{base!r} ** {exponent!r} is the Python {type(result).__name__} {result!r}, but the graph was built "
+            f"for a Python {expected.__name__} here; make the base a float (or complex) before the power, "
+            "so its type does not depend on the values"
+        )
+    return result

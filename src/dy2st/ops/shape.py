@@ -1,26 +1,34 @@
 """Shape ops: reshape, transpose (and ``.T``), plus dtype conversion and copies.
 
 ``reshape`` and ``transpose`` are flagged ``view``: NumPy may return a view of the operand, so the
-backend copies them before handing them to the caller, and in-place updates through them are refused.
+backend copies them before handing them to the caller. Transposes, reshapes that only split axes or
+add and drop unit axes, and ``broadcast_to`` are views whatever the layout: they are exact views
+(staging/views.py) that follow their parent's updates and write theirs into it. A reshape that merges
+axes is a view or a copy depending on the layout, which dy2st does not know: it may be read until
+its operand is updated, and updating it is refused.
 """
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.ir.core import Op
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
-from dy2st.staging.handlers import CREATION_HANDLERS, handles, method, prop
+from dy2st.staging.handlers import CREATION_HANDLERS, RUNTIME_QUERIES, handles, method, prop, setter
 from dy2st.staging.tensor import Tensor, apply
+from dy2st.staging.views import OpView, make_view
 
 
 def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
     """``newshape`` with a ``-1`` filled in, checked against ``size`` like NumPy does."""
     if isinstance(newshape, (int, np.integer)):
         newshape = (newshape,)
-    newshape = tuple(int(d) for d in newshape)
+    newshape = tuple(operator.index(d) for d in newshape)  # 2.0 raises TypeError, as in NumPy
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -56,18 +64,24 @@ def _astype_rule(types, dtype):
     return TensorType(t.shape, np.dtype(dtype))
 
 
-def _same_type(types):
+def _same_type(types, order="K"):
     return types[0].strong()
 
 
-RESHAPE, TRANSPOSE, ASTYPE = "reshape", "transpose", "astype"
+RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST = "reshape", "transpose", "astype", "byte_order_cast"
 """Opcodes other layers build or rewrite (simplification composes them)."""
 
 register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
 register(OpDef(TRANSPOSE, _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
 
 
-def _copy_into(x, out):
+def _copy(x, order="K"):
+    return np.copy(x, order=order)
+
+
+def _copy_into(x, out, order="K"):
+    # ``out`` is C-ordered: the planner gives buffers only to values whose memory order no
+    # reduction reads, so ``order`` changes nothing there.
     np.copyto(out, x)
     return out
 
@@ -87,7 +101,92 @@ register(
         doc="ndarray.astype",
     )
 )
-register(OpDef("copy", _same_type, np.copy, out_kernel=_copy_into, returns_fresh=True, doc="np.copy / ndarray.copy"))
+register(
+    OpDef(
+        "copy",
+        _same_type,
+        _copy,
+        out_kernel=_copy_into,
+        returns_fresh=True,
+        doc="np.copy / ndarray.copy (attribute order: K unless given)",
+    )
+)
+
+
+def always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+    """Does NumPy reshape ``old`` into ``new`` as a view for every memory layout? Yes when the
+    reshape only splits axes and adds or drops unit axes (merging axes needs them contiguous)."""
+    if 0 in old:
+        return True  # no elements: nothing to share or to copy
+    old_dims, new_dims = [d for d in old if d != 1], [d for d in new if d != 1]
+    j = 0
+    for dim in old_dims:
+        product = 1
+        while product < dim and j < len(new_dims):
+            product *= new_dims[j]
+            j += 1
+        if product != dim:
+            return False
+    return j == len(new_dims)
+
+
+def _reshape_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict) -> Tensor:
+    return apply(RESHAPE, new, shape=parent.shape)
+
+
+def _transpose_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict) -> Tensor:
+    return apply(TRANSPOSE, new, axes=tuple(np.argsort(attrs["axes"]).tolist()))
+
+
+def reshaped(a, shape: tuple[int, ...]):
+    """``a`` reshaped: an exact view when NumPy always makes one, else a maybe-view (see above)."""
+    result = apply(RESHAPE, a, shape=shape)
+    if isinstance(a, Tensor) and always_a_view(a.shape, shape):
+        make_view(result, a, OpView(RESHAPE, {"shape": shape}, write_back_fn=_reshape_back))
+    return result
+
+
+def transposed(a, axes: tuple[int, ...]):
+    """``a`` with its axes permuted: always a view."""
+    result = apply(TRANSPOSE, a, axes=axes)
+    if isinstance(a, Tensor):
+        make_view(result, a, OpView(TRANSPOSE, {"axes": axes}, write_back_fn=_transpose_back))
+    return result
+
+
+def read_only_view(op: str, a, **attrs):
+    """The result of the view op ``op`` on ``a``, a view NumPy makes read-only (broadcast_to, diagonal)."""
+    result = apply(op, a, **attrs)
+    if isinstance(a, Tensor):
+        make_view(result, a, OpView(op, attrs))
+    return result
+
+
+def _byte_order_cast_rule(types, dtype):
+    (t,) = types
+    return TensorType(t.shape, np.dtype(dtype))
+
+
+# A cast that changes the byte order (`x.astype('>f8')`, or `x.astype(np.float64)` of a big-endian
+# float64 array, a native copy in NumPy). Types compare by the native dtype (ir/types.py), so as
+# an `astype` it would be simplified away as a same-type cast, or written into a planned buffer
+# of the native dtype: this op has no out= form.
+register(
+    OpDef(
+        BYTE_ORDER_CAST,
+        _byte_order_cast_rule,
+        lambda x, dtype: x.astype(dtype),
+        returns_fresh=True,
+        doc="ndarray.astype to a dtype of another byte order",
+    )
+)
+
+
+def cast(a, dtype: np.dtype):
+    """``a`` converted to ``dtype`` as ``a.astype(dtype)`` converts it, byte order included."""
+    if not dtype.isnative or (a.type.byteorder != "=" and dtype == a.type.dtype):
+        return apply(BYTE_ORDER_CAST, a, dtype=dtype)
+    return apply(ASTYPE, a, dtype=dtype)
 
 
 @handles(np.reshape)
@@ -96,9 +195,9 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     _only_c_order("reshape", order)
     try:
         newshape = resolve_newshape(a.size, shape)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise build_error("np.reshape", e) from None
-    return same_kind(apply("reshape", a, shape=newshape), a)
+    return same_kind(reshaped(a, newshape), a)
 
 
 @method("reshape")
@@ -108,14 +207,134 @@ def reshape_method(a, *shape, order="C", copy=None):
     return reshape(a, shape, order)
 
 
+# --- x.shape = new_shape: a reshape of the array object itself ------------------------------
+@setter("shape")
+def assign_shape(x: Tensor, shape) -> None:
+    """``x.shape = shape``: NumPy reshapes the array object in place. dy2st does the same where it
+    can tell it is exact: ``x`` is no view and nothing but one variable can reach it (the caller
+    would see an argument's or a global's new shape; views follow ``x`` by its old shape), and the
+    reshape only splits axes or adds and drops unit axes (merging axes fails in NumPy for some
+    memory layouts, which dy2st does not track). Elsewhere a ``GraphBuildError`` suggests
+    rebinding the name to ``x.reshape(shape)``."""
+    if x._scalar:
+        raise not_writable(x, "shape")
+    new_shape = _assigned_shape(x, shape)
+    if new_shape == x.shape:
+        return
+    why_not = _why_not_in_place(x, new_shape)
+    if why_not is not None:
+        raise GraphBuildError(
+            f"assigning {new_shape} to .shape reshapes the array object in place, but {why_not}",
+            user_location(),
+            f"rebind the variable to a reshaped array instead: y = y.reshape({new_shape})",
+        )
+    # Not logged as an in-place update: the array was made in this block (``_staged_block_reason``),
+    # so no branch or loop needs to carry or restore it.
+    x._value = apply(RESHAPE, x, shape=new_shape)._value
+
+
+def _assigned_shape(x: Tensor, shape) -> tuple[int, ...]:
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    try:
+        return resolve_newshape(x.size, tuple(operator.index(d) for d in dims))
+    except (TypeError, ValueError) as e:
+        raise build_error("shape assignment", e) from None
+
+
+def _staged_block_reason(x: Tensor) -> str | None:
+    """Why ``x``'s shape cannot change in the block being staged (the function's top, or the tensor
+    ``if`` branch or loop body being traced), or None. Branches and loops restore the arrays they
+    update to their contents before the update, which must keep one shape: so the array must be
+    made in this block (its contents are the result of one of its ops) and not updated in place
+    there yet."""
+    builder = x._builder
+    if builder.mutation_logs and any(tensor is x for tensor, _ in builder.mutation_logs[-1]):
+        return "a tensor if or loop body being staged has updated it in place (assign .shape before that)"
+    owner = x._own.owner
+    if not isinstance(owner, Op) or owner.parent is not builder.block:
+        return "it was made before the tensor if or loop being staged, so its shape would depend on the path taken"
+    return None
+
+
+def _why_not_in_place(x: Tensor, new_shape: tuple[int, ...]) -> str | None:
+    """Why dy2st cannot reshape ``x`` in place exactly as NumPy would, or None if it can."""
+    if x._parent is not None or x._shares:
+        return "this array is a view of another array (or may share memory with one)"
+    other_references = RUNTIME_QUERIES.get("other_references")
+    others = "code dy2st cannot see" if other_references is None else other_references(x)
+    if others is not None:
+        return f"{others} can also reach it"
+    in_block = _staged_block_reason(x)
+    if in_block is not None:
+        return in_block
+    if not always_a_view(x.shape, new_shape):
+        return (
+            f"going from {x.shape} to {new_shape} merges axes, which NumPy does in place only for some "
+            "memory layouts of the array, and dy2st does not track memory layout"
+        )
+    return None
+
+
+# Assignments of the other writable ndarray attributes: what each does in NumPy, and the rewrite.
+_REFUSED_ASSIGNMENTS = {
+    "dtype": (
+        "it reinterprets the array's memory as another dtype in place, which dy2st does not stage",
+        "to convert the values, rebind the variable: y = y.astype(new_dtype)",
+    ),
+    "strides": (
+        "it changes how the array's memory is read, and dy2st does not track memory layout",
+        "index, reshape or transpose the array instead",
+    ),
+    "flat": (
+        "dy2st does not stage it",
+        "assign through an index instead: y[...] = value (np.resize the value first to repeat it)",
+    ),
+}
+
+
+def _refuse_assignment(name: str):
+    reason, rewrite = _REFUSED_ASSIGNMENTS[name]
+
+    def refuse(x: Tensor, value) -> None:
+        raise UnsupportedOpError(
+            f"assigning .{name} of a symbolic tensor is not supported: {reason}", user_location(), rewrite
+        )
+
+    return refuse
+
+
+for _name in _REFUSED_ASSIGNMENTS:
+    setter(_name)(_refuse_assignment(_name))
+
+
+def not_writable(x: Tensor, name: str) -> GraphBuildError:
+    """NumPy's AttributeError for assigning the read-only attribute ``name`` (any attribute, of a
+    NumPy scalar), at the user's line."""
+    owner = "numpy.generic" if x._scalar else "numpy.ndarray"
+    return build_error(f"{name} assignment", AttributeError(f"attribute '{name}' of '{owner}' objects is not writable"))
+
+
+def _refuse_read_only(name: str):
+    def refuse(x: Tensor, value) -> None:
+        raise not_writable(x, name)
+
+    return refuse
+
+
+# NumPy's read-only attributes, and ``data``, which NumPy 2.4 refuses too (earlier versions
+# deprecated assigning it): NumPy's AttributeError at the user's line.
+for _name in ("data", "T", "mT", "ndim", "size", "itemsize", "nbytes", "base", "flags", "ctypes", "device"):
+    setter(_name)(_refuse_read_only(_name))
+
+
 @handles(np.transpose, np.permute_dims)
 def transpose(a, axes=None):
     if axes is None:
-        return same_kind(apply("transpose", a, axes=tuple(range(a.ndim))[::-1]), a)
+        return same_kind(transposed(a, tuple(range(a.ndim))[::-1]), a)
     axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
     if len(axes) != a.ndim:
         raise build_error("np.transpose", ValueError("axes don't match array"))
-    return same_kind(apply("transpose", a, axes=normalize_axes(axes, a.ndim, "np.transpose")), a)
+    return same_kind(transposed(a, normalize_axes(axes, a.ndim, "np.transpose")), a)
 
 
 @method("transpose")
@@ -147,21 +366,26 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
             "ndarray.astype",
             TypeError(f"Cannot cast array data from {a.dtype!r} to {dtype!r} according to the rule {casting!r}"),
         )
-    if dtype == a.dtype and not copy:
+    if dtype == a.type.exact_dtype and not copy:
         return a
-    return same_kind(apply("astype", a, dtype=dtype), a)
+    return same_kind(cast(a, dtype), a)
 
 
 @handles(np.copy)
 def copy(a, order="K", subok=False):
     """Staged ``np.copy``: always an array, even of a NumPy scalar."""
-    return as_array(apply("copy", a))
+    return as_array(_staged_copy(a, order))
 
 
 @method("copy")
 def copy_method(a, order="C"):
-    """Staged ``ndarray.copy``: a NumPy scalar's copy is a scalar again."""
-    return same_kind(apply("copy", a), a)
+    """Staged ``ndarray.copy``: a NumPy scalar's copy is a scalar again. Its default memory order
+    is C, np.copy's K (the operand's): a reduction of ``x.T.copy()`` rounds by it."""
+    return same_kind(_staged_copy(a, order), a)
+
+
+def _staged_copy(a, order):
+    return apply("copy", a) if order == "K" else apply("copy", a, order=order)
 
 
 def same_kind(result, operand):
@@ -213,7 +437,7 @@ register(
 @handles(np.broadcast_to)
 def broadcast_to(array, shape, subok=False):
     """Staged ``np.broadcast_to``; ``array`` may also be a concrete array."""
-    return as_array(apply("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to")))
+    return as_array(read_only_view("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to")))
 
 
 @handles(np.expand_dims)
@@ -224,7 +448,7 @@ def expand_dims(a, axis):
     positions = normalize_axes(axes, out_ndim, "np.expand_dims")
     dims = iter(a.shape)
     shape = tuple(1 if i in positions else next(dims) for i in range(out_ndim))
-    return apply("reshape", a, shape=shape)
+    return reshaped(a, shape)
 
 
 @handles(np.squeeze)
@@ -239,7 +463,7 @@ def squeeze(a, axis=None):
             raise build_error(
                 "np.squeeze", ValueError("cannot select an axis to squeeze out which has size not equal to one")
             )
-    return same_kind(apply("reshape", a, shape=tuple(d for i, d in enumerate(a.shape) if i not in dropped)), a)
+    return same_kind(reshaped(a, tuple(d for i, d in enumerate(a.shape) if i not in dropped)), a)
 
 
 @handles(np.ravel)
@@ -247,7 +471,7 @@ def squeeze(a, axis=None):
 def ravel(a, order="C"):
     """Staged ``np.ravel``: a 1-d reshape (a view where NumPy returns one)."""
     _only_c_order("ravel", order)
-    return apply("reshape", a, shape=(a.size,))
+    return reshaped(a, (a.size,))
 
 
 @method("flatten")
@@ -265,7 +489,7 @@ def swapaxes(a, axis1, axis2):
     (first,), (second,) = (normalize_axes(axis, a.ndim, "np.swapaxes") for axis in (axis1, axis2))
     axes = list(range(a.ndim))
     axes[first], axes[second] = axes[second], axes[first]
-    return apply("transpose", a, axes=tuple(axes))
+    return transposed(a, tuple(axes))
 
 
 @handles(np.moveaxis)
@@ -280,7 +504,7 @@ def moveaxis(a, source, destination):
     order = [i for i in range(a.ndim) if i not in sources]
     for dest, src in sorted(zip(destinations, sources)):
         order.insert(dest, src)
-    return apply("transpose", a, axes=tuple(order))
+    return transposed(a, tuple(order))
 
 
 # --- static facts: answered at build time, no op emitted ----------------------------------------
@@ -372,4 +596,4 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
         axis = tuple(static_int(a, "sliding_window_view: axis") for a in axis)
     elif axis is not None:
         axis = static_int(axis, "sliding_window_view: axis")  # NumPy's own rule checks the rest
-    return as_array(apply("sliding_window_view", x, window_shape=windows, axis=axis))
+    return as_array(read_only_view("sliding_window_view", x, window_shape=windows, axis=axis))

@@ -1,8 +1,7 @@
 """A forward "may be" analysis over structured control flow, to a fixed point.
 
-Alias analysis (which values may share an input's buffer) and the NumPy lowering's analysis of
-which values may be Python numbers ask the same kind of question: a property starts at some ops,
-flows through some others, and control flow forwards it: a ``cond`` result has it if either
+Alias analysis (which values may share an input's buffer) asks this kind of question: a property
+starts at some ops, flows through some others, and control flow forwards it: a ``cond`` result has it if either
 branch yields a value that has it, and a ``while_loop`` result and its block arguments have it if
 the initial value or the body's yielded value does. Loops feed their own arguments, so the walk
 repeats until nothing changes.

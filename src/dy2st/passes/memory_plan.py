@@ -25,6 +25,13 @@ view that escapes are left to NumPy, which allocates them afresh. The one except
 ``cond`` branch yields when the cond result stays inside the graph (not an output, not carried by
 a loop, not viewed): the cond result takes over its buffer, which then lives until the result's
 last use, and the branches share one slot since only one runs.
+
+Buffers are C-ordered, while NumPy gives a result the memory order of its operands (``x.T * 2.0``
+is Fortran-ordered), and a float reduction rounds by the order it reads memory in. So values a
+reduction reads, and the values their order derives from, are left to NumPy
+(``eager_ordered_values``; a matmul result is C-ordered either way and keeps its buffer), a fused op
+among them is marked ``eager_layout`` (its kernel then gives NumPy's order), and a reduction is
+planned only when its result has at most one axis longer than 1.
 """
 
 from __future__ import annotations
@@ -40,7 +47,7 @@ from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
 # The op attributes this pass writes; kernels never see them.
-PLAN_ATTRS = ("out_buffer", "in_place")
+PLAN_ATTRS = ("out_buffer", "in_place", "eager_layout")
 ANNOTATION_ATTRS.update(PLAN_ATTRS)
 
 
@@ -64,8 +71,12 @@ class MemoryTarget:
             return False
         if opdef.reduction:
             # Integer sums promote their accumulator; only same-dtype float reductions are planned.
+            # And only with at most one axis left (``has_memory_order``): NumPy orders the loops of
+            # a reduction by the strides of its output too, so a C-ordered ``out=`` can change the
+            # summation order (``x.sum(axis=1)`` of a Fortran-ordered 3-d ``x``).
             source = op.operands[0].type.dtype
-            return source.kind in "fc" and source == op.results[0].type.dtype
+            result = op.results[0]
+            return source.kind in "fc" and source == result.type.dtype and not has_memory_order(result)
         return True
 
     def runs_unfused(self, op: Op) -> bool:
@@ -214,6 +225,65 @@ def view_roots(sched: Schedule, target: MemoryTarget = DEFAULT_TARGET) -> dict[V
     return roots
 
 
+# --- memory order -------------------------------------------------------------------------------
+def reads_memory_order(op: Op) -> bool:
+    """Does ``op``'s result depend on the memory order of its operand, not just on its values?
+    Reductions with an inexact result do: NumPy sums pairwise along the axis that is contiguous
+    in memory and in order along the others, so ``(x.T * 2.0).sum(axis=0)`` rounds differently
+    when ``x.T * 2.0`` is C-ordered than when it is Fortran-ordered, as eager NumPy makes it. So
+    do fused groups holding such a reduction."""
+    opdef = get_op(op.name)
+    if opdef.reduction:
+        return any(r.type.dtype.kind in "fc" for r in op.results)
+    return opdef.region_kernel and any(reads_memory_order(inner) for inner in op.regions[0].block.ops)
+
+
+def eager_ordered_values(sched: Schedule) -> set[Value]:
+    """Values that must have the memory order eager NumPy gives them: the operands of ops that
+    read it (``reads_memory_order``), and, since NumPy gives a result the order of its operands
+    (``order='K'``; a view keeps its base's), every value that order derives from, back to the
+    graph's arguments, whose order is the caller's. Planned buffers are C-ordered, so none of
+    these is planned; a fused op among them keeps NumPy's order itself (``eager_layout``)."""
+    pending = [v for op in sched.ops if reads_memory_order(op) for v in op.operands]
+    ordered: set[Value] = set()
+    while pending:
+        value = pending.pop()
+        if value not in ordered and has_memory_order(value):
+            ordered.add(value)
+            pending.extend(_order_sources(value))
+    return ordered
+
+
+def has_memory_order(value: Value) -> bool:
+    """Can arrays of ``value``'s shape be laid out in more than one order? Not with at most one
+    axis longer than 1: every fresh array of that shape is one contiguous run, and a reduction
+    over it sums the same elements in the same order."""
+    return sum(d != 1 for d in value.type.shape) > 1
+
+
+def _order_sources(value: Value) -> list[Value]:
+    """The values whose memory order ``value``'s may derive from: every operand of an op, unless
+    its result is C-ordered whatever they are (``c_ordered_result``: matmul); through control
+    flow, what a branch yields or a loop carries."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        region = owner.parent
+        loop = region.parent if region is not None else None
+        if loop is None or loop.name != WHILE_LOOP:
+            return []  # a graph argument
+        return _carried(loop, owner.args.index(value))
+    if owner.name == COND:
+        index = owner.results.index(value)
+        return [region.block.ops[-1].operands[index] for region in owner.regions]
+    if owner.name == WHILE_LOOP:
+        return _carried(owner, owner.results.index(value))
+    return [] if get_op(owner.name).c_ordered_result else list(owner.operands)
+
+
+def _carried(loop: Op, index: int) -> list[Value]:
+    return [loop.operands[index], loop.regions[1].block.ops[-1].operands[index]]
+
+
 # --- slot assignment ----------------------------------------------------------------------------
 @dataclass
 class Plan:
@@ -230,6 +300,7 @@ class Plan:
     slot_types: dict[int, tuple[int, np.dtype]] = field(default_factory=dict)
     per_call: set[int] = field(default_factory=set)
     in_place: dict[Op, int] = field(default_factory=dict)
+    eager_layout: set[Op] = field(default_factory=set)
 
 
 def _escaping_values(sched: Schedule, roots: dict[Value, set[Value]], handed_to_cond=()) -> set[Value]:
@@ -319,8 +390,14 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
     handovers = _cond_handovers(sched, roots, intervals, outputs, output_views)
     for value, last in handovers.items():  # the buffer lives on as the cond result
         intervals[value][1] = max(intervals[value][1], last)
-    unplannable = _escaping_values(sched, roots, handovers) | output_views
+    eager_ordered = eager_ordered_values(sched)
+    # A buffer is C-ordered: fine where NumPy's result is C-ordered too, whatever the operands.
+    order_kept = {v for v in eager_ordered if isinstance(v.owner, Op) and get_op(v.owner.name).c_ordered_result}
+    unplannable = _escaping_values(sched, roots, handovers) | output_views | (eager_ordered - order_kept)
     plan = Plan()
+    plan.eager_layout = {
+        op for op in sched.ops if get_op(op.name).region_kernel and any(r in eager_ordered for r in op.results)
+    }
     free: dict[tuple[int, np.dtype], list[int]] = defaultdict(list)
     dying: dict[int, list[Value]] = defaultdict(list)
     handed_over: set[Value] = set()
@@ -372,6 +449,7 @@ def _without_lone_outputs(plan: Plan) -> Plan:
     result.slot_types = {renumber[s]: plan.slot_types[s] for s in kept}
     result.per_call = {renumber[s] for s in plan.per_call if s in renumber}
     result.in_place = {op: i for op, i in plan.in_place.items() if op.results[0] in result.slot_of}
+    result.eager_layout = plan.eager_layout
     return result
 
 
@@ -518,13 +596,16 @@ def clear_plan(graph: Graph) -> bool:
 
 
 def apply_plan(graph: Graph, plan: Plan) -> None:
-    """Record ``plan`` as op attributes: ``out_buffer=slot`` on every planned op, and
-    ``in_place=i`` where the result overwrites operand ``i`` (which dies there)."""
+    """Record ``plan`` as op attributes: ``out_buffer=slot`` on every planned op, ``in_place=i``
+    where the result overwrites operand ``i`` (which dies there), and ``eager_layout=True`` on a
+    fused op whose results must have the memory order unfused NumPy gives them."""
     for op in schedule(graph).ops:
         if op.results and op.results[0] in plan.slot_of:
             op.attrs["out_buffer"] = plan.slot_of[op.results[0]]
             if op in plan.in_place:
                 op.attrs["in_place"] = plan.in_place[op]
+        if op in plan.eager_layout:
+            op.attrs["eager_layout"] = True
 
 
 def planned_slots(graph: Graph) -> tuple[dict[int, tuple[tuple[int, ...], np.dtype]], set[int]]:
@@ -566,4 +647,4 @@ class MemoryPlan(Pass):
         cleared = clear_plan(graph)
         plan = plan_memory(graph, self.target)
         apply_plan(graph, plan)
-        return bool(plan.slot_of) or cleared
+        return bool(plan.slot_of or plan.eager_layout) or cleared

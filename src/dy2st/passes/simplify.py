@@ -18,9 +18,10 @@ dtype, ``transpose(transpose(x))`` (axes composed; the identity permutation give
 
 Every rewrite keeps exactly the type (shape, dtype, weakness) the original result had, or is not
 made: ``x_i32 * 1.0`` is float64, so it is not ``x``; ``x * ones((3, 4))`` broadcasts, so it stays.
-Two rewrites change bits, within what the design licenses: repeated multiplication rounds
-differently from ``pow`` (within 2 ulp, as XLA does), and ``x + 0`` gives ``+0.0`` where ``x`` is
-``-0.0`` (equal as numbers; only the sign of a zero differs).
+Identities match bit for bit in the result's dtype, signed zeros included: ``x + 0.0`` of a float
+``x`` is not rewritten (it turns ``-0.0`` into ``+0.0``), ``x + (-0.0)`` and ``i + 0`` of an integer
+``i`` are. One rewrite changes bits, within what the design licenses: repeated multiplication
+rounds differently from ``pow`` (within 2 ulp, as XLA does).
 """
 
 from __future__ import annotations
@@ -89,13 +90,20 @@ def _apply_rules(op: Op, emitted: list[Op]) -> Value | None:
 
 
 # --- helpers ------------------------------------------------------------------------------------
-def is_constant_equal_to(value: Value, number: float) -> bool:
-    """True if ``value`` is a literal constant whose every element equals ``number``."""
+def is_constant_equal_to(value: Value, number: float, dtype: np.dtype | None = None) -> bool:
+    """True if ``value`` is a literal constant whose every element is ``number`` once both are in
+    ``dtype`` (the op's result dtype, where it computes): equal, and with the same sign where
+    ``number`` is a floating zero (``0`` is ``+0.0`` in a float result, not ``-0.0``)."""
     literal = constant_value(value)
     if literal is None:
         return False
-    array = np.asarray(literal)
-    return array.size > 0 and bool(np.all(array == number))
+    array, target = np.asarray(literal), np.asarray(number)
+    if dtype is not None:
+        with np.errstate(all="ignore"):
+            array, target = array.astype(dtype), target.astype(dtype)
+    if array.size == 0 or not bool(np.all(array == target)):
+        return False
+    return array.dtype.kind not in "fc" or bool(np.all(np.signbit(array.real) == np.signbit(target.real)))
 
 
 def _emit(name: str, operands: list[Value], like: Op, emitted: list[Op], **attrs) -> Value:
@@ -115,12 +123,16 @@ def _defining(value: Value, name: str) -> Op | None:
 # --- rules --------------------------------------------------------------------------------------
 def _right_identity(number: float) -> Rule:
     """``x op number -> x``."""
-    return lambda op, emitted: op.operands[0] if is_constant_equal_to(op.operands[1], number) else None
+    return lambda op, emitted: (
+        op.operands[0] if is_constant_equal_to(op.operands[1], number, op.result.type.dtype) else None
+    )
 
 
 def _left_identity(number: float) -> Rule:
     """``number op x -> x``."""
-    return lambda op, emitted: op.operands[1] if is_constant_equal_to(op.operands[0], number) else None
+    return lambda op, emitted: (
+        op.operands[1] if is_constant_equal_to(op.operands[0], number, op.result.type.dtype) else None
+    )
 
 
 def _involution(op: Op, emitted: list[Op]) -> Value | None:

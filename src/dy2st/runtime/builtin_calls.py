@@ -1,30 +1,36 @@
-"""Python builtins called on tensors in converted code: ``int``, ``float``, ``round``, ``min``, ``max``.
+"""Python builtins called on tensors in converted code: ``int``, ``float``, ``round``, ``bool``,
+``min``, ``max``, ``sum``.
 
-Eagerly these turn a NumPy value into a Python number (``int(x.sum())``, ``round(v)``) or pick one
-of their arguments (``max(a, b)``). A symbolic tensor has no value while the graph is built, so
-``convert_call`` swaps in these versions, which stage the same thing: the result is a Python number
-when the graph runs (a ``PythonNumber`` while it is built), or the argument Python's comparison
-picks. With no tensor argument, each is the builtin itself.
+Eagerly these turn a NumPy value into a Python number (``int(x.sum())``, ``round(v)``), pick one
+of their arguments (``max(a, b)``), or iterate a tensor's rows (``max(x)``, ``sum(x)``). A
+symbolic tensor has no value while the graph is built, so ``convert_call`` swaps in these
+versions, which stage the same thing: the result is a Python number when the graph runs (a
+``PythonNumber`` while it is built), the argument Python's comparison picks, or a reduction along
+the first axis that gives what Python's loop over the rows gives. With no tensor argument, each
+is the builtin itself.
 """
 
 from __future__ import annotations
 
 import builtins
 import functools
+import operator
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from dy2st.errors import UnsupportedOpError, build_error, user_location
 from dy2st.ops.python_numbers import PYTHON_CONVERSION
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.values import wrap_result
 from dy2st.staging.tensor import Tensor, apply
 
 
-def _converted(x: Tensor, builtin: Callable[..., Any]) -> Any:
-    """``builtin(x)`` when the graph runs (``python_conversion``), a Python number to user code."""
-    result = apply(PYTHON_CONVERSION, x, builtin=builtin)
+def _converted(x: Tensor, builtin: Callable[..., Any], **options: Any) -> Any:
+    """``builtin(x, **options)`` when the graph runs (``python_conversion``), a Python number to
+    user code."""
+    result = apply(PYTHON_CONVERSION, x, builtin=builtin, **options)
     return wrap_result(result._builder, result._value)
 
 
@@ -43,21 +49,148 @@ def staged_float(x: Any = 0.0) -> Any:
 
 
 def staged_round(number: Any, ndigits: Any = None) -> Any:
-    """``round(t)`` is a Python int (half to even); ``round(t, n)`` is what NumPy's ``__round__``
-    gives: a NumPy value of the same dtype."""
+    """``round(v)`` / ``round(v, n)`` as eager code gives it: of a Python number, a Python number
+    (Python's correctly rounded decimal rounding); of a NumPy scalar, a Python int or, with
+    ``ndigits``, NumPy's rounding in the same dtype (``np.float64.__round__``). An ndarray has no
+    ``__round__``: ``round(x)`` raises TypeError, as eagerly."""
     if not isinstance(number, Tensor):
         return builtins.round(number, ndigits)
+    if number.type.weak:  # a Python number carried by the graph; ndigits must be a Python int
+        return _converted(number, builtins.round, ndigits=None if ndigits is None else operator.index(ndigits))
+    if not number._scalar:
+        raise _eager_error(TypeError("type numpy.ndarray doesn't define __round__ method"))
     if ndigits is not None:
         return np.round(number, ndigits)
     return _converted(number, builtins.round)
 
 
-def _pick(select: Callable[[Any, Any], Any], builtin: Callable[..., Any]):
-    """``max``/``min`` over arguments that may be tensors: Python's pairwise pick, staged."""
+def staged_bool(x: Any = False) -> Any:
+    """``bool(k)`` of a Python number is a Python bool when the graph runs; of an array it stays
+    refused outside a condition (``Tensor.__bool__`` says why)."""
+    if isinstance(x, Tensor) and x.type.weak:
+        return _converted(x, builtins.bool)
+    return builtins.bool(x)
+
+
+def _eager_error(error: Exception) -> Exception:
+    """``error``, which eager code raises here, as a build error at the user's line."""
+    return build_error(error, f"{error} (NumPy raises here too)", user_location())
+
+
+# --- builtins that iterate: a tensor's rows ------------------------------------------------------
+# `max(x)`, `min(x)` and `sum(x)` of a tensor iterate its rows (NumPy scalars for a 1-d tensor).
+# A graph cannot loop in Python over rows it does not have, and unrolling one op per row would
+# grow with the array, so each is staged as a NumPy reduction along axis 0 that gives exactly
+# what Python's loop gives: the same element, or the same sums in the same order.
+
+
+def _rows(x: Tensor) -> int:
+    """The number of rows a builtin iterating ``x`` sees (NumPy's TypeError for a 0-d tensor)."""
+    if x.ndim == 0:
+        raise _eager_error(TypeError("iteration over a 0-d array"))
+    return x.shape[0]
+
+
+def _sum_of_rows(x: Tensor, start: Any) -> Any:
+    """``sum(x, start)``: ``start + x[0] + x[1] + ...`` left to right, as one cumulative sum.
+
+    ``np.sum`` would add pairwise (other rounding) and widen small integers; ``np.cumsum`` adds
+    in Python's order, in the dtype of ``start + x[0]``, which the later additions keep.
+    """
+    rows = _rows(x)
+    if rows == 0:
+        return start
+    total = start + x[0]
+    if rows == 1:
+        return total
+    terms = np.concatenate([np.expand_dims(total, 0), x[1:]])
+    return np.cumsum(terms, axis=0, dtype=total.dtype)[-1]
+
+
+def _extreme_row(x: Tensor, largest: bool, builtin_name: str, default: Any) -> Any:
+    """``max(x)`` / ``min(x)``: the row Python's comparisons pick, found with one arg-reduction.
+
+    Python compares rows with ``>``/``<``: rows of one element compare by that element, longer
+    (or empty) rows raise NumPy's ValueError, and a single row is returned without comparing.
+    """
+    rows = _rows(x)
+    if rows == 0:
+        if default is not _NO_DEFAULT:
+            return default
+        raise _eager_error(ValueError(f"{builtin_name}() iterable argument is empty"))
+    if rows == 1:
+        return x[0]
+    row_size = x.size // rows
+    if row_size != 1:
+        raise _eager_error(_truth_value_error(row_size))
+    values = x if x.ndim == 1 else x.reshape(rows)
+    return x[_first_extreme_index(values, largest, builtin_name)]
+
+
+def _first_extreme_index(values: Tensor, largest: bool, builtin_name: str) -> Any:
+    """The index of the element Python's ``max``/``min`` keeps.
+
+    Python keeps the first element and replaces it only by a strictly greater (smaller) one.
+    Comparisons with NaN are false, so a NaN is kept only when it comes first, and later NaNs
+    are skipped: that is the first extreme of the values with NaNs moved to the far end, unless
+    the first value is NaN. ``argmax`` returns the first of equal values (``0.0`` and ``-0.0``)
+    like Python.
+    """
+    arg_extreme = np.argmax if largest else np.argmin
+    kind = values.dtype.kind
+    if kind in "biu":
+        return arg_extreme(values)
+    if kind != "f":
+        # Complex NumPy values compare by real part first even when the imaginary part is NaN,
+        # an order no NumPy reduction follows.
+        raise UnsupportedOpError(
+            f"{builtin_name}() over the elements of a tensor of {values.dtype} is not supported",
+            user_location(),
+            f"use np.{builtin_name}(x), which orders NaNs differently, or a for loop",
+        )
+    nan = np.isnan(values)
+    index = arg_extreme(np.where(nan, -np.inf if largest else np.inf, values))
+    return np.where(nan[0], 0, index)
+
+
+def _truth_value_error(size: int) -> ValueError:
+    if size == 0:
+        return ValueError(
+            "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty."
+        )
+    return ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()")
+
+
+_NO_DEFAULT = object()
+
+
+def staged_sum(iterable: Any, /, start: Any = 0) -> Any:
+    """``sum(x, start)``: over a tensor's rows, a cumulative sum in Python's order."""
+    if isinstance(iterable, Tensor):
+        return _sum_of_rows(iterable, start)
+    return builtins.sum(iterable, start)
+
+
+def _pick(largest: bool, builtin: Callable[..., Any]):
+    """``max``/``min``: over a tensor's rows, an arg-reduction; over arguments or a list some of
+    which are tensors, Python's pairwise pick, staged."""
+    select = _greater_of if largest else _lesser_of
 
     def staged(*args: Any, **kwargs: Any) -> Any:
-        items = args[0] if len(args) == 1 else args
-        if kwargs or isinstance(items, Tensor) or not any(isinstance(a, Tensor) for a in items):
+        if len(args) == 1:
+            (iterable,) = args
+            if isinstance(iterable, Tensor):
+                if set(kwargs) <= {"default"}:
+                    return _extreme_row(iterable, largest, builtin.__name__, kwargs.get("default", _NO_DEFAULT))
+                return builtin(iterable, **kwargs)  # key=: refused as iterating a tensor
+            # Iterate a generator once: the builtin, if it runs, must see the same items.
+            items = iterable if isinstance(iterable, (list, tuple)) else tuple(iterable)
+            args = (items,)
+        else:
+            items = args
+        picks_tensors = any(isinstance(a, Tensor) for a in items)
+        # `default` only matters for an empty iterable; `key` (and any misuse) goes to the builtin.
+        if not picks_tensors or not items or (kwargs and (len(args) != 1 or set(kwargs) != {"default"})):
             return builtin(*args, **kwargs)
         return functools.reduce(select, items)
 
@@ -76,6 +209,8 @@ def _lesser_of(best: Any, candidate: Any) -> Any:
 def _either(take_candidate: Any, candidate: Any, best: Any) -> Any:
     if not isinstance(take_candidate, Tensor):
         return candidate if take_candidate else best
+    if take_candidate.size != 1:  # Python asks for the truth value of the comparison
+        raise _eager_error(_truth_value_error(take_candidate.size))
     dtype = np.result_type(*(v.dtype if isinstance(v, Tensor) else v for v in (candidate, best)))
     return cond(take_candidate, lambda: _as(candidate, dtype), lambda: _as(best, dtype))
 
@@ -86,13 +221,15 @@ def _as(value: Any, dtype: np.dtype) -> Any:
     return np.asarray(value, dtype=dtype)[()]
 
 
-staged_max = _pick(_greater_of, builtins.max)
-staged_min = _pick(_lesser_of, builtins.min)
+staged_max = _pick(True, builtins.max)
+staged_min = _pick(False, builtins.min)
 
 STAGED_BUILTINS: dict[Any, Callable[..., Any]] = {
     builtins.int: staged_int,
     builtins.float: staged_float,
     builtins.round: staged_round,
+    builtins.bool: staged_bool,
     builtins.max: staged_max,
     builtins.min: staged_min,
+    builtins.sum: staged_sum,
 }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 import types
 from typing import Any
@@ -16,6 +17,7 @@ from dy2st.runtime.captures import set_call_converter
 from dy2st.runtime.errstate import staged_errstate
 from dy2st.runtime.functions import converted_function, unwrap_converted
 from dy2st.runtime.random_draws import staged_random_call
+from dy2st.runtime.recursion import watch_recursion
 from dy2st.runtime.user_code import is_user_function
 from dy2st.staging.builder import FORMAT_MARK, GraphBuilder, current_builder
 from dy2st.staging.handlers import CREATION_HANDLERS
@@ -23,20 +25,25 @@ from dy2st.staging.tensor import Tensor, apply_effect
 
 
 def convert_call(f: Any) -> Any:
-    """What a call to ``f`` inside a converted function actually calls."""
+    """What a call to ``f`` inside a converted function actually calls: user functions converted
+    (and watched for recursion that depends on a tensor, ``runtime/recursion.py``), builtins and
+    NumPy functions with a staged form replaced by it, anything else ``f`` itself."""
     builder = current_builder()
     if builder is None:
         return f
     wrapped = unwrap_converted(f)
     if wrapped is not None:
-        return wrapped
+        return watch_recursion(wrapped, builder)
     staged = _staged_library_call(f, builder)
     if staged is not None:
         return staged
     if inspect.ismethod(f) and is_user_function(f.__func__):
-        return types.MethodType(_convert_or_keep(f.__func__), f.__self__)
+        return watch_recursion(types.MethodType(_convert_or_keep(f.__func__), f.__self__), builder)
     if is_user_function(f):
-        return _convert_or_keep(f)
+        return watch_recursion(_convert_or_keep(f), builder)
+    if isinstance(f, functools.partial):  # the partial's function converts as it would called alone
+        inner = convert_call(f.func)
+        return f if inner is f.func else functools.partial(inner, *f.args, **f.keywords)
     return f
 
 

@@ -15,9 +15,13 @@ While a graph is being built, every value reached this way goes through ``captur
   without arrays inside (by a snapshot of their items, so changing one in place rebuilds too);
   modules are not guarded;
 * a list/tuple/dict holding arrays is handed over as a read-only copy whose arrays are captures
-  (writing into it raises), with a guard on its length/keys;
+  (storing a new item raises), with a guard on its length/keys;
 * an instance of a user class, or a user module, is wrapped in ``ObjectProxy`` so that its
-  attributes get the same treatment (this is how ``self.W`` works in converted methods).
+  attributes get the same treatment (this is how ``self.W`` works in converted methods); assigning
+  an attribute raises, except storing back the array it holds (``self.W += g``).
+
+Captured arrays may be updated in place (``W += g``, ``self.W[i] = v``, ``PARAMS["w"] -= g``): the
+update is written back into the array after every call, as for arguments.
 """
 
 from __future__ import annotations
@@ -186,6 +190,30 @@ def _refuse(kind: str):
     return mutator
 
 
+def _refuse_new_items(kind: str):
+    """``__setitem__`` of a read-only container: storing back the very item it holds is allowed.
+
+    ``PARAMS["w"] += g`` runs ``PARAMS["w"] = PARAMS["w"].__iadd__(g)``: the array is updated in
+    place (a captured array, written back after the call) and the item is rebound to the same
+    object, which changes nothing. Any other value would change the container itself.
+    """
+    refuse = _refuse(kind)
+
+    def __setitem__(self, key, value):
+        if not isinstance(key, slice) and _holds(self, key, value):
+            return
+        refuse(self, key, value)
+
+    return __setitem__
+
+
+def _holds(container: Any, key: Any, value: Any) -> bool:
+    try:
+        return container[key] is value
+    except (IndexError, KeyError, TypeError):
+        return False
+
+
 class FrozenList(list):
     """A list of captured values that refuses in-place changes."""
 
@@ -199,20 +227,21 @@ class FrozenList(list):
         "clear",
         "sort",
         "reverse",
-        "__setitem__",
         "__delitem__",
         "__iadd__",
         "__imul__",
     ):
         locals()[_m] = _refuse("list")
+    __setitem__ = _refuse_new_items("list")
 
 
 class FrozenDict(dict):
     """A dict of captured values that refuses in-place changes."""
 
     __slots__ = ()
-    for _m in ("__setitem__", "__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"):
+    for _m in ("__delitem__", "pop", "popitem", "clear", "update", "setdefault", "__ior__"):
         locals()[_m] = _refuse("dict")
+    __setitem__ = _refuse_new_items("dict")
 
 
 # --- objects -------------------------------------------------------------------------------------
@@ -237,12 +266,22 @@ class ObjectProxy:
         return capture_value(value, AttrSource(self._dy2st_source, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if self._holds_array(name, value):
+            # `self.w += x` runs `self.w = self.w.__iadd__(x)`: the array was updated in place (a
+            # captured array, written back after the call) and the attribute is rebound to the
+            # same object, which changes nothing.
+            return
         raise GraphBuildError(
             f"assigning the attribute '{name}' inside a converted function is not supported: the "
             "assignment would run once, when the graph is built, not at every call",
             user_location(2),
             "return the new value from the function and assign it outside",
         )
+
+    def _holds_array(self, name: str, value: Any) -> bool:
+        """Is ``value`` the tensor standing for the array the attribute ``name`` holds now?"""
+        held = getattr(self._dy2st_obj, name, MISSING)
+        return isinstance(held, np.ndarray) and capture_value(held, AttrSource(self._dy2st_source, name)) is value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = type(self._dy2st_obj).__call__

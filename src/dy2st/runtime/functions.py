@@ -36,9 +36,12 @@ def unwrap_converted(f: Any) -> Any | None:
 
 
 def converted_function(fn: types.FunctionType) -> types.FunctionType:
-    """The converted version of the plain Python function ``fn`` (cached per function object)."""
+    """The converted version of the plain Python function ``fn`` (cached per function object, as
+    long as it keeps its code: reloading tools such as IPython's autoreload replace ``__code__``)."""
     try:
-        return _FUNCTION_CACHE[fn]
+        cached = _FUNCTION_CACHE[fn]
+        if cached.__dict__["__dy2st_original_code__"] is fn.__code__:
+            return cached
     except (KeyError, TypeError):
         pass
     converted = convert_code(fn)
@@ -47,6 +50,7 @@ def converted_function(fn: types.FunctionType) -> types.FunctionType:
     new.__qualname__ = fn.__qualname__
     new.__doc__ = fn.__doc__
     new.__dict__["__dy2st_original__"] = fn
+    new.__dict__["__dy2st_original_code__"] = fn.__code__
     try:
         _FUNCTION_CACHE[fn] = new
     except TypeError:

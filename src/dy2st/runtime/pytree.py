@@ -204,6 +204,9 @@ def flatten(obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_arr
     if is_leaf(obj):
         leaves.append(obj)
         if is_array(obj):
+            # The dtype with its byte order: a big-endian and a native argument get graphs of their
+            # own, since a graph bakes in the argument's byte order where eager results keep it
+            # (`np.zeros_like(x)`, `x` returned after `x += 1`).
             return TreeDef(LEAF, (), (tuple(obj.shape), obj.dtype, isinstance(obj, np.generic)))
         return ANY_LEAF
     if type(obj) is tuple:

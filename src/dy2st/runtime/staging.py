@@ -4,20 +4,55 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError
-from dy2st.ir.core import Graph
+from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, runtime_error
+from dy2st.ir.core import Graph, Op, Value
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
+from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.values import PythonNumber
 from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
+from dy2st.runtime.recursion import watch_recursion
 from dy2st.staging.builder import FORMAT_MARK, GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
+
+
+@dataclass(frozen=True)
+class InPlaceUpdate:
+    """An input (argument leaf or captured array) the function updates in place.
+
+    Attributes:
+        index: the input's position among the graph's inputs then captures.
+        name: how the user names it (``x``, ``pair[0]``, a global's name).
+        is_argument: an argument leaf, not an array read from a global, closure or attribute.
+        loc: where the first update is, when every call runs it before anything the caller could
+            see (``_runs_before_any_effect``); None otherwise (the first update is under a tensor
+            condition or in a loop, which a call may skip, or comes after a print or another
+            input's update), and the call then runs the Python function to fail where NumPy does.
+    """
+
+    index: int
+    name: str
+    is_argument: bool
+    loc: SourceLocation | None
+
+    def read_only_error(self) -> Dy2stRuntimeError:
+        """What NumPy raises at the update when the array is read-only, naming the array."""
+        what = "argument" if self.is_argument else "array"
+        return runtime_error(
+            ValueError("output array is read-only"),
+            f"the {what} '{self.name}' is updated in place here, but the array passed for it is read-only "
+            "(its flags.writeable is False): ValueError: output array is read-only",
+            self.loc,
+            note=f"pass a writable array (a copy), or assign to a new array ({self.name} = {self.name} + ...) "
+            "instead of updating it in place",
+        )
 
 
 @dataclass
@@ -31,6 +66,7 @@ class Program:
         guards: (source, value) of Python values read from globals; a change rebuilds the graph.
         writebacks: output index -> argument index, for arrays the function updates in place.
         num_results: how many leading graph outputs belong to the function's result.
+        in_place_updates: the inputs the function updates in place, one per written input.
     """
 
     graph: Graph
@@ -39,11 +75,16 @@ class Program:
     guards: list[tuple[Any, Any]]
     writebacks: dict[int, int] = field(default_factory=dict)
     num_results: int = 0
+    in_place_updates: list[InPlaceUpdate] = field(default_factory=list)
 
     def captures_match(self, captured: list[Any]) -> bool:
         """Do the arrays read from globals now still have the types the graph was built for?"""
         for array, value in zip(captured, self.graph.captures):
-            if not isinstance(array, np.ndarray) or array.shape != value.type.shape or array.dtype != value.type.dtype:
+            if (
+                not isinstance(array, np.ndarray)
+                or array.shape != value.type.shape
+                or array.dtype != value.type.exact_dtype  # byte order too: a graph bakes it in
+            ):
                 return False
         return True
 
@@ -58,6 +99,25 @@ class Program:
         self._other_guard_keys = [(s, key) for s, key in keys if not _is_global_identity_guard(s, key)]
         self._guard_keys = keys
         self._written_inputs = sorted(set(self.writebacks.values()))
+
+    def runs_eagerly(self, inputs: Sequence[Any]) -> bool:
+        """Must this call run the Python function rather than the graph?
+
+        Only graphs that update inputs in place ask. Inputs that overlap (``inputs_overlap``) run
+        the Python function. A read-only input whose first update every call runs before
+        anything visible raises NumPy's ``ValueError`` at that update's line, before anything
+        runs (the graph itself would only fail when writing it back, after running everything
+        else); any other read-only updated input runs the Python function, which raises where
+        and if NumPy does (see ``InPlaceUpdate.loc``).
+        """
+        if self.inputs_overlap(inputs):
+            return True
+        for update in self.in_place_updates:
+            if not inputs[update.index].flags.writeable:
+                if update.loc is None:
+                    return True
+                raise update.read_only_error()
+        return False
 
     def inputs_overlap(self, inputs: Sequence[Any]) -> bool:
         """Does an input the graph updates in place share memory with another input?
@@ -129,14 +189,17 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
             tensors = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
                 placeholder = builder.add_input(type_of_array(leaf), path)
-                tensors.append(Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic)))
+                tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
+                builder.caller_arrays[id(tensor)] = tensor
+                tensors.append(tensor)
             inputs.extend(tensors)
             # Objects (``self`` of a method...) are read through proxies so that arrays in their
             # attributes become captures read by reference, like global arrays.
             hook = functools.partial(_object_argument, param)
             symbolic_arguments[param] = unflatten(treedef, tensors, hook)
         bound = inspect.BoundArguments(signature, symbolic_arguments)
-        result = fn(*bound.args, **bound.kwargs)
+        # Watched like the calls inside it, so that recursion back into fn is seen from its first call.
+        result = watch_recursion(fn, builder)(*bound.args, **bound.kwargs)
         _refuse_formatted_strings(result)
 
         out_leaves: list = []
@@ -144,13 +207,70 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
         outputs = [_output_value(builder, leaf) for leaf in out_leaves]
         num_results = len(outputs)
         writebacks = {}
+        first_updates: dict[int, Op | None] = {}
         captures = list(builder.capture_tensors.values())
         for arg_index, tensor in enumerate(inputs + captures):
-            if tensor._value is not builder.graph.body.args[arg_index]:
+            argument = builder.graph.body.args[arg_index]
+            if tensor._value is not argument:
                 writebacks[len(outputs)] = arg_index
                 outputs.append(tensor._value)
-        graph = builder.finish(outputs)
-    return Program(graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results)
+                first_updates[arg_index] = _first_update(argument, tensor._value)
+        graph = builder.finish(outputs, attrs=_zero_d_result_kinds(out_leaves))
+    updates = [
+        InPlaceUpdate(
+            index,
+            graph.body.args[index].name_hint or "?",
+            index < len(inputs),
+            first.loc if first is not None and _runs_before_any_effect(first, graph, first_updates.values()) else None,
+        )
+        for index, first in first_updates.items()
+    ]
+    return Program(graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results, updates)
+
+
+def _first_update(argument: Value, final: Value) -> Op | None:
+    """The op of the first in-place update of ``argument``, when every call runs it.
+
+    Each update (``x += 1``, ``x[i] = v``, the cast back to ``x``'s dtype) reads the array's
+    previous contents as its first operand, so the chain of first operands from the final value
+    leads back to the argument. None when it passes a ``cond`` or ``while_loop`` (the update it
+    stands for may not run) or leads elsewhere.
+    """
+    value, first = final, None
+    while value is not argument:
+        op = value.op
+        if op is None or op.regions or not op.operands:
+            return None
+        first, value = op, op.operands[0]
+    return first
+
+
+def _runs_before_any_effect(update: Op, graph: Graph, first_updates: Iterable[Op | None]) -> bool:
+    """Does ``update`` (a top-level op) run before anything the caller could see: a print, an
+    assertion, a random draw, or the first update of another input? Only then can a call that
+    would fail at ``update`` fail before running the graph and leave what eager code leaves."""
+    ops = graph.body.ops
+    if update not in ops:
+        return False
+    position = ops.index(update)
+    if any(get_op(inner.name).side_effect for op in ops[:position] for inner in op.walk()):
+        return False
+    return all(other is update or (other in ops and ops.index(other) > position) for other in first_updates)
+
+
+def _zero_d_result_kinds(leaves: list[Any]) -> dict[str, Any] | None:
+    """The return op's ``RESULT_KINDS``: for each 0-d result, whether eager code returns a NumPy
+    scalar or a 0-d array there (None for the others, and where that depends on the path a tensor
+    ``if`` or loop took: the executor then returns what the path gave). The graph's ops may give
+    the other kind once optimized (``y * 1.0`` of a 0-d array is a NumPy scalar, simplified to
+    ``y`` an array), so the executor converts. None when no result is 0-d."""
+    kinds = [
+        {True: NUMPY_SCALAR, False: ZERO_D_ARRAY}.get(leaf._scalar)
+        if isinstance(leaf, Tensor) and not leaf.type.shape and not isinstance(leaf, PythonNumber)
+        else None
+        for leaf in leaves
+    ]
+    return {RESULT_KINDS: tuple(kinds)} if any(kinds) else None
 
 
 def _refuse_formatted_strings(result: Any) -> None:

@@ -24,7 +24,10 @@ def is_user_function(fn: Any) -> bool:
     module = getattr(fn, "__module__", "") or ""
     if module.split(".")[0] in ("numpy", "dy2st"):
         return False
-    filename = os.path.abspath(fn.__code__.co_filename)
-    if fn.__code__.co_filename.startswith("<"):
-        return False
-    return not filename.startswith(library_dirs())
+    filename = fn.__code__.co_filename
+    return not filename.startswith("<") and not is_library_file(filename)
+
+
+def is_library_file(filename: str) -> bool:
+    """True for a file of the standard library, an installed package or dy2st itself."""
+    return os.path.abspath(filename).startswith(library_dirs())

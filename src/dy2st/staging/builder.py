@@ -42,6 +42,12 @@ class GraphBuilder:
         self.blocks: list[Block] = [self.graph.body]
         self.captures: list[Any] = []
         self.capture_tensors: dict[tuple, Any] = {}
+        # The tensors standing for arrays the caller holds (arguments and captures), by id.
+        self.caller_arrays: dict[int, Any] = {}
+        # Tensors standing in for another array object, by id: a tensor loop's copy of a carried
+        # variable, which is the array from before the loop in the first iteration. Each entry
+        # holds a weak reference to the stand-in (ids of dead tensors are reused) and the array.
+        self.stand_ins: dict[int, tuple[Any, Any]] = {}
         self.guards: list[tuple[Any, Any]] = []
         self.mutation_logs: list[list[tuple[Any, Value]]] = []
         # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,
@@ -94,7 +100,15 @@ class GraphBuilder:
         if tensor is None:
             value = self.add_capture(type_of_array(array), source.name, source)
             tensor = self.capture_tensors[key] = Tensor(value, self)
+            self.caller_arrays[id(tensor)] = tensor
         return tensor
+
+    def can_see(self, value: Value) -> bool:
+        """Can an op emitted now use ``value``: is it defined in the block being emitted into
+        or in one enclosing it (not in a finished branch or loop body, or a scratch block)?"""
+        owner = value.owner
+        block = owner if isinstance(owner, Block) else owner.parent
+        return any(open_block is block for open_block in self.blocks)
 
     # --- emitting ops ----------------------------------------------------------------------
     def emit(
@@ -143,7 +157,7 @@ class GraphBuilder:
 
         for name, value in frame.f_locals.items():
             if isinstance(value, Tensor) and value._builder is self:
-                v = value._value
+                v = value._own  # not ``_value``: naming must not re-derive a view (emit ops)
                 if v.name_hint is None and isinstance(v.owner, Op):
                     v.name_hint = name
 
@@ -187,6 +201,6 @@ class GraphBuilder:
             if self.mutation_logs:
                 self.mutation_logs[-1].extend(log)
 
-    def finish(self, outputs: list[Value], loc: SourceLocation | None = None) -> Graph:
-        self.graph.body.append(Op(RETURN, outputs, [], loc=loc))
+    def finish(self, outputs: list[Value], loc: SourceLocation | None = None, attrs: dict | None = None) -> Graph:
+        self.graph.body.append(Op(RETURN, outputs, [], attrs, loc=loc))
         return self.graph

@@ -21,8 +21,7 @@ METHOD_HANDLERS: dict[str, Callable[..., Any]] = {}
 PROPERTY_HANDLERS: dict[str, Callable[..., Any]] = {}
 
 # The indexing family's entry points, under these keys: ``read(tensor, index)`` and
-# ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``; ``write_through_view(view, new,
-# what)`` sends an in-place update of a view into its base array.
+# ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``.
 INDEXING: dict[str, Callable[..., Any]] = {}
 
 # NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a
@@ -58,6 +57,37 @@ def prop(*names: str) -> Callable:
     def decorate(fn: Callable) -> Callable:
         for n in names:
             PROPERTY_HANDLERS[n] = fn
+        return fn
+
+    return decorate
+
+
+# ndarray attributes whose assignment in user code Tensor intercepts with a data descriptor (a
+# ``__setattr__`` would slow down every internal attribute write): NumPy's writable attributes
+# (``x.real = v``, ``x.shape = s``, ...), ``data`` (writable before NumPy 2.4) and the read-only
+# ones, whose assignment NumPy refuses with an AttributeError. An op family registers what
+# assigning each does with ``@setter``; assigning one without a setter is refused.
+ASSIGNED_ATTRIBUTES = (
+    *("real", "imag", "shape", "dtype", "strides", "data", "flat"),
+    *("T", "mT", "ndim", "size", "itemsize", "nbytes", "base", "flags", "ctypes", "device"),
+)
+ATTRIBUTE_SETTERS: dict[str, Callable[[Any, Any], None]] = {}
+
+# Questions about the user's program that only the runtime can answer, because it sees the user's
+# frames; the runtime registers them here so that op families below it can ask. Under the key
+# ``other_references``: ``fn(tensor) -> str | None`` says what besides one variable of the user's
+# code can reach the array object (the caller, other variables, containers, views), or None.
+RUNTIME_QUERIES: dict[str, Callable[..., Any]] = {}
+
+
+def setter(*names: str) -> Callable:
+    """Decorator: register ``fn(tensor, value)`` as what assigning these ndarray attributes does."""
+
+    def decorate(fn: Callable) -> Callable:
+        for n in names:
+            if n not in ASSIGNED_ATTRIBUTES:
+                raise KeyError(f"ndarray attribute {n!r} has no data descriptor on Tensor (ASSIGNED_ATTRIBUTES)")
+            ATTRIBUTE_SETTERS[n] = fn
         return fn
 
     return decorate

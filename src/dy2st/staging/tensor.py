@@ -4,23 +4,52 @@ A ``Tensor`` stands for one NumPy array object. Its current contents are an SSA 
 update (``t[i] = v``, ``t += 1``) rebinds the tensor to a new value, so every Python name that
 refers to the same array object sees the update, exactly as with NumPy arrays. The builder logs each
 update so control-flow staging can carry updates made inside branches and loops.
+
+Views follow their base as NumPy views do. A view NumPy always makes (basic indexing, transposes,
+reshapes that only split axes, broadcast_to, diagonal) is an *exact view*: it keeps its parent
+tensor and a recipe (``ViewRecipe``), its contents are re-derived from the parent's current
+contents whenever the parent was updated since, and an update of the view is written into the
+parent. A result that may or may not share memory with an array (a reshape that merges axes, which
+NumPy copies for some layouts; a cond or loop result that was a view on some path) records which
+arrays it may share and their contents then (``_shares``): it may be read while they are unchanged,
+and an update of either is refused with a clear error rather than risk a silent difference.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.core import Value
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
 from dy2st.ir.types import TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
-from dy2st.staging.handlers import INDEXING, METHOD_HANDLERS, PROPERTY_HANDLERS
+from dy2st.staging.handlers import (
+    ASSIGNED_ATTRIBUTES,
+    ATTRIBUTE_SETTERS,
+    CREATION_HANDLERS,
+    INDEXING,
+    METHOD_HANDLERS,
+    PROPERTY_HANDLERS,
+)
+from dy2st.staging.sequence_operands import with_sequence_rules
 
 PYTHON_SCALARS = (bool, int, float, complex)
+
+
+class ViewRecipe(Protocol):
+    """How an exact view's contents follow its parent's (see the module docstring)."""
+
+    def derive(self, parent: Tensor) -> Tensor:
+        """The view of the parent's current contents (emits the view op again)."""
+        ...
+
+    def write_back(self, parent: Tensor, new: Tensor, what: str) -> Tensor:
+        """The parent's new contents once the view holds ``new``; raises for read-only views."""
+        ...
 
 
 class Tensor:
@@ -32,34 +61,114 @@ class Tensor:
     raises ``TensorValueError`` naming the user's line.
     """
 
-    __slots__ = ("_value", "_builder", "_base", "_base_version", "_version", "_scalar", "_guard", "__weakref__")
+    __slots__ = (
+        "_own",
+        "_builder",
+        "_parent",
+        "_recipe",
+        "_derived_from",
+        "_shares",
+        "_scalar",
+        "_guard",
+        "__weakref__",
+    )
     __array_priority__ = 1000  # make NumPy defer binary operators to us
+    # The type on each path, for a value whose shape depends on which branch of a tensor ``if``
+    # ran (runtime/control_flow/path_shaped.py); None for every other tensor.
+    _alternatives: tuple[TensorType, ...] | None = None
 
-    def __init__(self, value: Value, builder: GraphBuilder, base: Tensor | None = None, scalar: bool = False):
-        self._value = value
+    def __init__(
+        self,
+        value: Value,
+        builder: GraphBuilder,
+        shares: tuple[tuple[Tensor, Value], ...] = (),
+        scalar: bool = False,
+    ):
+        self._own = value
         # True where eager NumPy would hold an immutable NumPy scalar (a 0-d op result or an
         # np.generic argument): in-place operators then rebind the name instead of updating.
         self._scalar = scalar
         self._builder = builder
-        self._base = base
-        self._base_version = base._version if base is not None else 0
-        self._version: int = 0
+        # An exact view: the tensor it was taken from, and how to take it again.
+        self._parent: Tensor | None = None
+        self._recipe: ViewRecipe | None = None
+        self._derived_from: Value | None = None  # the parent's contents ``_own`` was derived from
+        # Arrays this value may share memory with, and their contents when it was made.
+        self._shares = shares
         # A run-time check that every use must emit first (a variable a tensor loop may never
         # have assigned: runtime/control_flow/assigned.py); None for almost every tensor.
         self._guard: Any = None
 
+    # --- contents ---------------------------------------------------------------------------
+    @property
+    def _value(self) -> Value:
+        """The SSA value of the array's current contents (a view's follow its parent's)."""
+        if self._parent is not None:
+            self._follow_parent()
+        return self._own
+
+    @_value.setter
+    def _value(self, value: Value) -> None:
+        assert self._parent is None, "an exact view's contents follow its parent's"
+        self._own = value
+
+    def _follow_parent(self) -> None:
+        parent, recipe = self._parent, self._recipe
+        assert parent is not None and recipe is not None
+        parent_value = parent._value
+        if parent_value is not self._derived_from or not self._builder.can_see(self._own):
+            derived = recipe.derive(parent)._own
+            if derived.type != self._own.type:  # the parent was reshaped in place (``x.shape = s``)
+                raise GraphBuildError(
+                    f"a view of an array whose shape was assigned after the view was taken (it was "
+                    f"{self._own.type}, taken again it would be {derived.type})",
+                    user_location(4),
+                    "take the view after assigning .shape, or rebind the array: y = y.reshape(...)",
+                )
+            self._own = derived
+            self._derived_from = parent_value
+
+    def _make_view_of(self, parent: Tensor, recipe: ViewRecipe) -> None:
+        """Make this op result an exact view of ``parent`` (it was just computed from it)."""
+        self._parent, self._recipe = parent, recipe
+        self._derived_from = parent._value
+        self._shares = ()
+
+    def _root(self) -> Tensor:
+        """The array object an exact view was (eventually) taken from; itself for others."""
+        tensor = self
+        while tensor._parent is not None:
+            tensor = tensor._parent
+        return tensor
+
+    def _shared_arrays(self) -> tuple[tuple[Tensor, Value], ...]:
+        """Every array this tensor may share memory with, with its current contents: its root
+        (itself, for an array that is no view) and what that root may share in turn."""
+        shares: dict[tuple[int, int], tuple[Tensor, Value]] = {}
+        tensor: Tensor | None = self
+        while tensor is not None:
+            shares.update(((id(a), id(c)), (a, c)) for a, c in tensor._shares)
+            if tensor._parent is None:
+                shares[id(tensor), id(tensor._own)] = (tensor, tensor._own)
+            tensor = tensor._parent
+        return tuple(shares.values())
+
+    def _aliases(self) -> tuple[tuple[Tensor, Value], ...]:
+        """The other arrays this tensor may share memory with (none for an array that is no view)."""
+        return tuple(pair for pair in self._shared_arrays() if pair[0] is not self)
+
     # --- properties known statically -----------------------------------------------------
     @property
     def type(self) -> TensorType:
-        return self._value.type
+        return self._own.type  # a view's type never changes when its contents are derived again
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._value.type.shape
+        return self._own.type.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self._value.type.dtype
+        return self._own.type.exact_dtype  # '>f8' for a big-endian array, as ndarray.dtype
 
     @property
     def ndim(self) -> int:
@@ -67,7 +176,7 @@ class Tensor:
 
     @property
     def size(self) -> int:
-        return self._value.type.size
+        return self._own.type.size
 
     @property
     def itemsize(self) -> int:
@@ -75,7 +184,7 @@ class Tensor:
 
     @property
     def nbytes(self) -> int:
-        return self._value.type.nbytes
+        return self._own.type.nbytes
 
     def __len__(self) -> int:
         if not self.shape:
@@ -173,31 +282,35 @@ class Tensor:
     def _assign(self, new: Tensor, what: str) -> None:
         """Rebind this array object to new contents (an in-place update)."""
         self._check_fresh()
-        if self._base is not None:
-            if new.shape == self.shape and INDEXING["write_through_view"](self, new, what):
-                return  # x[i] += v: the update went into the indexed array
+        if new.shape != self.shape:
+            raise GraphBuildError(f"{what} would change the array from {self.type} to {new.type}", user_location(3))
+        parent, recipe = self._parent, self._recipe
+        if parent is not None and recipe is not None:
+            # Through a view: the parent takes the update, and the view shows it.
+            parent._assign(recipe.write_back(parent, new, what), what)
+            self._own, self._derived_from = new._value, parent._value
+            return
+        if self._shares:
             raise GraphBuildError(
-                f"{what} writes into a view of another array; dy2st does not track aliasing "
-                "between views and their base",
+                f"{what} writes into an array that may share memory with another one (NumPy makes "
+                "a view or a copy depending on the layout, or a branch or loop chose between a view "
+                "and another array); dy2st cannot tell which arrays the update would change",
                 user_location(3),
                 "take a copy first (v = a[...].copy()) or update the base array directly",
             )
-        if new.shape != self.shape:
-            raise GraphBuildError(f"{what} would change the array from {self.type} to {new.type}", user_location(3))
-        self._builder.log_mutation(self, self._value)
-        self._value = new._value
-        self._version += 1
+        self._builder.log_mutation(self, self._own)
+        self._own = new._value
 
     def _inplace(self, opname: str, other) -> Tensor:
         result = apply(opname, self, other)
         if self._scalar:
             return result  # NumPy scalars are immutable: `s += 1` rebinds s
         if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise GraphBuildError(
+            message = (
                 f"in-place {opname}: cannot cast the result {result.dtype} to the array's dtype "
-                f"{self.dtype} with casting rule 'same_kind' (NumPy raises here too)",
-                user_location(2),
+                f"{self.dtype} with casting rule 'same_kind' (NumPy raises here too)"
             )
+            raise build_error(TypeError(message), message, user_location(2))  # NumPy's class is a TypeError
         if result.dtype != self.dtype:
             result = result.astype(self.dtype)  # the ndarray method, staged by its handler
         if result.shape != self.shape:
@@ -210,19 +323,33 @@ class Tensor:
         return self
 
     def _check_fresh(self) -> None:
-        base = self._base
-        if base is not None and base._version != self._base_version:
-            raise GraphBuildError(
-                "this array is a view of an array that was updated in place after the view was "
-                "taken; dy2st does not track aliasing between views and their base",
-                user_location(3),
-                "take a copy (v = a[...].copy()) before updating the base array",
-            )
+        """Refuse to read a value that may share memory with an array updated since it was made:
+        whether it sees the update depends on a memory layout dy2st does not know."""
+        tensor: Tensor | None = self
+        while tensor is not None:
+            for array, contents in tensor._shares:
+                if array._own is not contents:
+                    raise GraphBuildError(
+                        "this array may share memory with an array that was updated in place after "
+                        "it was made (NumPy makes a view or a copy depending on the layout, or a "
+                        "branch or loop chose between a view and another array), so dy2st cannot "
+                        "tell whether it sees the update",
+                        user_location(3),
+                        "take a copy (v = a[...].copy()) before updating the base array, or index "
+                        "the base array again after the update",
+                    )
+            tensor = tensor._parent
 
 
-def as_value(builder: GraphBuilder, operand: Any) -> Value:
-    """The SSA value of an operand: a Tensor's current value, or a new constant."""
+def as_value(builder: GraphBuilder, operand: Any, path_shaped_ok: bool = False) -> Value:
+    """The SSA value of an operand: a Tensor's current value, or a new constant.
+
+    A value whose shape depends on the path a tensor ``if`` took is refused unless the caller
+    checked that the use cannot observe its shape (``path_shaped_ok``).
+    """
     if isinstance(operand, Tensor):
+        if operand._alternatives is not None and not path_shaped_ok:
+            raise operand.shape_observed("used where its shape matters")
         if operand._builder is not builder:
             raise GraphBuildError(
                 "a tensor from another graph (or from a finished trace) is used here; tensors "
@@ -235,6 +362,10 @@ def as_value(builder: GraphBuilder, operand: Any) -> Value:
         return operand._value
     if isinstance(operand, (PYTHON_SCALARS, np.ndarray, np.generic)):
         return builder.const(operand, user_location(3))
+    if isinstance(operand, (list, tuple)):
+        # NumPy makes an array of a sequence operand (np.asarray, which stacks the tensors it
+        # holds) and promotes it as an array: `x_f32 * [1.0, 2.0]` is float64.
+        return as_value(builder, CREATION_HANDLERS[np.asarray](operand))
     if getattr(type(operand), "unbound_variable", False):
         raise operand.error()  # ``x + y`` with y unbound (control_flow.Undefined): name y
     raise UnsupportedOpError(
@@ -256,13 +387,21 @@ def find_builder(operands) -> GraphBuilder:
 def apply(name: str, *operands: Any, **attrs: Any) -> Any:
     """Emit op ``name`` on the operands; return a Tensor (or a tuple for several results)."""
     builder = find_builder(operands)
-    values = [as_value(builder, o) for o in operands]
+    path_shaped = next((o for o in operands if isinstance(o, Tensor) and o._alternatives is not None), None)
+    values = [as_value(builder, o, path_shaped is not None) for o in operands]
+    per_path = None
+    if path_shaped is not None:  # the result types on each path, or None if they all agree
+        per_path = path_shaped.result_alternatives(name, operands, values, attrs)
     op = builder.emit(name, values, attrs, loc=user_location(2))
-    opdef = get_op(name)
-    base = None
-    if opdef.view and operands and isinstance(operands[0], Tensor):
-        base = operands[0]._base if operands[0]._base is not None else operands[0]
-    results = [Tensor(v, builder, base, scalar=not v.type.shape) for v in op.results]
+    if path_shaped is not None and per_path is not None:
+        results = [path_shaped.with_path_types(v, types) for v, types in zip(op.results, per_path)]
+        return results[0] if len(results) == 1 else tuple(results)
+    shares: tuple[tuple[Tensor, Value], ...] = ()
+    if get_op(name).view and operands and isinstance(operands[0], Tensor):
+        # It may share the operand's memory; handlers of views NumPy always makes turn the
+        # result into an exact view (``_make_view_of``).
+        shares = operands[0]._shared_arrays()
+    results = [Tensor(v, builder, shares, scalar=not v.type.shape) for v in op.results]
     return results[0] if len(results) == 1 else tuple(results)
 
 
@@ -289,7 +428,11 @@ def _binary(ufunc: np.ufunc):
     def inplace(self, other):
         return self._inplace(_operator_op(ufunc), other)
 
-    return forward, reflected, inplace
+    return (
+        with_sequence_rules(ufunc, forward),
+        with_sequence_rules(ufunc, reflected, reflected=True),
+        with_sequence_rules(ufunc, inplace),
+    )
 
 
 # Python operators are NumPy's ufuncs, as on ndarray: ``a + b`` stages the op registered for np.add.
@@ -334,6 +477,37 @@ for _dunder, _ufunc in {
 # divmod(a, b) is np.divmod: a (quotient, remainder) pair of results. No in-place form.
 for _dunder, _method in zip(("__divmod__", "__rdivmod__"), _binary(np.divmod)[:2]):
     setattr(Tensor, _dunder, _method)
+
+
+def _assign_attribute(tensor: Tensor, name: str, value: Any) -> None:
+    """``tensor.name = value`` in user code: what the op family registered, or a refusal."""
+    assign = ATTRIBUTE_SETTERS.get(name)
+    if assign is None:
+        raise UnsupportedOpError(
+            f"assigning the ndarray attribute '{name}' is not supported on symbolic tensors", user_location(3)
+        )
+    assign(tensor, value)
+
+
+def _assignable(name: str) -> property:
+    """A data descriptor for an ndarray attribute whose assignment dy2st intercepts: reading is
+    unchanged (a static property of Tensor, or a property handler through ``__getattr__``)."""
+    existing = Tensor.__dict__.get(name)
+    if isinstance(existing, property):
+        getter = existing.fget
+    else:
+
+        def getter(tensor: Tensor) -> Any:
+            return tensor.__getattr__(name)
+
+    def assign(tensor: Tensor, value: Any) -> None:
+        _assign_attribute(tensor, name, value)
+
+    return property(getter, assign, doc=f"ndarray.{name}")
+
+
+for _name in ASSIGNED_ATTRIBUTES:
+    setattr(Tensor, _name, _assignable(_name))
 
 
 def apply_effect(name: str, *operands: Any, **attrs: Any) -> None:

@@ -32,15 +32,17 @@ from dy2st.backend.numpy.fused import build_fused_kernel
 from dy2st.backend.numpy.kernels import out_kernel
 from dy2st.backend.numpy.lowering import (
     COMPARISON_OPERATORS,
-    NUMPY_ONLY_OPERATORS,
-    UNARY_FUNCTIONS,
+    FUNCTION_OPERATORS,
     defined_outside,
+    holds_python_number,
     is_inline_literal,
-    may_be_python_numbers,
+    loop_comparison,
 )
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.python_numbers import python_power
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.memory_plan import planned_slots, schedule
 
@@ -59,6 +61,16 @@ class GeneratedCode:
         self.persistent_bytes = persistent_bytes
         exec(compile(source, filename, "exec"), namespace)
         self.function = namespace["run"]
+
+
+def as_numpy_scalar(value: Any) -> Any:
+    """A 0-d result as the NumPy scalar eager code returns (ops may give a 0-d array)."""
+    return value[()] if type(value) is np.ndarray else value
+
+
+def as_zero_d_array(value: Any) -> Any:
+    """A 0-d result as the 0-d array eager code returns (ops may give a NumPy scalar)."""
+    return value if isinstance(value, np.ndarray) else np.array(value)
 
 
 def copy_output(value: Any) -> Any:
@@ -88,10 +100,6 @@ class CodeGenerator:
         # Ops of small fused groups run op by op that overwrite a dying temporary of the group.
         # (op, operand) -> the name that op reads the operand by (a loop bound as a Python int).
         self.operand_names: dict[tuple[Op, Value], str] = {}
-        # Values that may hold a Python number at run time (literals, loop counters): Python's own
-        # arithmetic on two of them differs from NumPy's (``1 / 0`` raises), so some operators
-        # are written out only when an operand is known to be a NumPy value.
-        self.python_numbers = may_be_python_numbers(graph)
 
     # --- names -----------------------------------------------------------------------------
     def fresh(self, stem: str = "v") -> str:
@@ -230,7 +238,7 @@ class CodeGenerator:
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)
-        elif "python_operator" in op.attrs and self.numpy_operand(op):
+        elif "python_operator" in op.attrs:
             self.emit_scalar_operator(op, depth)
         else:
             self.emit_kernel_call(op, depth)
@@ -256,24 +264,26 @@ class CodeGenerator:
             self.line(depth, f"{', '.join(results)} = {call}", op)
 
     def emit_scalar_operator(self, op: Op, depth: int) -> None:
-        """``v = a < b``: on 0-d values Python's operators reach NumPy's scalar math, ten times
-        cheaper than a ufunc call, with the same results (they are what the eager code ran)."""
-        name = self.names[op.results[0]] = self.fresh()
+        """``v = a < b``: Python's operator, as the lowering recorded it. On the eager code's Python
+        numbers it is what the eager code ran; on a NumPy scalar it reaches NumPy's scalar math,
+        ten times cheaper than a ufunc call, with the values and types the ufunc gives."""
+        results = [self.fresh() for _ in op.results]
+        for value, name in zip(op.results, results):
+            self.names[value] = name
         operands = [self.operand_names.get((op, v)) or self.scalar_name(v) for v in op.operands]
         operator = op.attrs["python_operator"]
-        if operator in UNARY_FUNCTIONS:
-            self.line(depth, f"{name} = {operator}({operands[0]})", op)
+        if operator in FUNCTION_OPERATORS:
+            expression = f"{operator}({', '.join(operands)})"
+        elif operator == "**":
+            # Python's power may change type with the values (``2 ** -1`` is a float): checked.
+            power = self.bind(python_power, "python_power")
+            expected = _PYTHON_TYPES[op.results[0].type.dtype.kind]
+            expression = f"{power}({operands[0]}, {operands[1]}, {expected})"
+        elif len(operands) == 1:
+            expression = f"{operator} {operands[0]}" if operator.isalpha() else f"{operator}{operands[0]}"
         else:
-            left, right = operands
-            self.line(depth, f"{name} = {left} {operator} {right}", op)
-
-    def numpy_operand(self, op: Op) -> bool:
-        """Division and ``abs`` are written as Python operators only when an operand is known to
-        be a NumPy value, so NumPy's semantics apply (``np.float64(1) / 0`` is inf, ``1 / 0``
-        raises); ``+ - *`` and comparisons agree on Python numbers too."""
-        if op.attrs["python_operator"] not in NUMPY_ONLY_OPERATORS:
-            return True
-        return any(v not in self.python_numbers for v in op.operands)
+            expression = f"{operands[0]} {operator} {operands[1]}"
+        self.line(depth, f"{', '.join(results)} = {expression}", op)
 
     def emit_getitem(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """``v = x[i, 1:3]`` written out, instead of a kernel that rebuilds the index each call."""
@@ -287,18 +297,12 @@ class CodeGenerator:
     emit_gather = emit_getitem
 
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
-        """Loop counters: ``i + 1`` on a Python int already is one (the scalar operators keep it
-        so), so the kernel call, 0.3 µs per RNN step, is needed only for NumPy values."""
-        if op.attrs.get("counter_step"):
-            # ``i + 1`` on a counter that starts at a literal: always a Python number already.
+        """A NumPy value becomes a Python number; a Python operator's result already is one (the
+        lowering marks it ``already_python``), so nothing is emitted for it."""
+        if op.attrs.get("already_python"):
             self.names[op.results[0]] = self.name_of(op.operands[0])
             return
-        name = self.names[op.results[0]] = self.fresh()
-        value = self.name_of(op.operands[0])
-        kernel = self.kernel_for(op)
-        self.line(
-            depth, f"{name} = {value} if type({value}) is int or type({value}) is float else {kernel}({value})", op
-        )
+        self.emit_kernel_call(op, depth)
 
     def index_source(self, op: Op) -> str | None:
         """The subscript source of an indexing op's template (None if it holds anything else)."""
@@ -343,8 +347,19 @@ class CodeGenerator:
     def emit_return(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         outputs = []
         returned: set[Value] = set()
+        kinds = op.attrs.get(RESULT_KINDS, ())
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
+            kind = kinds[i] if i < len(kinds) else None
+            if kind == NUMPY_SCALAR:  # a new immutable scalar: no copy needed
+                name = f"{self.bind(as_numpy_scalar, 'as_numpy_scalar')}({name})"
+                if self.writebacks:  # taken before an argument it may be is written back
+                    name = self.bind_line(depth, name, op)
+                outputs.append(name)
+                returned.add(value)
+                continue
+            if kind == ZERO_D_ARRAY:
+                name = f"{self.bind(as_zero_d_array, 'as_zero_d_array')}({name})"
             # The same value twice (CSE merged `np.zeros(3), np.zeros(3)`) must still give the
             # caller two arrays, as eager NumPy does. Copies are taken before the write-backs
             # below: a returned value may be an argument's value on entry (`v = x * 1.0`
@@ -431,7 +446,8 @@ class CodeGenerator:
         if others:
             inits = [self.name_of(op.operands[i]) for i in others]
             self.line(depth, f"{_targets([carried[i] for i in others])} = {_targets(inits)}", op)
-        compare = cond_block.ops[-1].operands[0].owner
+        compare = loop_comparison(cond_block)
+        assert compare is not None, "a counted loop's condition is its comparison"  # counted_loop checked it
         start = self.name_of(op.operands[index])
         bound = self.fresh("bound")
         self.line(depth, f"{bound} = int({self.name_of(compare.operands[1])})", op)
@@ -464,14 +480,14 @@ class CodeGenerator:
         if compare.attrs.get("python_operator") not in COMPARISON_OPERATORS:
             return
         for value in compare.operands:
-            if (
-                value.type.dtype.kind in "iu"
-                and value not in self.python_numbers
-                and defined_outside(value, cond_block)
-            ):
+            if value.type.dtype.kind in "iu" and not holds_python_number(value) and defined_outside(value, cond_block):
                 name = self.fresh(f"{self.name_of(value)}_int")
                 self.line(depth, f"{name} = int({self.name_of(value)})")
                 self.operand_names[(compare, value)] = name
+
+
+# The Python type of a Python number of each dtype kind (the expected type of a checked power).
+_PYTHON_TYPES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 
 
 def _targets(names: list[str]) -> str:

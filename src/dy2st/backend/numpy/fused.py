@@ -16,7 +16,12 @@ reach main memory; a buffer is reused in place as soon as the value it holds is 
 Bit-identical to unfused NumPy: every op calls the same ufunc on operands of the same dtypes
 (Python-scalar constants are passed as the same Python scalars, so NumPy 2's weak promotion picks
 the same loop), and ``out=`` always has the dtype the unfused op would have produced, so NumPy
-selects the same inner loop and never casts.
+selects the same inner loop and never casts. Tiles are C-ordered, which is the memory order unfused
+NumPy gives its results when the inputs are in C order (``_c_ordered``); a group whose layout
+matters, because it reduces rows or because the memory plan marks its results ``eager_layout`` (a
+reduction reads them), runs its ops unfused, one NumPy call each, for inputs in another order
+(``x.T``, Fortran-ordered arrays), so its results have NumPy's order and its reductions round as
+NumPy's do.
 
 Tiling: when every input either has the output's shape and is C-contiguous or holds one element,
 inputs and outputs are flattened and cut into contiguous tiles of ``TILE_ELEMENTS``. Otherwise
@@ -46,13 +51,14 @@ machine the second core is rarely free.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
 import numpy as np
 
 from dy2st.errors import runtime_error
-from dy2st.ir.core import CONST, Block, Op, Value
+from dy2st.ir.core import CONST, Block, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
 from dy2st.ops.fused import FUSED
@@ -105,9 +111,11 @@ class TileProgram:
         self.scratch: list[tuple[np.dtype, str]] = []
         self.shape = iteration_shape(block)
         self.source = self._generate(block)
+        self.source += self._generate_unfused(block)
         self.alias_safe = self._outputs_written_after_inputs_read(block)
         exec(compile(self.source, self.filename, "exec"), self.namespace)
         self.function = self.namespace["run_tile"]
+        self.unfused = self.namespace["run_unfused"]
 
     def _kind(self, value: Value) -> str:
         return FULL if value.type.shape == self.shape else ROW
@@ -134,6 +142,26 @@ class TileProgram:
         params = [f"i{k}" for k in range(len(block.args))] + [f"o{k}" for k in range(len(outputs))]
         params += [f"s{k}" for k in range(len(self.scratch))]
         lines = [f"def run_tile({', '.join(params)}):"] + ["    " + line for line in body or ["pass"]]
+        return "\n".join(lines) + "\n"
+
+    def _generate_unfused(self, block: Block) -> str:
+        """``run_unfused(inputs...)``: the region's ops one NumPy call each, as unfused code runs
+        them, NumPy allocating every result (so each gets the memory order NumPy gives it)."""
+        first_line = self.source.count("\n") + 1
+        names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
+        body: list[str] = []
+        for op in block.ops[:-1]:
+            if op.name == CONST:
+                names[op.results[0]] = self._literal(op)
+                continue
+            names[op.results[0]] = f"t{len(body)}"
+            kernel = f"k{len(body)}"
+            self.namespace[kernel] = _unfused_kernel(op)
+            body.append(f"{names[op.results[0]]} = {kernel}({', '.join(names[v] for v in op.operands)})")
+            self.line_ops[first_line + len(body)] = op
+        outputs = "".join(f"{names[v]}, " for v in block.ops[-1].operands)
+        params = ", ".join(f"i{k}" for k in range(len(block.args)))
+        lines = [f"def run_unfused({params}):"] + ["    " + line for line in body] + [f"    return ({outputs})"]
         return "\n".join(lines) + "\n"
 
     def _call(self, op: Op, operands: list[str], target: str) -> str:
@@ -191,6 +219,17 @@ class TileProgram:
                 free.setdefault(self.scratch[int(name[1:])], []).append(name)
 
 
+def _unfused_kernel(op: Op):
+    """The NumPy function unfused code calls for a region op: its ufunc, or its kernel with the
+    op's attributes (a reduction's axis and keepdims)."""
+    opdef = get_op(op.name)
+    attrs = kernel_attrs(op)
+    if opdef.ufunc is not None and not attrs:
+        return opdef.ufunc
+    assert opdef.kernel is not None, f"{op.name} in a fused region has no kernel"  # ufuncs and reductions
+    return functools.partial(opdef.kernel, **attrs) if attrs else opdef.kernel
+
+
 def _last_uses(ops: list[Op]) -> dict[Value, int]:
     last: dict[Value, int] = {}
     for index, op in enumerate(ops):
@@ -221,11 +260,16 @@ class FusedKernel:
         self.single = len(op.results) == 1
         self.tile_elements = max(1, TILE_ELEMENTS if tile_elements is None else tile_elements)
         self.split = TileSplit(self.shape, self.tile_elements, self.whole_rows)
+        # Tiles write C-ordered results and reduce C-ordered rows, which is what unfused NumPy
+        # does only when its inputs are laid out in C order (``_c_ordered``).
+        self.keeps_eager_layout = self.whole_rows or bool(op.attrs.get("eager_layout"))
         self._scratch: list[np.ndarray] | None = None
         self._whole_view_cache: tuple[list[np.ndarray], list[np.ndarray]] | None = None
         self._scratch_lock = threading.Lock()
 
     def __call__(self, *inputs: Any, out: Any = None) -> Any:
+        if self.keeps_eager_layout and not all(map(_c_ordered, inputs)):
+            return self._run_unfused(inputs, out)
         outputs = self._outputs(out)
         # The scratch buffers are reused across calls; a concurrent call (another thread) gets
         # its own rather than waiting.
@@ -249,6 +293,20 @@ class FusedKernel:
             # Eager NumPy returns scalars from 0-d elementwise ops and full reductions.
             outputs = [o[()] if o.ndim == 0 else o for o in outputs]
         return outputs[0] if self.single else tuple(outputs)
+
+    def _run_unfused(self, inputs: tuple, out: Any) -> Any:
+        """The region as unfused NumPy runs it: for inputs not in C order, the memory order of the
+        results, and with it how a reduction of them rounds, is NumPy's to choose (``order='K'``)."""
+        try:
+            results = self.program.unfused(*inputs)
+        except Exception as error:
+            raise self._located(error) from error
+        if out is None:
+            return results[0] if self.single else results
+        outs = self._outputs(out)
+        for target, value in zip(outs, results):
+            np.copyto(target, value)
+        return outs[0] if self.single else tuple(outs)
 
     # --- buffers ---------------------------------------------------------------------------
     def _outputs(self, out: Any) -> list[np.ndarray]:
@@ -449,6 +507,26 @@ class BroadcastTiles:
         for d in shape:
             count *= d
         return buffer[:count].reshape(shape)
+
+
+def _c_ordered(operand: Any) -> bool:
+    """Does NumPy lay out a result computed from ``operand`` in C order, as far as it decides?
+
+    For ``order='K'`` NumPy orders the axes by the operands' strides, ignoring broadcast and
+    length-1 axes, and C order wins ties and conflicts: strides that never grow from an outer
+    axis to an inner one (and are not negative) keep C order. Runs at every call of a kernel
+    that keeps eager layouts, so the common case (C-contiguous, or no array) returns first."""
+    flags = getattr(operand, "flags", None)
+    if flags is None or flags.c_contiguous:
+        return True
+    outer_stride = None
+    for length, stride in zip(operand.shape, operand.strides):
+        if length == 1 or stride == 0:
+            continue
+        if stride < 0 or (outer_stride is not None and stride > outer_stride):
+            return False
+        outer_stride = stride
+    return True
 
 
 def _flat_view(array: np.ndarray) -> np.ndarray | None:

@@ -6,16 +6,20 @@ attributes the code generator emits from, so every such rewrite shows in ``dy2st
     counted_loop=I    a ``while_loop`` whose carried value I is a counter ``i = 0; while i < n:
                       ...; i = i + 1``: it runs as ``for i in range(0, n)``.
     python_operator=S an elementwise op on 0-d values written as Python's operator S (``<``,
-                      ``+``, ``abs`` ...), which reaches NumPy's scalar math at a tenth of the cost.
+                      ``+``, ``abs``, ``divmod`` ...). On the eager code's Python numbers it is
+                      what the eager code ran (``k << 30`` on unbounded ints); with a NumPy
+                      operand it reaches NumPy's scalar math, a tenth of a ufunc call's cost.
     unfused=True      a small fused group run op by op (see ``target.runs_unfused``).
     overwrites=I      inside such a group, an op that writes its result over its operand I, a
                       temporary of the group that dies there (one allocation fewer).
-    counter_step=True an ``as_python_number(i + 1)`` on a counter that is always a Python number:
-                      no conversion is emitted.
+    already_python=True
+                      an ``as_python_number`` of a Python operator's result (``k + 1``,
+                      ``k << 3``): already a Python number, so nothing is emitted.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -25,11 +29,11 @@ from dy2st.ir.core import ANNOTATION_ATTRS, CONST, WHILE_LOOP, Block, Graph, Op,
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
-from dy2st.passes.dataflow import may_have
+from dy2st.passes.memory_plan import reads_memory_order
 from dy2st.passes.pipeline import default_passes
 
 # The op attributes this pass writes; kernels never see them.
-LOWERING_ATTRS = ("counted_loop", "counter_step", "python_operator", "unfused", "overwrites")
+LOWERING_ATTRS = ("counted_loop", "already_python", "python_operator", "unfused", "overwrites")
 ANNOTATION_ATTRS.update(LOWERING_ATTRS)
 
 _INLINE_TYPES = (bool, int, float, complex)
@@ -61,10 +65,8 @@ def counted_loop(op: Op) -> tuple[int, Op] | None:
     ``i = literal int; while i < bound: ...; i = i + 1`` with a loop-invariant integer bound, the
     condition being just that comparison and the step's values used by nothing else; else None."""
     cond_block, body_block = op.regions[0].block, op.regions[1].block
-    if len(cond_block.ops) != 2:
-        return None
-    compare = cond_block.ops[0]
-    if _ufunc_of(compare) is not np.less or cond_block.ops[-1].operands[0] is not compare.results[0]:
+    compare = loop_comparison(cond_block)
+    if compare is None or _ufunc_of(compare) is not np.less:
         return None
     counter, bound = compare.operands
     if counter not in cond_block.args or not defined_outside(bound, cond_block):
@@ -79,7 +81,7 @@ def counted_loop(op: Op) -> tuple[int, Op] | None:
     if not isinstance(step, Op) or step.name != AS_PYTHON_NUMBER or step.parent is not body_block:
         return None
     add = step.operands[0].owner
-    if not (isinstance(add, Op) and _ufunc_of(add) is np.add and add.parent is body_block and _is_counter_step(step)):
+    if not (isinstance(add, Op) and _ufunc_of(add) is np.add and add.parent is body_block):
         return None
     if (
         add.operands[0] is not body_block.args[index]
@@ -94,14 +96,16 @@ def counted_loop(op: Op) -> tuple[int, Op] | None:
     return index, step
 
 
-def _is_counter_step(op: Op) -> bool:
-    """``as_python_number(i + 1)`` where ``i`` is a loop-carried counter that starts at a Python
-    literal and is carried back from this very op: by induction ``i`` is always a Python number,
-    and so is ``i + 1`` (the scalar operators keep Python numbers Python), so no check is needed."""
-    step = op.operands[0].owner
-    if not isinstance(step, Op) or _ufunc_of(step) not in (np.add, np.subtract) or not _is_scalar_arithmetic(step):
-        return False
-    return all(_is_literal(v) or _is_counter_of(v, op) for v in step.operands)
+def loop_comparison(cond_block: Block) -> Op | None:
+    """The comparison that is all of a loop condition (``i < n``; of two Python numbers, turned
+    back into a Python bool by ``as_python_number``), or None."""
+    ops = cond_block.ops[:-1]
+    condition = cond_block.ops[-1].operands[0].owner
+    if len(ops) == 2 and condition is ops[1] and ops[1].name == AS_PYTHON_NUMBER:
+        condition = ops[1].operands[0].owner
+    elif len(ops) != 1:
+        return None
+    return ops[0] if condition is ops[0] and _ufunc_of(ops[0]) is not None else None
 
 
 def _is_literal(value: Value) -> bool:
@@ -114,35 +118,44 @@ def _is_literal(value: Value) -> bool:
     )
 
 
-def _is_counter_of(value: Value, step: Op) -> bool:
-    """Is ``value`` a while body argument whose initial value is a literal and whose next value
-    is ``step``'s result?"""
-    block = value.owner
-    if not isinstance(block, Block) or block.parent is None or block.parent.parent is None:
-        return False
-    loop = block.parent.parent
-    if loop.name != WHILE_LOOP or block is not loop.regions[1].block:
-        return False
-    index = block.args.index(value)
-    return _is_literal(loop.operands[index]) and block.ops[-1].operands[index] is step.results[0]
-
-
-# Elementwise ops written as Python operators when every operand and the result are 0-d.
-# Keyed by the op's ufunc: the NumPy function is the fact that matters, whatever the op's name.
-_SCALAR_OPERATORS: dict[Any, str] = {
-    np.less: "<",
-    np.less_equal: "<=",
-    np.greater: ">",
-    np.greater_equal: ">=",
-    np.equal: "==",
-    np.not_equal: "!=",
-    np.add: "+",
-    np.subtract: "-",
-    np.multiply: "*",
+# Python's operators, keyed by the ufunc an op computes (the NumPy function is the fact that
+# matters, whatever the op's name): the spelling the generated code writes, and the operator.
+_PYTHON_OPERATORS: dict[Any, tuple[str, Any]] = {
+    np.add: ("+", operator.add),
+    np.subtract: ("-", operator.sub),
+    np.multiply: ("*", operator.mul),
+    np.true_divide: ("/", operator.truediv),
+    np.floor_divide: ("//", operator.floordiv),
+    np.remainder: ("%", operator.mod),
+    np.power: ("**", operator.pow),
+    np.left_shift: ("<<", operator.lshift),
+    np.right_shift: (">>", operator.rshift),
+    np.bitwise_and: ("&", operator.and_),
+    np.bitwise_or: ("|", operator.or_),
+    np.bitwise_xor: ("^", operator.xor),
+    np.less: ("<", operator.lt),
+    np.less_equal: ("<=", operator.le),
+    np.greater: (">", operator.gt),
+    np.greater_equal: (">=", operator.ge),
+    np.equal: ("==", operator.eq),
+    np.not_equal: ("!=", operator.ne),
+    np.divmod: ("divmod", divmod),
+    np.negative: ("-", operator.neg),
+    np.positive: ("+", operator.pos),
+    np.invert: ("~", operator.invert),
+    np.absolute: ("abs", abs),
+    np.logical_not: ("not", operator.not_),
 }
-_UNARY_SCALAR_FUNCTIONS: dict[Any, str] = {np.absolute: "abs"}
-_SCALAR_OPERATORS.update({np.divide: "/", **_UNARY_SCALAR_FUNCTIONS})
-_COMPARISONS = frozenset({np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal})
+COMPARISON_OPERATORS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+FUNCTION_OPERATORS = frozenset({"abs", "divmod"})  # written as calls: ``abs(x)``, ``divmod(a, b)``
+# The ops Python's operators also run on NumPy scalars: there they reach NumPy's scalar math,
+# which gives the values and types of the ufunc at a tenth of the cost of calling it.
+_NUMPY_SCALAR_UFUNCS = frozenset(
+    {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
+    | {np.add, np.subtract, np.multiply, np.true_divide, np.absolute}
+)
+_PYTHON_SAMPLES = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1 + 0j}
+_PYTHON_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
 
 
 def _ufunc_of(op: Op) -> np.ufunc | None:
@@ -150,38 +163,77 @@ def _ufunc_of(op: Op) -> np.ufunc | None:
     return get_op(op.name).ufunc
 
 
+def _all_zero_d(op: Op) -> bool:
+    """0-d operands and results, and no planned buffer."""
+    values = [*op.operands, *op.results]
+    return bool(op.operands) and "out_buffer" not in op.attrs and all(v.type.ndim == 0 for v in values)
+
+
 def _is_scalar_arithmetic(op: Op) -> bool:
-    """0-d operands and result, no planned buffer, and no bools in arithmetic (``True + True`` is
-    2 in Python but ``True`` in NumPy)."""
-    arity = 1 if _ufunc_of(op) in _UNARY_SCALAR_FUNCTIONS else 2
-    if "out_buffer" in op.attrs or len(op.operands) != arity or op.results[0].type.ndim != 0:
+    """An op Python's operator may run on NumPy scalars: 0-d, and no bools in arithmetic
+    (``True + True`` is 2 in Python but ``True`` in NumPy)."""
+    ufunc = _ufunc_of(op)
+    if ufunc not in _NUMPY_SCALAR_UFUNCS or not _all_zero_d(op):
         return False
-    if any(v.type.ndim != 0 for v in op.operands):
-        return False
-    if _ufunc_of(op) in _COMPARISONS:
+    if _PYTHON_OPERATORS[ufunc][0] in COMPARISON_OPERATORS:
         return True
     return op.results[0].type.dtype.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
 
 
-def may_be_python_numbers(graph: Graph) -> set[Value]:
-    """Values the generated code may hold as Python numbers rather than NumPy values: inline
-    literals, loop counters (``as_python_number``), Python operators on those only, and what
-    control flow carries or yields from them. Arguments and kernel results are NumPy values."""
-    return may_have(graph, _python_number_results)
+def holds_python_number(value: Value) -> bool:
+    """Does the generated code hold ``value`` as a Python number (else as a NumPy value)?
+
+    Weakly typed values are the eager code's Python numbers (literals, loop-carried numbers,
+    ``int(t)``) and run as such; so do the results of Python's operators on them
+    (``_runs_python_operator``), which only ``as_python_number`` reads."""
+    owner = value.owner
+    return value.type.weak or (
+        isinstance(owner, Op) and "python_operator" in owner.attrs and all(v.type.weak for v in owner.operands)
+    )
 
 
-def _python_number_results(op: Op, found: set[Value]) -> list[Value]:
-    if op.name == CONST and is_inline_literal(op.attrs["value"]):
-        return op.results
-    if op.name == AS_PYTHON_NUMBER:
-        return op.results
-    if _ufunc_of(op) in _SCALAR_OPERATORS and op.operands and all(v in found for v in op.operands):
-        return op.results
-    if get_op(op.name).region_kernel and op.regions:  # small groups run op by op on the same names
-        block = op.regions[0].block
-        args = [arg for arg, operand in zip(block.args, op.operands) if operand in found]
-        return args + [r for r, v in zip(op.results, block.ops[-1].operands) if v in found]
-    return []
+def _runs_python_operator(op: Op, users: dict[Value, list[Op]]) -> bool:
+    """Is ``op`` Python's own operator on Python numbers in the eager code (``k << 30``, ``i / 2``)?
+
+    Its operands are Python numbers and each result becomes one again at once (``PythonNumber``
+    staged the operator and ``as_python_number`` after it), so Python runs it: unbounded ints,
+    ``1 / 0`` raising. ``np.add(i, 1)`` is NumPy's in eager code too and keeps its kernel (nothing
+    turns its result back into a Python number); so does an operator whose Python result type is
+    not the graph's (``~True`` is an int, NumPy's a bool)."""
+    ufunc = _ufunc_of(op)
+    if ufunc not in _PYTHON_OPERATORS or not _all_zero_d(op) or not all(v.type.weak for v in op.operands):
+        return False
+    readers = [user for result in op.results for user in users.get(result, [])]
+    if not readers or any(user.name != AS_PYTHON_NUMBER for user in readers):
+        return False
+    return _python_types_agree(op, _PYTHON_OPERATORS[ufunc][1])
+
+
+def _python_types_agree(op: Op, function: Any) -> bool:
+    """Does Python's operator give results of the kinds the op's types say, or raise (as the eager
+    code then does too)? Powers are checked again when they run (``2 ** -1`` is a float)."""
+    try:
+        result = function(*(_PYTHON_SAMPLES[v.type.dtype.kind] for v in op.operands))
+    except (ArithmeticError, TypeError):
+        return True
+    results = result if isinstance(result, tuple) else (result,)
+    return [_PYTHON_KINDS.get(type(r)) for r in results] == [v.type.dtype.kind for v in op.results]
+
+
+def _users(graph: Graph) -> dict[Value, list[Op]]:
+    """Every op that reads each value, regions included."""
+    found: dict[Value, list[Op]] = {}
+    for op in graph.walk():
+        for value in op.operands:
+            found.setdefault(value, []).append(op)
+    return found
+
+
+def _keeps_eager_layout(op: Op) -> bool:
+    """Must this group's values have the memory order unfused NumPy gives them (a reduction reads
+    them, inside the group or after it)? A result written over a temporary takes the temporary's
+    order, where NumPy would have chosen it from all the operands."""
+    return bool(op.attrs.get("eager_layout")) or reads_memory_order(op)
 
 
 def _in_place_temporaries(block: Block) -> dict[Op, Value]:
@@ -217,37 +269,33 @@ def _writes_fresh_array(op: Op) -> bool:
     return ufunc is not None and ufunc.nout == 1 and op.results[0].type.ndim > 0 and "out_buffer" not in op.attrs
 
 
-# The Python operators among the scalar ones: comparisons, and those whose Python semantics differ
-# from NumPy's on Python numbers (``1 / 0`` raises, NumPy gives inf).
-COMPARISON_OPERATORS = frozenset({"<", "<=", ">", ">=", "==", "!="})
-NUMPY_ONLY_OPERATORS = frozenset({"/", "abs"})
-UNARY_FUNCTIONS = frozenset(_UNARY_SCALAR_FUNCTIONS.values())
-
-
-def _lower_block(block: Block) -> None:
+def _lower_block(block: Block, users: dict[Value, list[Op]]) -> None:
     for op in block.ops:
         for region in op.regions:
-            _lower_block(region.block)
-        decision = _decision(op)
+            _lower_block(region.block, users)
+        decision = _decision(op, users)
         if decision is not None:
             key, value = decision
             op.attrs[key] = value
-        if op.attrs.get("unfused"):
+        if op.attrs.get("unfused") and not _keeps_eager_layout(op):
             for inner, operand in _in_place_temporaries(op.regions[0].block).items():
                 inner.attrs["overwrites"] = inner.operands.index(operand)
 
 
-def _decision(op: Op) -> tuple[str, Any] | None:
+def _decision(op: Op, users: dict[Value, list[Op]]) -> tuple[str, Any] | None:
     """The attribute recording how ``op`` runs, if it runs other than as a kernel call."""
     if op.name == WHILE_LOOP:
         counted = counted_loop(op)
         return None if counted is None else ("counted_loop", counted[0])
     if runs_unfused(op):
         return "unfused", True
-    if op.name == AS_PYTHON_NUMBER and _is_counter_step(op):
-        return "counter_step", True
-    if _ufunc_of(op) in _SCALAR_OPERATORS and _is_scalar_arithmetic(op):
-        return "python_operator", _SCALAR_OPERATORS[_ufunc_of(op)]
+    if op.name == AS_PYTHON_NUMBER:
+        operand = op.operands[0].owner
+        python = isinstance(operand, Op) and _runs_python_operator(operand, users)
+        return ("already_python", True) if python else None
+    numpy_operand = not all(v.type.weak for v in op.operands)
+    if _runs_python_operator(op, users) or (numpy_operand and _is_scalar_arithmetic(op)):
+        return "python_operator", _PYTHON_OPERATORS[_ufunc_of(op)][0]
     return None
 
 
@@ -268,7 +316,7 @@ class NumpyLowering(Pass):
     def run(self, graph: Graph) -> bool:
         before = _recorded(graph)
         clear_lowering(graph)
-        _lower_block(graph.body)
+        _lower_block(graph.body, _users(graph))
         return _recorded(graph) != before
 
 

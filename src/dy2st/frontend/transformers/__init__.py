@@ -1,6 +1,9 @@
 """The converters, in the order they run. Each module converts one construct.
 
 Ordering constraints:
+  * a method's private names are mangled and its zero-argument super() given its class and
+    instance first, while the body is still the user's: the analysis must see the mangled names,
+    and later converters move parts of the body into generated nested functions;
   * early exits (return, break, continue) are lowered to flag variables and plain if/while first,
     so the control-flow converters see only structured code;
   * logical expressions, ternaries and asserts are rewritten before if/while, whose conditions
@@ -20,9 +23,10 @@ from __future__ import annotations
 import gast
 
 from dy2st.frontend.transformer import walk
-from dy2st.frontend.transformers import asserts, break_continue, calls, ifelse, logical, loops, returns
+from dy2st.frontend.transformers import asserts, break_continue, calls, class_scope, ifelse, logical, loops, returns
 
 PIPELINE = (
+    class_scope,  # first: the method's own body, before converters generate nested functions
     returns,  # before break_continue: a return inside a loop becomes a flag and a `break`
     break_continue,
     logical,
@@ -35,6 +39,7 @@ PIPELINE = (
 _LOOPS = (gast.While, gast.For)
 
 CONSTRUCTS: dict[object, tuple[type, ...]] = {
+    class_scope: (gast.Name, gast.Attribute, gast.Call),  # it changes methods only (SourceInfo)
     returns: (gast.Return,),
     break_continue: _LOOPS,  # a loop's `else` is lowered even without break or continue
     logical: (gast.BoolOp, gast.UnaryOp, gast.Compare, gast.IfExp),

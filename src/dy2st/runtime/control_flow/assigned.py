@@ -1,15 +1,18 @@
-"""Variables a tensor loop assigns for the first time: checked at run time where they are used.
+"""Variables a tensor loop or a tensor ``if`` assigns on some paths only: checked at run time
+where they are used.
 
 Eager Python raises ``UnboundLocalError`` when a variable first assigned in a loop body is used
-after a loop that ran zero times. A tensor loop's trip count is only known when the graph runs, so
-the staged loop carries, next to such a variable, a 0-d bool "assigned" flag (False before the
-loop, True at the end of the body). The variable's value after the loop is the loop's result (zeros
-after zero iterations) with an ``AssignedGuard`` attached; every later *use* of it
-(``ir.tensor.as_value``) emits a ``check_assigned`` op at the user's line, which raises
-``UnassignedVariableError`` when the graph runs and the flag is False::
+after a loop that ran zero times, or one assigned in one branch of an ``if`` is used after the
+other branch ran. A tensor loop's trip count and a tensor ``if``'s branch are only known when the
+graph runs, so the staged op carries, next to such a variable, a 0-d bool "assigned" flag (False
+before the loop or in the branch that does not assign it, True where it is assigned; a loop whose
+body assigns it conditionally carries the branch's flag). The variable's value afterwards is the
+op's result (zeros on the paths that did not assign it) with an ``AssignedGuard`` attached; every
+later *use* of it (``ir.tensor.as_value``) emits a ``check_assigned`` op at the user's line, which
+raises ``UnassignedVariableError`` when the graph runs and the flag is False::
 
     y = while_loop ...                      # y first assigned in the body
-    check_assigned %y_assigned  {name: 'y', line: 4}
+    check_assigned %y_assigned  {name: 'y', reason: 'the loop at line 4 ran zero times'}
     %0 = multiply %y, 2.0
 
 A use on a path the graph does not take (a branch of a ``cond``) checks nothing, as in Python,
@@ -29,6 +32,7 @@ import numpy as np
 from dy2st.errors import user_location
 from dy2st.ir.core import Block
 from dy2st.ops.checks import CHECK_ASSIGNED, UnassignedVariableError  # noqa: F401  (raised by the op)
+from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
 
@@ -46,16 +50,16 @@ class AssignedGuard:
     """Attached to the value a tensor loop gives a variable it may never have assigned.
 
     Attributes:
-        flag: the loop's 0-d bool result telling whether the body ran at least once.
-        name: the variable; loop_line: the line of the loop.
+        flag: the op's 0-d bool result telling whether the path taken assigned the variable.
+        name: the variable; reason: why it may be unassigned ("the loop at line 4 ran zero times").
     """
 
-    __slots__ = ("flag", "name", "loop_line", "_checked_blocks")
+    __slots__ = ("flag", "name", "reason", "_checked_blocks")
 
-    def __init__(self, flag: Tensor, name: str, loop_line: int):
+    def __init__(self, flag: Tensor, name: str, reason: str):
         self.flag = flag
         self.name = name
-        self.loop_line = loop_line
+        self.reason = reason
         self._checked_blocks: list[Block] = []
 
     def in_scope(self, builder: GraphBuilder) -> bool:
@@ -72,7 +76,7 @@ class AssignedGuard:
             return
         self._checked_blocks.append(builder.block)
         loc = user_location()
-        attrs = {"name": self.name, "loop_line": self.loop_line, "loc": loc}
+        attrs: dict[str, Any] = {"name": self.name, "reason": self.reason, "loc": loc}
         if _is_graph_output():
             attrs["returned"] = True  # the function has returned: loc is the line that called it
         builder.emit(CHECK_ASSIGNED, [self.flag._value], attrs, loc=loc, result_types=[])
@@ -98,6 +102,23 @@ def _is_open(builder: GraphBuilder, block: Block | None) -> bool:
     """Is ``block`` the current block or one the current block is nested in? (The builder's stack
     of open blocks: a region being traced has no parent op yet, so parent links cannot tell.)"""
     return any(open_block is block for open_block in builder.blocks)
+
+
+def assigned_flag(value: Any, builder: GraphBuilder) -> Any:
+    """Whether ``value`` (a variable's value on some path) is assigned: ``NOT_ASSIGNED`` for an
+    undefined variable, the flag of the guard on it (a tensor that may be unassigned), or None
+    for a value that is simply assigned."""
+    if isinstance(value, Undefined):
+        return NOT_ASSIGNED
+    leaves = value if isinstance(value, (tuple, list)) else value.values() if isinstance(value, dict) else [value]
+    for leaf in leaves:
+        if isinstance(leaf, Tensor) and leaf._guard is not None and leaf._guard.in_scope(builder):
+            return leaf._guard.flag
+        if isinstance(leaf, (tuple, list, dict)):
+            flag = assigned_flag(leaf, builder)
+            if flag is not None:
+                return flag
+    return None
 
 
 def guard_leaves(value: Any, guard: AssignedGuard) -> None:

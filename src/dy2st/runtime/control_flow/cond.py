@@ -31,7 +31,16 @@ import numpy as np
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
 from dy2st.ir.types import TensorType
+from dy2st.runtime.control_flow.assigned import (
+    ASSIGNED,
+    AssignedGuard,
+    assigned_flag,
+    assigned_flag_label,
+    guard_leaves,
+)
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
+from dy2st.runtime.control_flow.path_shaped import PathShapedTensor, broadcast_in_block, common_type
+from dy2st.runtime.control_flow.references import variable_in_user_code
 from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
@@ -40,12 +49,14 @@ from dy2st.runtime.control_flow.values import (
     is_python_number,
     is_return_value,
     isolated_mutations,
+    record_shared_memory,
     same_python_value,
     static_type,
     value_in_block,
     variable_name,
     weak_promotion_keeps,
     wrap_result,
+    zero_d_kind,
 )
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder
@@ -108,6 +119,9 @@ class _Output:
     type: TensorType
     objects: tuple[Any, Any]  # the leaf object in the true and the false branch
     values: tuple[Any, Any]  # its SSA value (or Python number) at the end of each branch
+    # Branch values of broadcast-compatible shapes: the branches' mismatch, raised where the
+    # shape would be seen (path_shaped.py); None when both branches have ``type``.
+    mismatch: GraphBuildError | None = None
 
 
 def merge_branches(
@@ -128,6 +142,7 @@ def merge_branches(
     merged: list[Any] = []
     outputs: list[_Output] = []
     rebuild: list[tuple[int, TreeDef, list[Any]]] = []  # outputs to reassemble from their leaves
+    flagged: list[tuple[int, _Output]] = []  # outputs assigned on some paths only, and their flag
     for index, label in enumerate(labels):
         t, f = (branch.outputs[index] for branch in branches)
         merged.append(t)
@@ -138,31 +153,78 @@ def merge_branches(
             continue
         treedef, leaves = _merge_output(label, branches, index, outputs, loc)
         rebuild.append((index, treedef, leaves))
+        flag = _assigned_flag_output(builder, label, t, f)
+        if flag is not None:
+            outputs.append(flag)
+            flagged.append((index, flag))
     updated = _updated_tensors(branches)
+    op = _emit_cond(builder, predicate, branches, outputs, updated, loc)
+    results = {id(output): _result_tensor(builder, output, result, loc) for output, result in zip(outputs, op.results)}
+    for index, treedef, leaves in rebuild:
+        merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
+    line = loc.lineno if loc is not None else 0
+    for index, flag in flagged:
+        reason = f"it is not assigned on the path the 'if' at line {line} took"
+        guard_leaves(merged[index], AssignedGuard(results[id(flag)], labels[index], reason))
+    for (tensor, before), result in zip(updated.values(), op.results[len(outputs) :]):
+        result.name_hint = before.name_hint
+        tensor._value = result
+        builder.log_mutation(tensor, before)
+    _record_shared_memory(outputs, results, branches)
+    return merged
+
+
+def _emit_cond(builder: GraphBuilder, predicate: Value, branches, outputs: list[_Output], updated, loc) -> Op:
+    """End each branch with a yield of the outputs and the updated arrays; emit the ``cond``."""
     types = [o.type for o in outputs] + [before.type for _, before in updated.values()]
     for side, branch in enumerate(branches):
-        values = [value_in_block(builder, o.values[side], o.type, branch.block) for o in outputs]
+        values = [_value_in_branch(builder, o, side, branch.block) for o in outputs]
         for output, value in zip(outputs, values):
             name_after_variable(value, output.label)
         values += [branch.updates.get(key, (None, None, before))[2] for key, (_, before) in updated.items()]
         with builder.in_block(branch.block):
             builder.emit(YIELD, values, loc=loc, result_types=[])
     regions = [Region(branches[0].block), Region(branches[1].block)]
-    op = builder.emit(COND, [predicate], regions=regions, loc=loc, result_types=types)
-    results: dict[int, Tensor] = {}
-    for output, result in zip(outputs, op.results):
-        result.name_hint = output.label.split("[")[0]
-        tensor = wrap_result(builder, result)
-        tensor._scalar = not result.type.shape and all(getattr(v, "_scalar", True) for v in output.objects)
-        results[id(output)] = tensor
-    for index, treedef, leaves in rebuild:
-        merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
-    for (tensor, before), result in zip(updated.values(), op.results[len(outputs) :]):
-        result.name_hint = before.name_hint
-        tensor._value = result
-        tensor._version += 1
-        builder.log_mutation(tensor, before)
-    return merged
+    return builder.emit(COND, [predicate], regions=regions, loc=loc, result_types=types)
+
+
+def _result_tensor(builder: GraphBuilder, output: _Output, result: Value, loc) -> Tensor:
+    """The tensor standing for one result of the ``cond`` op."""
+    result.name_hint = output.label.split("[")[0]
+    if output.mismatch is not None:
+        alternatives = tuple(static_type(obj) for obj in output.objects)
+        return PathShapedTensor(result, builder, alternatives, output.mismatch, loc)  # type: ignore[arg-type]
+    tensor = wrap_result(builder, result)
+    if not result.type.shape:
+        tensor._scalar = zero_d_kind(list(output.objects))  # type: ignore[assignment]
+    return tensor
+
+
+def _value_in_branch(builder: GraphBuilder, output: _Output, side: int, block: Block) -> Value:
+    """The value a branch yields for ``output``, broadcast to its type if the branches differ."""
+    if output.mismatch is None:
+        return value_in_block(builder, output.values[side], output.type, block)
+    own_type = static_type(output.objects[side])
+    assert own_type is not None
+    value = value_in_block(builder, output.values[side], own_type, block)
+    return broadcast_in_block(builder, value, output.type, block)
+
+
+def _record_shared_memory(outputs: list[_Output], results: dict[int, Tensor], branches) -> None:
+    """Results that were views, other results or arrays from before the ``if`` on some path may
+    share memory with them (``record_shared_memory``)."""
+    for side, branch in enumerate(branches):
+        merged = {
+            id(obj): results[id(o)]
+            for o in outputs
+            if isinstance(obj := o.objects[side], Tensor) and defined_within(obj._own, branch.block)
+        }
+        for output in outputs:
+            if is_return_value(output.label):
+                continue  # eager code returns it at once: nothing can update it in between
+            owner = variable_in_user_code(output.label.split("[")[0])
+            owners = {owner} if owner is not None else set()
+            record_shared_memory(results[id(output)], [(output.objects[side], branch.block)], merged, owners)
 
 
 def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[Any]]:
@@ -172,7 +234,7 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
     """
     t, f = (branch.outputs[index] for branch in branches)
     t_leaves, f_leaves = branches[0].leaves[index], branches[1].leaves[index]
-    placeholder = _return_value_placeholder(label, t, f)
+    placeholder = _undefined_placeholder(t, f)
     if placeholder is not None:
         if isinstance(t, Undefined):
             t, t_leaves = placeholder, _flat(placeholder)[1]
@@ -187,24 +249,51 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
         if t_obj is f_obj or same_python_value(t_obj, f_obj):
             leaves.append(t_obj)
             continue
+        same_arrays = _output_of_same_arrays(outputs, t_obj, f_obj)
+        if same_arrays is not None:
+            leaves.append(same_arrays)  # ``b = a`` on both paths: one result, one array object
+            continue
         leaf_label = label if single else f"{label}[{j}]"
-        output = _Output(
-            leaf_label, _merged_type(leaf_label, t_obj, f_obj, loc), (t_obj, f_obj), (t_leaves[j], f_leaves[j])
-        )
+        merged_type, mismatch = _merged_or_common_type(leaf_label, t_obj, f_obj, loc)
+        output = _Output(leaf_label, merged_type, (t_obj, f_obj), (t_leaves[j], f_leaves[j]), mismatch)
         outputs.append(output)
         leaves.append(output)
     return t_def, leaves
 
 
-def _return_value_placeholder(label: str, t: Any, f: Any) -> Any:
-    """Zeros standing in for the lowered return value on the path that has not returned yet.
-
-    The early-return converter reads its return variable only on paths that assigned it (behind
-    its ``do_return`` flag), so the placeholder is never observed; any other variable defined in
-    one branch only is an error.
-    """
-    if not is_return_value(label):
+def _assigned_flag_output(builder: GraphBuilder, label: str, t: Any, f: Any) -> _Output | None:
+    """The extra output telling whether the path taken assigned variable ``label``, when a branch
+    leaves it undefined or holds a value an earlier loop or ``if`` may not have assigned
+    (assigned.py); None when both branches assign it. The lowered return value needs none: the
+    early-return converter reads it only on paths that returned."""
+    if is_return_value(label):
         return None
+    flags = [assigned_flag(value, builder) for value in (t, f)]
+    if all(flag is None for flag in flags):
+        return None
+    objects = tuple(ASSIGNED if flag is None else flag for flag in flags)
+    values = tuple(flag._value if isinstance(flag, Tensor) else flag for flag in objects)
+    return _Output(assigned_flag_label(label), TensorType((), np.dtype(bool)), objects, values)  # type: ignore[arg-type]
+
+
+def _output_of_same_arrays(outputs: list[_Output], t_obj: Any, f_obj: Any) -> _Output | None:
+    """The output already standing for these two array objects, if another variable had them."""
+    if not isinstance(t_obj, Tensor) or not isinstance(f_obj, Tensor):
+        return None
+    for output in outputs:
+        if output.objects[0] is t_obj and output.objects[1] is f_obj:
+            return output
+    return None
+
+
+def _undefined_placeholder(t: Any, f: Any) -> Any:
+    """Zeros standing in for a variable on the path that leaves it undefined.
+
+    They are never observed: the lowered return value is read only on paths that returned, and
+    every other variable gets an "assigned" flag that each later use checks
+    (``_assigned_flag_output``). None when both or neither branch defines it, or when the defined
+    value is not made of arrays and numbers.
+    """
     if isinstance(t, Undefined) == isinstance(f, Undefined):
         return None
     defined = f if isinstance(t, Undefined) else t
@@ -224,6 +313,22 @@ def _updated_tensors(branches: tuple[TracedBranch, TracedBranch]) -> dict[int, t
         for key, (tensor, before, _) in branch.updates.items():
             updated.setdefault(key, (tensor, before))
     return updated
+
+
+def _merged_or_common_type(label: str, t: Any, f: Any, loc) -> tuple[TensorType, GraphBuildError | None]:
+    """The output's type, or the common type of broadcast-compatible branch values with the
+    branches' mismatch error to raise where the shape would be seen (path_shaped.py)."""
+    try:
+        return _merged_type(label, t, f, loc), None
+    except GraphBuildError as mismatch:
+        t_type, f_type = static_type(t), static_type(f)
+        if t_type is None or f_type is None or t_type.shape == f_type.shape:
+            raise
+        numbers = tuple(x if is_python_number(x) else None for x in (t, f))
+        common = common_type(t_type, f_type, numbers)  # type: ignore[arg-type]
+        if common is None:
+            raise
+        return common, mismatch
 
 
 def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> TensorType:
@@ -269,7 +374,7 @@ def _mismatch(label: str, t: Any, f: Any, loc: SourceLocation | None, note: str 
 def _defining_location(value: Any) -> SourceLocation | None:
     """Where the op that computed a branch's value came from, when an op did."""
     if isinstance(value, Tensor):
-        op = value._value.op
+        op = value._own.op  # not ``_value``: a view must not be derived again here
         if op is not None and op.name != CONST:
             return op.loc
     return None

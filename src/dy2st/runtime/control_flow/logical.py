@@ -24,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.truth import truth_value
+from dy2st.runtime.control_flow.values import is_python_number, python_number, static_type
 from dy2st.staging.tensor import Tensor, apply_ufunc
 
 _COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
@@ -103,6 +105,8 @@ def _pick_operand(evaluate_right: Tensor, left: Tensor, right_fn: Callable[[], A
 def _as_dtype(value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, Tensor):
         return value if value.dtype == dtype else value.astype(dtype)
+    if is_python_number(value) and static_type(value) == TensorType((), dtype, weak=True):
+        return value  # with a Python number of its type on the other side, the result is one too
     return np.asarray(value, dtype=dtype)[()]
 
 
@@ -115,7 +119,8 @@ def convert_logical_not(operand: Any) -> Any:
     """``not operand``: Python's ``not`` for a Python value, ``logical_not`` of a tensor's truth."""
     if not isinstance(operand, Tensor):
         return not operand
-    return apply_ufunc(np.logical_not, truth_value(operand))
+    result = apply_ufunc(np.logical_not, truth_value(operand))
+    return python_number(result) if operand.type.weak else result  # `not k` of a number: a bool
 
 
 def convert_compare_chain(first_fn: Callable[[], Any], *links: tuple[str, Callable[[], Any]]) -> Any:

@@ -32,31 +32,35 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, SourceLocation, user_location
+from dy2st.errors import GraphBuildError, SourceLocation, build_error, user_location
 from dy2st.ir.core import WHILE_LOOP, YIELD, Block, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
-    NOT_ASSIGNED,
     AssignedGuard,
+    assigned_flag,
     assigned_flag_label,
     guard_leaves,
 )
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
+from dy2st.runtime.control_flow.references import add_stand_in, seen_elsewhere, variable_in_user_code
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     constant,
     defined_within,
     describe,
     is_python_number,
+    is_return_value,
     isolated_mutations,
+    record_shared_memory,
     same_python_value,
     static_type,
     value_in_block,
     variable_name,
     weak_promotion_keeps,
     wrap_result,
+    zero_d_kind,
 )
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder, current_builder
@@ -133,7 +137,7 @@ def stage_while_loop(
     loc: SourceLocation | None,
 ) -> None:
     """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables."""
-    state, body_fn, flags = _with_assigned_flags(state, body_fn)
+    state, body_fn, flags, conditional = _with_assigned_flags(builder, state, body_fn)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     containers = snapshot_containers([cond_fn, body_fn])
@@ -147,25 +151,22 @@ def stage_while_loop(
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
     _emit(builder, state, init, plan, trace, loc)
-    _guard_first_assignments(state, flags, loc)
+    _guard_first_assignments(state, flags, conditional, loc)
 
 
-def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
+def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None]):
     """``state`` and ``body_fn`` extended with an "assigned" flag per carried variable that may be
-    unassigned before the loop: False (or the flag of an earlier loop that first assigned it)
-    before it, True at the end of each iteration.
+    unassigned before the loop: False (or the flag of an earlier loop or ``if`` that may not have
+    assigned it) before it; at the end of each iteration True, or the flag of a tensor ``if`` in
+    the body that assigns it on some paths only.
 
-    Returns the extended state, the extended body, and the flags by variable (the dict the
-    extended state reads and rebinds).
+    Returns the extended state, the extended body, the flags by variable (the dict the extended
+    state reads and rebinds), and the variables some iteration may leave unassigned.
     """
-    flags: dict[str, Any] = {}
-    for name, value in zip(state.names, state.get()):
-        if name in state.carried:
-            flag = NOT_ASSIGNED if isinstance(value, Undefined) else _earlier_flag(value)
-            if flag is not None:
-                flags[name] = flag
+    flags = _flags_before_the_loop(builder, state)
+    conditional: set[str] = set()
     if not flags:
-        return state, body_fn, {}
+        return state, body_fn, {}, conditional
     unassigned = list(flags)
     labels = tuple(assigned_flag_label(name) for name in unassigned)
     count = len(state.names)
@@ -173,35 +174,62 @@ def _with_assigned_flags(state: LoopState, body_fn: Callable[[], None]):
     def get() -> tuple:
         return tuple(state.get()) + tuple(flags[name] for name in unassigned)
 
-    def set(values: tuple) -> None:
+    def set_all(values: tuple) -> None:
         state.set(values[:count])
         flags.update(zip(unassigned, values[count:]))
 
     def body() -> None:
+        # A use in the body of a value an earlier iteration may not have assigned checks the
+        # carried flag (``found + 1`` before ``found = ...`` raises on the first iteration).
+        values = dict(zip(state.names, state.get()))
+        for name in unassigned:
+            if isinstance(flags[name], Tensor):
+                reason = "it is not assigned on every path into this iteration of the loop"
+                guard_leaves(values[name], AssignedGuard(flags[name], name, reason))
         body_fn()
-        flags.update(dict.fromkeys(unassigned, ASSIGNED))
+        _flags_after_the_body(builder, state, flags, conditional)
 
-    return LoopState(state.names + labels, state.carried + labels, get, set), body, flags
-
-
-def _earlier_flag(value: Any) -> Tensor | None:
-    """The "assigned" flag guarding ``value`` (an earlier tensor loop may never have assigned it)."""
-    _, leaves = _flat(value)
-    guards = [
-        leaf._guard
-        for leaf in leaves
-        if isinstance(leaf, Tensor) and leaf._guard is not None and leaf._guard.in_scope(leaf._builder)
-    ]
-    return guards[0].flag if guards else None
+    return LoopState(state.names + labels, state.carried + labels, get, set_all), body, flags, conditional
 
 
-def _guard_first_assignments(state: LoopState, flags: dict[str, Any], loc: SourceLocation | None) -> None:
+def _flags_after_the_body(builder: GraphBuilder, state: LoopState, flags: dict[str, Any], conditional: set[str]):
+    """Set each flag to whether the iteration assigned its variable: True, or the flag of a
+    tensor ``if`` that assigns it on some paths only (such variables join ``conditional``)."""
+    values = dict(zip(state.names, state.get()))
+    for name in flags:
+        flag = assigned_flag(values[name], builder)
+        flags[name] = ASSIGNED if flag is None else flag
+        if flag is not None:
+            conditional.add(name)
+
+
+def _flags_before_the_loop(builder: GraphBuilder, state: LoopState) -> dict[str, Any]:
+    """The "assigned" flag of each carried variable that may be unassigned before the loop. The
+    lowered return value needs none: the early-return converter reads it only on paths that
+    returned."""
+    flags: dict[str, Any] = {}
+    for name, value in zip(state.names, state.get()):
+        if name in state.carried and not is_return_value(name):
+            flag = assigned_flag(value, builder)
+            if flag is not None:
+                flags[name] = flag
+    return flags
+
+
+def _guard_first_assignments(
+    state: LoopState, flags: dict[str, Any], conditional: set[str], loc: SourceLocation | None
+) -> None:
     """After the loop: make every later use of a variable the loop first assigns check its flag."""
     values = dict(zip(state.names, state.get()))
     line = loc.lineno if loc is not None else 0
     for name, flag in flags.items():
         if isinstance(flag, Tensor):
-            guard_leaves(values[name], AssignedGuard(flag, name, line))
+            reason = (
+                f"no iteration of the loop at line {line} assigned it"
+                if name in conditional
+                else f"the loop at line {line} ran zero times"
+            )
+            guard_leaves(values[name], AssignedGuard(flag, name, reason))
 
 
 # --- planning the carried values ---------------------------------------------------------------
@@ -220,18 +248,33 @@ def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> 
         treedef, leaves = _flat(value)
         if name not in state.carried or not _stageable(leaves):
             continue  # Python values ride along unchanged; undefined ones wait for the first trace
-        plan.structures[name] = treedef
-        for j, leaf in enumerate(leaves):
-            label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
-            if isinstance(leaf, Tensor):
-                # A copy of the object: other names for the same array (``x = a``) must keep
-                # seeing the value from before the loop, unless the body updates it in place.
-                copy = Tensor(leaf._value, builder, scalar=leaf._scalar)
-                copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
-                plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
-            else:
-                plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
+        if _is_view_variable(value):
+            continue  # it follows its base, which is carried if the body updates it (``_revise``)
+        _add_variable_slots(builder, plan, name, treedef, leaves, loc)
     return plan
+
+
+def _is_view_variable(value: Any) -> bool:
+    """Is ``value`` an exact view (``u = U[1:-1]``)? Its contents follow its base array, so the
+    loop carries the base when the body updates either, and the view only if the body rebinds it."""
+    return isinstance(value, Tensor) and value._parent is not None
+
+
+def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: TreeDef, leaves: list, loc) -> None:
+    plan.structures[name] = treedef
+    for j, leaf in enumerate(leaves):
+        label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
+        if isinstance(leaf, Tensor):
+            # A copy of the object: other names for the same array (``x = a``) must keep seeing
+            # the value from before the loop, unless the body updates it in place. A copy of a
+            # view keeps what the view may share, so it is not read after its base changes. The
+            # same class: a Python number (PythonNumber) keeps Python's operators in the body.
+            copy = type(leaf)(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
+            copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
+            add_stand_in(copy, leaf)
+            plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
+        else:
+            plan.slots.append(_number_slot(builder, label, name, j, leaf, static_type(leaf), loc))
 
 
 def _number_slot(
@@ -250,7 +293,16 @@ def _strong_number_slot(builder: GraphBuilder, slot: _Slot, end_type: TensorType
     ``s = s + x[i]``): carried as that NumPy scalar, which is what eager code holds after the
     first iteration (and returns; a loop that runs zero times returns it as a NumPy scalar too).
     The dtype is the same, so no result of the first iteration changes."""
-    init = constant(builder, np.asarray(slot.number, dtype=end_type.dtype)[()], end_type, loc)
+    try:
+        number = np.asarray(slot.number, dtype=end_type.dtype)[()]
+    except OverflowError as error:
+        # Eager code raises this in the first iteration (k = 2**70; k = k + x[i] of int64 x).
+        message = (
+            f"{variable_name(slot.label)} starts as the Python int {slot.number}, which the loop body "
+            f"combines with {end_type.dtype} values: {error}"
+        )
+        raise build_error(error, message, loc, "NumPy raises this in the first iteration too") from None
+    init = constant(builder, number, end_type, loc)
     return _Slot(slot.label, wrap_result(builder, init), init, end_type, slot.name, slot.leaf, slot.number)
 
 
@@ -266,24 +318,35 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
         changed |= new is not slot
         revised.slots.append(new)
     for name, before, after in zip(state.names, init, trace.final_state):
-        if name not in state.carried:
-            continue
-        after_def, after_leaves = _flat(after)
-        if name in plan.structures:
-            if after_def.structure() != plan.structures[name].structure():
-                raise _changed_python_value(name, before, after, loc)
-        elif isinstance(before, Undefined) and _stageable(after_leaves):
-            revised.structures[name] = after_def
-            revised.slots.extend(_zeros_slots(builder, name, after_def, after_leaves, loc))
-            changed = True
-        elif not isinstance(before, Undefined) and not same_python_value(before, after):
-            raise _changed_python_value(name, before, after, loc)
+        if name in state.carried:
+            changed |= _revise_variable(builder, revised, plan, name, before, after, loc)
     slot_ids = {id(s.obj) for s in plan.slots}
     for tensor, before in outer_updates.values():
         if id(tensor) not in slot_ids:
             revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
             changed = True
     return revised if changed else None
+
+
+def _revise_variable(builder, revised: _Plan, plan: _Plan, name: str, before: Any, after: Any, loc) -> bool:
+    """Check carried variable ``name`` against its value ``after`` the body; add the slots it
+    needs to ``revised``. Returns whether it added any."""
+    after_def, after_leaves = _flat(after)
+    if name in plan.structures:
+        if after_def.structure() != plan.structures[name].structure():
+            raise _changed_python_value(name, before, after, loc)
+        return False
+    if isinstance(before, Undefined) and _stageable(after_leaves):
+        revised.structures[name] = after_def
+        revised.slots.extend(_zeros_slots(builder, name, after_def, after_leaves, loc))
+        return True
+    if _is_view_variable(before) and after is not before and _stageable(after_leaves):
+        # The body rebinds a view variable: carry it, starting from the view's contents.
+        _add_variable_slots(builder, revised, name, *_flat(before), loc)
+        return True
+    if not isinstance(before, Undefined) and not same_python_value(before, after):
+        raise _changed_python_value(name, before, after, loc)
+    return False
 
 
 def _refuse_updates_through_shared_arrays(plan: _Plan, trace: _Trace, loc) -> None:
@@ -331,7 +394,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         # The body updates the user's array in place: carry the array object itself, so every
         # name for it (and the caller, for an argument) sees the updates.
         return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
-    if updated_in_place and end is not slot.obj and slot.origin is not None:
+    if updated_in_place and end is not slot.obj and slot.origin is not None and _seen_elsewhere(slot):
         # Updated in place, then rebound: in eager code only the first iteration updates the
         # array object from before the loop, and any other name for it (or the caller, for an
         # argument) sees that update. The loop carries the variable's value only, so refuse.
@@ -353,6 +416,14 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         loc,
         _SAME_TYPE_NOTE,
     )
+
+
+def _seen_elsewhere(slot: _Slot) -> bool:
+    """Can anything but the slot's own variable reach the array it held before the loop? If not,
+    the first iteration's in-place update of that array cannot be observed."""
+    assert slot.origin is not None and slot.name is not None
+    owner = variable_in_user_code(slot.name)
+    return seen_elsewhere(slot.origin, {owner} if owner is not None else set())
 
 
 def _zeros_slots(builder: GraphBuilder, name: str, treedef: TreeDef, examples: list[Any], loc) -> list[_Slot]:
@@ -456,21 +527,39 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         if state.names[i] not in state.carried and before is not after:
             final[i] = Undefined(state.names[i])  # not used after the loop (static analysis)
     after_loop: dict[int, Any] = {}
+    rebound: list[tuple[Tensor, _Slot, Any]] = []
     for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
         result.name_hint = slot.label.split("[")[0]
         if slot.name is not None and end is not slot.obj:
             after_loop[id(slot)] = wrap_result(builder, result)
+            if not result.type.shape:  # what eager code holds: the value from before or a body's
+                after_loop[id(slot)]._scalar = zero_d_kind([slot.origin if slot.origin is not None else slot.obj, end])
+            rebound.append((after_loop[id(slot)], slot, end))
             continue
         if yielded is arg:  # never changed by the body
             after_loop[id(slot)] = slot.origin if slot.origin is not None else slot.obj
             continue
         after_loop[id(slot)] = slot.obj
         slot.obj._value = result
-        slot.obj._version += 1
         builder.log_mutation(slot.obj, slot.init)
+    _record_shared_memory(rebound, after_loop, plan, trace)
     for name, treedef in plan.structures.items():
         final[state.names.index(name)] = unflatten(treedef, [after_loop[id(s)] for s in plan.leaf_slots(name)])
     state.set(tuple(final))
+
+
+def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan, trace: _Trace) -> None:
+    """A rebound variable that was a view before the loop or at the end of the body may share
+    memory after it (``record_shared_memory``); views of another carried value share that."""
+    merged = {id(slot.obj): after_loop[id(slot)] for slot in plan.slots}
+    merged.update({id(end): result for result, _, end in rebound})
+    for result, slot, end in rebound:
+        if slot.name is not None and is_return_value(slot.name):
+            continue  # eager code returns it at once: nothing can update it in between
+        before = slot.origin if slot.origin is not None else slot.obj
+        owner = variable_in_user_code(slot.name) if slot.name is not None else None
+        owners = {owner} if owner is not None else set()
+        record_shared_memory(result, [(before, None), (end, trace.body_block)], merged, owners)
 
 
 # --- what converted code calls ---------------------------------------------------------------------

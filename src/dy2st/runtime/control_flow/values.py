@@ -17,10 +17,11 @@ from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
-from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
+from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
+from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.staging.builder import GraphBuilder
-from dy2st.staging.tensor import Tensor
+from dy2st.staging.tensor import Tensor, apply
 
 PYTHON_NUMBERS = (bool, int, float, complex)
 
@@ -36,7 +37,8 @@ class PythonNumber(Tensor):
     """A 0-d tensor standing for a Python number (a loop counter, a number chosen by a tensor if).
 
     Python operators between Python numbers give Python numbers (``i + 1`` is an int, weakly
-    typed), so it keeps promoting like one: ``x_f32 * (i + 1)`` stays f32, as in eager code.
+    typed), so it keeps promoting like one: ``x_f32 * (i + 1)`` stays f32, as in eager code, and
+    the generated code runs them as Python's own operators (unbounded ints, ``ZeroDivisionError``).
     NumPy functions (``np.add(i, 1)``) give NumPy scalars, as they do eagerly.
     """
 
@@ -47,24 +49,62 @@ def _is_weak(operand: Any) -> bool:
     return is_python_number(operand) or (isinstance(operand, Tensor) and operand.type.weak)
 
 
-def _python_number_operator(name: str):
+# Python's arithmetic on bools is int arithmetic (``True + True == 2``, ``-True == -1``) where
+# NumPy's stays bool: bools become ints first. ``& | ^`` of two bools are bools in both.
+_INT_ON_BOOLS = frozenset("add sub mul truediv floordiv mod pow divmod lshift rshift neg pos abs invert".split())
+
+
+def _staged_builtin(value: Any, builtin: Any) -> Any:
+    """``builtin(value)`` (``int``, ``float``) of a Python number, staged when it is a tensor."""
+    if not isinstance(value, Tensor):
+        return builtin(value)
+    result = apply(PYTHON_CONVERSION, value, builtin=builtin)
+    return PythonNumber(result._value, result._builder, scalar=True)
+
+
+def _python_operands(stem: str, reflected: bool, operands: list[Any]) -> list[Any]:
+    """The operands as Python's operator sees them: bools as ints in arithmetic, and an int base
+    with a negative int exponent as a float (Python's ``int ** -n`` is ``float(int) ** -n``, so the
+    graph knows at build time that the result is a float)."""
+    if stem in _INT_ON_BOOLS:
+        operands = [_staged_builtin(o, int) if _dtype_kind(o) == "b" else o for o in operands]
+    if stem == "pow":
+        base, exponent = (1, 0) if reflected else (0, 1)
+        negative = isinstance(operands[exponent], int) and operands[exponent] < 0
+        if negative and _dtype_kind(operands[base]) in "iu":
+            operands[base] = _staged_builtin(operands[base], float)
+    return operands
+
+
+def _dtype_kind(operand: Any) -> str:
+    if isinstance(operand, Tensor):
+        return operand.dtype.kind
+    return "b" if isinstance(operand, bool) else type_of_python_scalar(operand).dtype.kind
+
+
+def _python_number_operator(name: str, stem: str, reflected: bool):
     tensor_operator = getattr(Tensor, name)
 
     def operator(self, *others):
-        result = tensor_operator(self, *others)
-        if isinstance(result, Tensor) and all(_is_weak(o) for o in others) and not result.shape:
-            return python_number(result)
-        return result
+        if not all(_is_weak(o) for o in others):
+            return tensor_operator(self, *others)  # it meets an array: NumPy's operator
+        result = tensor_operator(*_python_operands(stem, reflected, [self, *others]))
+        if isinstance(result, tuple):  # divmod
+            return tuple(python_number(r) for r in result)
+        return python_number(result) if isinstance(result, Tensor) and not result.shape else result
 
     operator.__name__ = name
     return operator
 
 
-for _name in (
-    "add sub mul truediv floordiv mod pow radd rsub rmul rtruediv rfloordiv rmod rpow "
-    "iadd isub imul itruediv ifloordiv imod ipow neg pos abs lt le gt ge eq ne"
-).split():
-    setattr(PythonNumber, f"__{_name}__", _python_number_operator(f"__{_name}__"))
+_BINARY = "add sub mul truediv floordiv mod pow lshift rshift and or xor".split()
+for _stem in _BINARY:
+    for _name, _reflected in ((_stem, False), (f"r{_stem}", True), (f"i{_stem}", False)):
+        setattr(PythonNumber, f"__{_name}__", _python_number_operator(f"__{_name}__", _stem, _reflected))
+for _stem in "neg pos abs invert lt le gt ge eq ne".split():
+    setattr(PythonNumber, f"__{_stem}__", _python_number_operator(f"__{_stem}__", _stem, False))
+for _name, _reflected in (("__divmod__", False), ("__rdivmod__", True)):
+    setattr(PythonNumber, _name, _python_number_operator(_name, "divmod", _reflected))
 PythonNumber.__hash__ = Tensor.__hash__  # type: ignore[method-assign]  # defining __eq__ dropped it
 
 
@@ -81,6 +121,21 @@ def wrap_result(builder: GraphBuilder, value: Value) -> Tensor:
     return Tensor(value, builder, scalar=not value.type.shape)
 
 
+def zero_d_kind(values: list[Any]) -> bool | None:
+    """The ``_scalar`` of a 0-d cond or loop result that is each of ``values`` on some path: True
+    when every path holds a NumPy scalar or number, False when every path holds a 0-d array,
+    None when that depends on the path (the executor then returns whatever the path gave)."""
+    kinds = set()
+    for value in values:
+        if isinstance(value, Tensor):
+            kinds.add(value._scalar)
+        elif isinstance(value, np.ndarray):
+            kinds.add(False)
+        elif not isinstance(value, Undefined):
+            kinds.add(True)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
 def is_python_number(value: Any) -> bool:
     return isinstance(value, PYTHON_NUMBERS)
 
@@ -92,6 +147,8 @@ def is_concrete_array(value: Any) -> bool:
 def static_type(value: Any) -> TensorType | None:
     """The graph type ``value`` would have as a cond output or loop-carried value, else None."""
     if isinstance(value, Tensor):
+        if value._alternatives is not None:  # its shape depends on a tensor if's path
+            raise value.shape_observed("merged by another tensor 'if' or carried by a tensor loop")
         return value.type
     if is_concrete_array(value):
         return type_of_array(np.asarray(value))
@@ -201,6 +258,44 @@ def defined_within(value: Value, block: Block) -> bool:
         op = region.parent if region is not None else None
         current = op.parent if op is not None else None
     return False
+
+
+def record_shared_memory(
+    result: Tensor, sources: list[tuple[Any, Block | None]], merged: dict[int, Tensor], owners: set
+) -> None:
+    """Give a cond or loop ``result`` the arrays it may share memory with, or be.
+
+    ``sources`` are the objects ``result`` stands for on some path (a branch's value, a loop
+    variable's value before the loop or at the end of the body), each with the block it was made
+    in (None: before the op). ``result`` may be that very object, or share memory with the arrays
+    a view shares: it records them, so that reading ``result`` after one of them is updated, or
+    updating it, is refused instead of silently differing from the path eager code took.
+    ``merged`` maps objects made inside the blocks to the results standing for them afterwards
+    (two outputs that were one object); objects made inside a block and not handed out are
+    unreachable afterwards and drop out, and so does an object from before the op that only the
+    variables ``owners`` (the one merged) can reach.
+    Call it once every result of the op is bound, so the recorded contents are the final ones.
+    """
+    if result._scalar or result.type.weak:
+        return  # an immutable NumPy scalar or Python number: nothing can update it in place
+    shares: dict[tuple[int, int], tuple[Tensor, Value]] = {(id(a), id(c)): (a, c) for a, c in result._shares}
+    for obj, block in sources:
+        if not isinstance(obj, Tensor):
+            continue
+        # The arrays obj may share memory with, with their contents when obj was made (an
+        # update since then makes the result unreadable too), then obj itself, as it is now.
+        for array, contents in [*obj._aliases(), (obj, obj._own)]:
+            target = merged.get(id(array))
+            if target is not None:
+                contents = target._own
+            else:
+                made_inside = block is not None and defined_within(array._own, block)
+                if made_inside or (array is obj and (obj._parent is not None or not seen_elsewhere(obj, owners))):
+                    continue  # an exact view itself is followed through the arrays it shares
+                target = array
+            if target is not result:
+                shares[id(target), id(contents)] = (target, contents)
+    result._shares = tuple(shares.values())
 
 
 @contextlib.contextmanager
