@@ -214,3 +214,15 @@ def absolutes(x):
 )
 def test_abs_is_np_absolute(x):
     assert_like_eager(absolutes, x)
+
+
+def running_max_of_python_ints(k):
+    t = 0
+    for _ in range(k):
+        t = max(t, 3)
+    return t
+
+
+@pytest.mark.parametrize("k", [0, 3])
+def test_max_of_python_numbers_in_a_tensor_loop_is_a_python_number(k):
+    assert_like_eager(running_max_of_python_ints, np.array(k))

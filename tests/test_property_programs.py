@@ -35,25 +35,10 @@ PYTHON_CONDITION_PROGRAMS = range(0, 100, 3)
 # `pytest -rs` counts the refusals of each class. Add a family here once it converts.
 MEANT_TO_CONVERT = {"control_flow"}
 
-# Programs that fail on today's main, by family and seed, with their failure class. They are
-# strict xfails: once a fix makes one pass, remove it here.
-SCALAR_RETURNED_IN_TENSOR_FLOW = (
-    "s = y * 1.0 (np.float64) returned from inside a tensor loop or a nested tensor if comes back as a 0-d array"
-)
-PYTHON_RESULT_TYPE = (
-    "a Python int/float/bool returned from inside a tensor loop or a nested tensor if comes back as a NumPy scalar"
-)
-DATA_DEPENDENT_TYPE = "documented: Python False on one path and np.bool_ on the other come back as np.bool_"
-ARRAY_OF_SCALAR = "np.asarray(x.sum()) and np.array(x[2]) give a NumPy scalar where eager NumPy gives a 0-d array"
-KNOWN_FAILURES: dict[str, dict[int, str]] = {
-    "control_flow": dict.fromkeys([1, 26, 42, 50, 52, 64, 71, 78, 85], SCALAR_RETURNED_IN_TENSOR_FLOW),
-    "python_numbers": dict.fromkeys([0, 2], PYTHON_RESULT_TYPE),
-    "defaults_returns": {
-        **dict.fromkeys([6, 15, 21], PYTHON_RESULT_TYPE),
-        **dict.fromkeys([10, 11, 20, 22, 24], ARRAY_OF_SCALAR),
-    },
-    "search_logic": {**dict.fromkeys([4, 7, 13], PYTHON_RESULT_TYPE), 22: DATA_DEPENDENT_TYPE},
-}
+# Programs that fail on today's main, by family and seed, with their failure class (a reason
+# string naming it), e.g. {"views": {12: "a view retaken in a tensor loop misses its base"}}.
+# They are strict xfails: once a fix makes one pass, remove it here.
+KNOWN_FAILURES: dict[str, dict[int, str]] = {}
 
 
 def _known(family: str, seed: int) -> list[pytest.MarkDecorator]:

@@ -25,7 +25,7 @@ from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
-from dy2st.ops.shape import cast
+from dy2st.ops.shape import as_array, cast
 from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.staging.tensor import Tensor, apply
 
@@ -299,6 +299,8 @@ def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
         converted = cast(tensor, dtype)
         return apply("copy", converted, order=order) if ordered else converted
     if not ordered:
+        if tensor._scalar:  # a NumPy scalar is immutable: both give a new 0-d array
+            return as_array(apply("copy", tensor))
         return apply("copy", tensor) if copy else tensor
     result = apply("copy", tensor, order=order)
     if not copy:

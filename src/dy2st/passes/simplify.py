@@ -99,8 +99,11 @@ def is_constant_equal_to(value: Value, number: float, dtype: np.dtype | None = N
         return False
     array, target = np.asarray(literal), np.asarray(number)
     if dtype is not None:
-        with np.errstate(all="ignore"):
-            array, target = array.astype(dtype), target.astype(dtype)
+        try:
+            with np.errstate(all="ignore"):
+                array, target = array.astype(dtype), target.astype(dtype)
+        except (OverflowError, TypeError, ValueError):
+            return False  # a Python int beyond the dtype (2**64 carried as a Python number)
     if array.size == 0 or not bool(np.all(array == target)):
         return False
     return array.dtype.kind not in "fc" or bool(np.all(np.signbit(array.real) == np.signbit(target.real)))

@@ -211,8 +211,20 @@ def _either(take_candidate: Any, candidate: Any, best: Any) -> Any:
         return candidate if take_candidate else best
     if take_candidate.size != 1:  # Python asks for the truth value of the comparison
         raise _eager_error(_truth_value_error(take_candidate.size))
+    if _python_kind(candidate) is not None and _python_kind(candidate) == _python_kind(best):
+        # Python numbers of one kind (a counter and a literal): Python's max gives a Python number.
+        return cond(take_candidate, lambda: candidate, lambda: best)
     dtype = np.result_type(*(v.dtype if isinstance(v, Tensor) else v for v in (candidate, best)))
     return cond(take_candidate, lambda: _as(candidate, dtype), lambda: _as(best, dtype))
+
+
+def _python_kind(value: Any) -> str | None:
+    """The dtype kind of a Python number (or a tensor standing for one: weakly typed), else None."""
+    if isinstance(value, Tensor):
+        return value.dtype.kind if value.type.weak else None
+    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
+        return "b" if isinstance(value, bool) else np.asarray(value).dtype.kind
+    return None
 
 
 def _as(value: Any, dtype: np.dtype) -> Any:

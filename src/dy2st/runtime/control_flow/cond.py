@@ -57,6 +57,7 @@ from dy2st.runtime.control_flow.values import (
     weak_promotion_keeps,
     wrap_result,
     zero_d_kind,
+    zero_like,
 )
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder
@@ -298,13 +299,9 @@ def _undefined_placeholder(t: Any, f: Any) -> Any:
         return None
     defined = f if isinstance(t, Undefined) else t
     treedef, leaves = _flat(defined)
-    zeros = []
-    for leaf in leaves:
-        leaf_type = static_type(leaf)
-        if leaf_type is None:
-            return None
-        zeros.append(leaf.__class__(0) if is_python_number(leaf) else np.zeros(leaf_type.shape, leaf_type.dtype))
-    return unflatten(treedef, zeros)
+    if any(static_type(leaf) is None for leaf in leaves):
+        return None
+    return unflatten(treedef, [zero_like(leaf) for leaf in leaves])
 
 
 def _updated_tensors(branches: tuple[TracedBranch, TracedBranch]) -> dict[int, tuple[Tensor, Value]]:

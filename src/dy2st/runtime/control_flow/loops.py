@@ -61,6 +61,7 @@ from dy2st.runtime.control_flow.values import (
     weak_promotion_keeps,
     wrap_result,
     zero_d_kind,
+    zero_like,
 )
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
 from dy2st.staging.builder import GraphBuilder, current_builder
@@ -433,11 +434,9 @@ def _zeros_slots(builder: GraphBuilder, name: str, treedef: TreeDef, examples: l
         label = name if len(examples) == 1 and treedef.is_leaf else f"{name}[{j}]"
         type = static_type(example)
         assert type is not None, f"{label} has no static type"  # traced values are typed
-        if is_python_number(example):
-            slots.append(_number_slot(builder, label, name, j, example.__class__(0), type, loc))
-        else:
-            strong = TensorType(type.shape, type.dtype)
-            slots.append(_number_slot(builder, label, name, j, np.zeros(type.shape, type.dtype), strong, loc))
+        zero = zero_like(example)
+        zero_type = type if is_python_number(zero) else TensorType(type.shape, type.dtype)
+        slots.append(_number_slot(builder, label, name, j, zero, zero_type, loc))
     return slots
 
 

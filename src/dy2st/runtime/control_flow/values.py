@@ -136,6 +136,20 @@ def zero_d_kind(values: list[Any]) -> bool | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
+def zero_like(value: Any) -> Any:
+    """A zero standing in for ``value`` on a path that never uses it, of its exact type: a Python
+    number for a Python number or a tensor standing for one (weakly typed), else an array."""
+    if is_python_number(value):
+        return value.__class__(0)
+    type = static_type(value)
+    assert type is not None, f"{value!r} has no static type"
+    if type.weak:
+        return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[type.dtype.kind]
+    zeros = np.zeros(type.shape, type.dtype)
+    # A NumPy scalar's stand-in is a NumPy scalar, so the path does not decide the result's kind.
+    return zeros[()] if isinstance(value, Tensor) and value._scalar and not type.shape else zeros
+
+
 def is_python_number(value: Any) -> bool:
     return isinstance(value, PYTHON_NUMBERS)
 
