@@ -1,0 +1,31 @@
+"""The pattern families, by name: each is a class of bugs users hit (see each module's docstring)."""
+
+from __future__ import annotations
+
+from .base import Family
+from .broadcast_branches import BroadcastBranches
+from .control_flow import ControlFlow
+from .defaults_returns import DefaultsReturns
+from .inplace_rebind import InplaceRebind
+from .python_numbers import PythonNumbers
+from .random_draws import RandomDraws
+from .search_logic import SearchLogic
+from .swaps import Swaps
+from .views import Views
+
+FAMILIES: dict[str, type[Family]] = {
+    family.name: family
+    for family in (
+        ControlFlow,
+        Views,
+        InplaceRebind,
+        BroadcastBranches,
+        Swaps,
+        RandomDraws,
+        PythonNumbers,
+        DefaultsReturns,
+        SearchLogic,
+    )
+}
+
+__all__ = ["FAMILIES", "Family"]
