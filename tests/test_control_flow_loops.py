@@ -11,6 +11,7 @@ import pytest
 
 import dy2st
 from dy2st import GraphBuildError, UnsupportedSyntaxError
+from eager_parity import assert_like_eager
 from test_control_flow_if import assert_same, check_same_graph, line_of, op_names
 
 X = np.linspace(-1.0, 2.0, 6).astype(np.float32)
@@ -519,3 +520,50 @@ def test_python_numbers_carried_by_tensor_control_flow_come_back_as_python_numbe
     assert [type(v) for v in got] == [type(v) for v in want] == [np.ndarray, int, float, int]
     assert got[1:] == want[1:]
     np.testing.assert_array_equal(got[0], want[0])
+
+
+def weighted_by_a_python_list(x):
+    s = 0.0
+    for a, w in zip(x, [0.5, 2.0, -1.0]):
+        s = s + a * w
+    return s
+
+
+def weights_keep_float32(x):
+    out = np.zeros_like(x)
+    for i, w in zip(range(len(x)), (1.5, 2.5, 3.5)):
+        out[i] = x[i] * w
+    return out
+
+
+def flags_from_a_python_list(x):
+    n = 0
+    for a, keep in zip(x, [True, False, True]):
+        if keep and a > 0:
+            n += 1
+    return n
+
+
+@pytest.mark.parametrize("fn", [weighted_by_a_python_list, weights_keep_float32, flags_from_a_python_list])
+def test_zip_of_a_tensor_with_a_python_list_of_numbers(fn):
+    assert_like_eager(fn, np.array([1.0, -2.0, 3.0], np.float32))
+
+
+def truth_of_an_array(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def range_of_a_float(x, f):
+    s = 0.0
+    for i in range(f):
+        s = s + i
+    return s
+
+
+def test_refusals_where_numpy_raises_too_keep_numpys_class():
+    with pytest.raises(ValueError, match="ambiguous"):
+        dy2st.to_static(truth_of_an_array)(np.ones(3))
+    with pytest.raises(TypeError, match="range"):
+        dy2st.to_static(range_of_a_float)(np.ones(2), np.array(2.5))

@@ -218,11 +218,18 @@ def runtime_error(
     return cast(Dy2stRuntimeError, _combined_error(Dy2stRuntimeError, error, message, loc, note))
 
 
-def build_error(error: Exception, message: str, loc: SourceLocation | None, note: str | None = None) -> GraphBuildError:
+def build_error(
+    error: Exception,
+    message: str,
+    loc: SourceLocation | None,
+    note: str | None = None,
+    base: type[GraphBuildError] | None = None,
+) -> GraphBuildError:
     """The error to raise when staging an op fails where NumPy itself raises ``error`` (operands
-    that do not broadcast, a bad axis...): a ``GraphBuildError`` at the user's line that is also an
-    instance of ``error``'s class, so ``except ValueError:`` catches it as it catches eager's."""
-    return cast(GraphBuildError, _combined_error(GraphBuildError, error, message, loc, note))
+    that do not broadcast, a bad axis...): a ``GraphBuildError`` (or ``base``, a subclass) at the
+    user's line that is also an instance of ``error``'s class, so ``except ValueError:`` catches it
+    as it catches eager's."""
+    return cast(GraphBuildError, _combined_error(base or GraphBuildError, error, message, loc, note))
 
 
 class GraphAssertionError(Dy2stRuntimeError, AssertionError):

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, user_location
+from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, build_error, user_location
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
@@ -84,6 +84,37 @@ class StagedRows(StagedIterable):
         return self.tensor[k]
 
 
+class StagedNumbers(StagedIterable):
+    """A Python list or tuple of numbers of one type zipped with a tensor (``zip(x, [1.0, 2.0])``):
+    a constant array indexed by the loop counter. Its items are what eager code iterates: Python
+    numbers (weakly typed, so ``x_f32 * w`` stays float32) or NumPy scalars."""
+
+    def __init__(self, builder: GraphBuilder, items: list[Any] | tuple[Any, ...]):
+        self.builder = builder
+        self.python = not items or not isinstance(items[0], np.generic)
+        self.values = Tensor(builder.const(np.asarray(items)), builder)  # once, before the loop
+
+    @staticmethod
+    def accepts(items: Any) -> bool:
+        """Lists and tuples of Python numbers of one type (ints within int64), or of NumPy
+        scalars of one dtype."""
+        if not isinstance(items, (list, tuple)):
+            return False
+        kinds = {type(item) for item in items}
+        if len(kinds) > 1 or not (
+            kinds <= {bool, int, float, complex} or all(isinstance(i, np.generic) for i in items)
+        ):
+            return False
+        return np.asarray(items).dtype != object
+
+    def length(self) -> Any:
+        return self.values.shape[0]
+
+    def item(self, k: Tensor) -> Any:
+        value = self.values[k]
+        return python_number(value) if self.python else value
+
+
 class StagedEnumerate(StagedIterable):
     def __init__(self, inner: StagedIterable, start: Any):
         self.builder = inner.builder
@@ -140,10 +171,8 @@ def for_range(*args: Any) -> Any:
         raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
     for a in tensors:
         if a.shape != () or a.dtype.kind not in "iu":
-            raise GraphBuildError(
-                f"range() needs integer bounds, got a tensor {a.type} (NumPy and Python raise TypeError here too)",
-                user_location(2),
-            )
+            message = f"range() needs integer bounds, got a tensor {a.type} (NumPy and Python raise TypeError here too)"
+            raise build_error(TypeError(message), message, user_location(2))
     start, stop, step = (0, args[0], 1) if len(args) == 1 else (args[0], args[1], args[2] if len(args) == 3 else 1)
     if isinstance(step, int) and step == 0:
         raise ValueError("range() arg 3 must not be zero")
@@ -168,10 +197,13 @@ def for_zip(*iterables: Any, strict: bool = False) -> Any:
     for it, part in zip(iterables, parts):
         if part is None and isinstance(it, range):
             part = StagedRange(builder, it.start, it.stop, it.step)
+        if part is None and StagedNumbers.accepts(it):
+            part = StagedNumbers(builder, it)
         if part is None:
             raise GraphBuildError(
                 f"zip() of a tensor with a Python {type(it).__name__} cannot be staged: the graph "
-                "cannot index a Python object with a tensor counter",
+                "cannot index a Python object with a tensor counter (only lists and tuples of "
+                "numbers of one type can be)",
                 user_location(2),
                 "convert it to an array first (np.asarray(...)) or zip tensors only",
             )

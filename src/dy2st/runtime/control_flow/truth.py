@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.errors import TensorValueError, user_location
+from dy2st.errors import TensorValueError, build_error, user_location
 from dy2st.ops.shape import RESHAPE
 from dy2st.staging.tensor import Tensor, apply, apply_ufunc
 
@@ -17,12 +17,12 @@ def truth_value(tensor: Tensor) -> Tensor:
         TensorValueError: the tensor has more or fewer than one element (NumPy raises too).
     """
     if tensor.size != 1:
-        raise TensorValueError(
+        message = (
             f"the truth value of a tensor {tensor.type} with {tensor.size} elements is ambiguous "
-            "(NumPy raises here too)",
-            user_location(),
-            "reduce it first with np.any(...) or np.all(...)",
+            "(NumPy raises here too)"
         )
+        note = "reduce it first with np.any(...) or np.all(...)"
+        raise build_error(ValueError(message), message, user_location(), note, base=TensorValueError)
     if tensor.shape != ():
         tensor = apply(RESHAPE, tensor, shape=())
     if tensor.dtype.kind != "b":
