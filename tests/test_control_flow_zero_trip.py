@@ -319,3 +319,19 @@ def first_match_or_minus_one(x, target):
 @pytest.mark.parametrize("target", [3.0, 7.0])
 def test_a_for_else_search_loop_under_a_tensor_condition_matches_eager(target):
     assert_like_eager(first_match_or_minus_one, np.arange(5.0), np.array(target))
+
+
+def read_after_a_later_loop_assigned_it(x, n, m):
+    for i in range(n):
+        y = x * i
+    s = 0.0
+    for j in range(m):
+        if j > 0:
+            s = s + y.sum()  # the first loop may not have assigned y, an earlier iteration did
+        y = x
+    return s
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_later_loop_that_assigns_a_variable_carries_its_flag(n):
+    assert_like_eager(read_after_a_later_loop_assigned_it, np.ones(3), np.array(n), np.array(2))

@@ -17,12 +17,13 @@ directly (``for row in X``) goes over its rows the same way.
 from __future__ import annotations
 
 import abc
+import builtins
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, build_error, user_location
+from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, build_error, user_frame, user_location
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
@@ -162,8 +163,23 @@ def staged(iterable: Any) -> StagedIterable | None:
 
 
 # --- what converted code calls -------------------------------------------------------------------
+def _shadowed(name: str, builtin: Any) -> Any:
+    """What ``name`` means in the user's code calling a loop helper, when it is not the builtin
+    (a module's own ``range``); None when it is the builtin."""
+    frame = user_frame()
+    if frame is None:
+        return None
+    for scope in (frame.f_locals, frame.f_globals):
+        if name in scope:
+            return None if scope[name] is builtin else scope[name]
+    return None
+
+
 def for_range(*args: Any) -> Any:
     """``range(...)`` as a for-loop iterable: the builtin for Python ints, staged for a tensor."""
+    shadowing = _shadowed("range", builtins.range)
+    if shadowing is not None:
+        return shadowing(*args)  # the user's own ``range``: called, and its result iterated
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
         return range(*args)
@@ -179,16 +195,30 @@ def for_range(*args: Any) -> Any:
     return StagedRange(tensors[0]._builder, start, stop, step)
 
 
-def for_enumerate(iterable: Any, start: Any = 0) -> Any:
+def for_enumerate(*args: Any, **kwargs: Any) -> Any:
     """``enumerate(...)`` as a for-loop iterable (staged over a tensor or a staged range)."""
+    shadowing = _shadowed("enumerate", builtins.enumerate)
+    if shadowing is not None:
+        return shadowing(*args, **kwargs)
+    return _enumerate(*args, **kwargs)
+
+
+def _enumerate(iterable: Any, start: Any = 0) -> Any:
     inner = staged(iterable)
     if inner is None:
         return enumerate(iterable, start)
     return StagedEnumerate(inner, start)
 
 
-def for_zip(*iterables: Any, strict: bool = False) -> Any:
+def for_zip(*iterables: Any, **kwargs: Any) -> Any:
     """``zip(...)`` as a for-loop iterable; staged when any part is a tensor or staged range."""
+    shadowing = _shadowed("zip", builtins.zip)
+    if shadowing is not None:
+        return shadowing(*iterables, **kwargs)
+    return _zip(*iterables, **kwargs)
+
+
+def _zip(*iterables: Any, strict: bool = False) -> Any:
     parts = [staged(it) for it in iterables]
     if all(p is None for p in parts):
         return zip(*iterables, strict=strict)
