@@ -245,3 +245,31 @@ def scalar_accumulator_of_rows(X, n):
 def test_an_accumulator_whose_shape_the_loop_changes_says_to_start_it_with_its_final_shape():
     with pytest.raises(dy2st.GraphBuildError, match=r"acc = np.zeros_like\(x\[0\]\)"):
         dy2st.to_static(scalar_accumulator_of_rows)(np.ones((3, 2)), np.array(2))
+
+
+def big_after_a_folded_branch(x, k):
+    # Found by the differential generator (python_numbers, seed 10248): the return under tensor
+    # conditions makes `big` a cond result; constant folding turned the branch's Python int into
+    # an int64 array, and the loop after it doubled it with int64 wrap-around.
+    t = 0
+    big = 2**64 + 2
+    n = len(x)
+    for i in range(3):
+        big = big // 3
+        for _ in range(k):
+            if x[i] > 2.0:
+                if big > 2**65:
+                    return t, big
+    t = t - n
+    for _ in range(k):
+        w = 0
+        while w < 3 and not t > 2:
+            for j in range(3):
+                big = big * 2
+                t += j
+    return t, big
+
+
+@pytest.mark.parametrize("k", TRIPS)
+def test_a_python_int_folded_to_a_constant_stays_unbounded(k):
+    assert_like_eager(big_after_a_folded_branch, np.array([3.0, -1.5, 3.0, -0.0, -0.0]), k)

@@ -15,14 +15,16 @@ Only ``const`` ops count as constants: graph inputs and captured global arrays n
 captures are read by reference at every call. An op is folded when every operand is a constant,
 it has no side effects and no regions, and each result has at most ``MAX_FOLDED_ELEMENTS``
 elements. Its NumPy kernel runs at compile time on the same Python scalars and arrays the executor
-would pass, so weak-scalar promotion is the same; the result becomes a strong constant, and only
-when it has exactly the dtype and shape the op's rule gives. An evaluation that would raise or warn
+would pass, so weak-scalar promotion is the same; the result becomes a constant only when it has
+exactly the dtype and shape the op's rule gives: a strong array, or a Python number where the
+result is weakly typed. An evaluation that would raise or warn
 (``1.0 / 0``, an out-of-range index) is left to run time, where the user sees it as before.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -102,7 +104,7 @@ def is_foldable(op: Op) -> bool:
     return all(constant_value(v) is not None for v in op.operands)
 
 
-def _evaluate(op: Op) -> list[np.ndarray] | None:
+def _evaluate(op: Op) -> list[Any] | None:
     """The op's results computed now, or None if it cannot be folded exactly."""
     if not is_foldable(op):
         return None
@@ -124,5 +126,8 @@ def _evaluate(op: Op) -> list[np.ndarray] | None:
         array = np.array(value, copy=True)
         if array.dtype != result.type.dtype or array.shape != result.type.shape:
             return None
-        arrays.append(array)
+        # A weakly typed result is a Python number in eager code (``as_python_number``): its
+        # constant stays one, or the code after it would compute with NumPy's fixed-width
+        # integers where eager code has Python's unbounded ones.
+        arrays.append(array.item() if result.type.weak else array)
     return arrays
