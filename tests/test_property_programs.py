@@ -95,6 +95,8 @@ CONSTRUCTS = {
     "python_numbers": ["t = 0", "big = 2**64", "h = 2**62", "h = h * 2", "f = f * 0.5", "int(x[", "float(x["],
     "defaults_returns": ["w=W", "eps=EPS", "return len(x)", "np.float64(", "np.zeros(())", "x.any()", "flag"],
     "search_logic": ["break\n", "    else:\n", " < n and x[", " and x[", " or ", "idx = -1", "cnt += 1"],
+    "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "% 2 == 0", "range(len(x) - 1, 0, -2)",
+                     "coef[", "parts.append(", "x[:", "np.zeros(m)", "break\n"],
 }  # fmt: skip
 
 

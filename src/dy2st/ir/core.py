@@ -167,12 +167,15 @@ class Graph:
         name: the converted function's name.
         body: the top-level block; its args are ``inputs + captures``; it ends with ``return``.
         num_inputs: how many leading body args are inputs; the rest are captures.
+        notes: how the graph was built, a line each (which loops were rolled or unrolled, and
+            why); the printer shows them above the graph as comments.
     """
 
     def __init__(self, name: str, body: Block, num_inputs: int):
         self.name = name
         self.body = body
         self.num_inputs = num_inputs
+        self.notes: list[str] = []
 
     @property
     def inputs(self) -> list[Value]:

@@ -99,6 +99,7 @@ class Printer:
             header += f"\n    captures({caps})"
         results = [str(v.type) for v in graph.outputs]
         header += " -> " + (results[0] if len(results) == 1 else "(" + ", ".join(results) + ")")
+        self.lines.extend(f"# {note}" for note in graph.notes)
         self.lines.append(header + " {")
         self.print_block(graph.body, 1)
         self.lines.append("}")

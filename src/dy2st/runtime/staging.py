@@ -16,6 +16,7 @@ from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
+from dy2st.runtime.control_flow.rolling import attempts, rolling
 from dy2st.runtime.control_flow.values import PythonNumber
 from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
 from dy2st.runtime.recursion import watch_recursion
@@ -178,7 +179,25 @@ def is_output_leaf(x: Any) -> bool:
 
 
 def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str) -> Program:
-    """Stage ``fn`` (a converted function) on the bound ``arguments``."""
+    """Stage ``fn`` (a converted function) on the bound ``arguments``.
+
+    Loops over a Python ``range`` are rolled into ``while_loop`` ops where they can be; a build
+    that fails with a loop rolled starts again with it unrolled (``control_flow/rolling.py``).
+    """
+    for policy in attempts():
+        try:
+            with rolling(policy):
+                program = _trace_once(fn, signature, arguments, name)
+        except Exception as error:
+            if not policy.unroll_after(error):
+                raise
+            continue
+        program.graph.notes = [str(decision) for decision in policy.decisions.values()]
+        return program
+    raise AssertionError("unreachable: the last attempt unrolls every loop")
+
+
+def _trace_once(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str) -> Program:
     builder = GraphBuilder(name)
     with builder:
         inputs: list[Tensor] = []

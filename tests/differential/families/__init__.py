@@ -9,6 +9,7 @@ from .defaults_returns import DefaultsReturns
 from .inplace_rebind import InplaceRebind
 from .python_numbers import PythonNumbers
 from .random_draws import RandomDraws
+from .rolled_loops import RolledLoops
 from .search_logic import SearchLogic
 from .swaps import Swaps
 from .views import Views
@@ -25,6 +26,7 @@ FAMILIES: dict[str, type[Family]] = {
         PythonNumbers,
         DefaultsReturns,
         SearchLogic,
+        RolledLoops,
     )
 }
 

@@ -23,12 +23,20 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedSyntaxError, build_error, user_frame, user_location
+from dy2st.errors import (
+    GraphBuildError,
+    SourceLocation,
+    UnsupportedSyntaxError,
+    build_error,
+    user_frame,
+    user_location,
+)
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
+from dy2st.runtime.control_flow.rolling import current_policy
 from dy2st.runtime.control_flow.values import python_number, wrap_result
-from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.tensor import Tensor
 
 _COUNTER = "loop counter"  # not an identifier: never clashes with a user variable
@@ -56,6 +64,8 @@ class StagedRange(StagedIterable):
         self.start, self.stop, self.step = start, stop, step
 
     def length(self) -> Any:
+        if all(isinstance(bound, int) for bound in (self.start, self.stop, self.step)):
+            return len(range(self.start, self.stop, self.step))  # a rolled Python range
         if isinstance(self.start, int) and isinstance(self.step, int) and (self.start, self.step) == (0, 1):
             return np.maximum(self.stop, 0)
         # ceil((stop - start) / step), for either sign of step, and never negative.
@@ -260,11 +270,51 @@ def convert_for(
     """
     # A lowered ``break`` wraps the iterable; its flag joins the condition of a staged loop.
     stoppable = iterable if isinstance(iterable, StoppableIterable) else None
-    sequence = staged(stoppable.iterable if stoppable is not None else iterable)
-    if sequence is None:
-        for item in iterable:
-            loop_body(item)
+    inner = stoppable.iterable if stoppable is not None else iterable
+    loc = user_location(2)
+    state = LoopState(names, carried, get_state, set_state)
+    sequence = staged(inner)
+    if sequence is not None:
+        _stage_for(sequence, stoppable, loop_body, state, loc)
         return
+    sequence = _rolled_range(inner, loc)
+    if sequence is not None:
+        _stage_rolled(sequence, stoppable, loop_body, state, loc)
+        return
+    for item in iterable:
+        loop_body(item)
+
+
+def _rolled_range(iterable: Any, loc: SourceLocation | None) -> StagedRange | None:
+    """A Python ``range`` the loop rolls into a ``while_loop`` (``rolling.py``), else None."""
+    builder = current_builder()
+    policy = current_policy()
+    if type(iterable) is not range or builder is None or policy is None:
+        return None
+    if not policy.should_roll(len(iterable), loc):
+        return None
+    return StagedRange(builder, iterable.start, iterable.stop, iterable.step)
+
+
+def _stage_rolled(sequence: StagedRange, stoppable, loop_body, state: LoopState, loc: SourceLocation | None) -> None:
+    """Stage a rolled Python-range loop; an exception leaving it blames it (``rolling.py``)."""
+    try:
+        _stage_for(sequence, stoppable, loop_body, state, loc)
+    except Exception:
+        policy = current_policy()
+        if policy is not None and loc is not None:
+            policy.blame(loc)
+        raise
+
+
+def _stage_for(
+    sequence: StagedIterable,
+    stoppable: StoppableIterable | None,
+    loop_body: Callable[[Any], None],
+    state: LoopState,
+    loc: SourceLocation | None,
+) -> None:
+    """Stage ``for item in sequence: loop_body(item)`` as one ``while_loop`` over a counter."""
     builder = sequence.builder
     length = sequence.length()
     counter: list[Any] = [wrap_result(builder, builder.const(0))]
@@ -275,10 +325,10 @@ def convert_for(
         return convert_logical_and(lambda: counter[0] < length, stoppable.not_stopped)
 
     def get_all() -> tuple:
-        return tuple(get_state()) + (counter[0],)
+        return tuple(state.get()) + (counter[0],)
 
     def set_all(values: tuple) -> None:
-        set_state(values[:-1])
+        state.set(values[:-1])
         counter[0] = values[-1]
 
     def body() -> None:
@@ -286,8 +336,8 @@ def convert_for(
         loop_body(sequence.item(k))
         counter[0] = k + 1
 
-    state = LoopState(tuple(names) + (_COUNTER,), tuple(carried) + (_COUNTER,), get_all, set_all)
-    stage_while_loop(builder, condition, body, state, user_location(2))
+    with_counter = LoopState(state.names + (_COUNTER,), state.carried + (_COUNTER,), get_all, set_all)
+    stage_while_loop(builder, condition, body, with_counter, loc)
 
 
 def python_bool(pred: Any, construct: str) -> Any:

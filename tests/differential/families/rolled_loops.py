@@ -1,0 +1,112 @@
+"""Loops over a Python ``range`` long enough to be rolled into a ``while_loop``.
+
+Stencils stepped in place, prefix sums, accumulators of Python numbers, searches that ``break``,
+``for ... else``, counters tested with ``i % 2``, steps and reversed ranges, loops nested with
+``range(i)``, the counter read after the loop, and the patterns whose body needs the counter as a
+Python int (indexing a Python list, growing a list, a prefix slice ``x[:i]``, ``np.zeros(m)`` of a
+number the loop counted), which must fall back to unrolling with eager NumPy's results.
+"""
+
+from __future__ import annotations
+
+from ..skeleton import indent
+from .base import Call, Family, grid, python_int, trip_count
+
+LENGTH, ROWS, COLUMNS = 8, 6, 4
+
+
+class RolledLoops(Family):
+    name = "rolled_loops"
+    summary = "for over a Python range of 5+ iterations: rolled into a while_loop, or unrolled where it must be"
+    parameters = "x, A, k, p"
+
+    def __init__(self, generator):
+        super().__init__(generator)
+        self.returned = self.pick(["x, s, c", "out, A", "s", "c, x.sum()", "A, out, s", "x, c"])
+
+    def setup(self) -> list[str]:
+        return ["s = 0.0", "c = 0", "out = np.zeros(len(x))"]
+
+    def statement(self, scope) -> list[str]:
+        i, r = self.index(scope, LENGTH), self.index(scope, ROWS)
+        forms = [
+            [f"s = s + x[{i}]"],
+            ["c = c + 1"],
+            [f"x[{i}] = x[{i}] * 0.5"],
+            [f"A[{r}, 0] = A[{r}, 0] + s"],
+            [f"out[{i}] = out[{i}] + {self.constant()}"],
+            ["s = s * 0.5 + c"],
+        ]
+        return self.pick(forms)
+
+    def idiom(self, scope) -> list[str]:
+        i, j, t = self.fresh("i"), self.fresh("j"), self.fresh("t")
+        steps = self.pick([5, 6, 8, 12])
+        inner = self.block(scope.nested(in_loop=True))
+        idioms = [
+            # an explicit time-stepped stencil, in place and by rebinding
+            [
+                f"for {t} in range({steps}):",
+                "    x[1:-1] = x[1:-1] + 0.25 * (x[2:] - 2 * x[1:-1] + x[:-2])",
+            ],
+            [f"for {t} in range({steps}):", "    x = x.copy()", "    x[1:] = x[1:] * 0.5 + x[:-1] * 0.5"],
+            # prefix sums and running statistics, indexed by the counter
+            [f"for {i} in range(1, len(x)):", f"    out[{i}] = out[{i} - 1] + x[{i}]"],
+            [f"for {i} in range(len(x)):", "    c += 1", f"    s += x[{i}] * {i}", *indent(inner)],
+            [f"for {i} in range({steps}):", f"    s = s + {i} * 0.5", f"    c = c + {i} % 3"],
+            # searches
+            [
+                f"for {i} in range(len(x)):",
+                f"    if x[{i}] > {self.constant()}:",
+                f"        c = {i}",
+                "        break",
+                *indent(inner),
+            ],
+            [
+                f"for {i} in range(len(x)):",
+                f"    if x[{i}] < -{self.pick(['1.0', '2.0', '3.0'])}:",
+                "        break",
+                "else:",
+                "    c += 10",
+            ],
+            [f"for {i} in range(len(x)):", f"    if {i} % 2 == 0:", f"        x[{i}] = -x[{i}]"],
+            # steps, reversed ranges, a Python int bound from an argument
+            [f"for {i} in range(len(x) - 1, 0, -2):", f"    s += x[{i}]"],
+            [f"for {i} in range(p, len(x)):", f"    out[{i}] = x[{i}] * {i}"],
+            # nested loops; the inner bound depends on the counter
+            [
+                f"for {i} in range(ROWS):".replace("ROWS", str(ROWS)),
+                f"    for {j} in range({i}):",
+                f"        A[{i}, {j} % {COLUMNS}] += x[{j}]",
+            ],
+            [f"for {i} in range(A.shape[0]):", f"    A[{i}] = A[{i}] * x[{i}]", *indent(inner)],
+            # the counter after the loop
+            [f"for {i} in range({steps}):", "    s = s + 1.0", f"c = c + {i}"],
+            # bodies that need the counter as a Python int: unrolled, as before
+            [
+                "coef = [0.5, 1.0, 1.5, 2.0, 2.5, 3.0]",
+                f"for {i} in range(6):",
+                f"    s += coef[{i}] * x[{i}]",
+            ],
+            ["parts = []", f"for {i} in range(6):", f"    parts.append(x[{i}] * 2)", "out[:6] = np.array(parts)"],
+            [f"for {i} in range(1, 6):", f"    out[{i}] = x[:{i}].sum()"],
+            ["m = 0", f"for {i} in range(6):", "    m += 1", "out[:m] = np.zeros(m) + x[:m]"],
+        ]
+        return self.pick(idioms)
+
+    def tensor_comparison(self, scope) -> str:
+        i = self.index(scope, LENGTH)
+        return self.pick([f"x[{i}] > {self.constant()}", "s > 1.0", "c > 3", f"A[{self.index(scope, ROWS)}, 1] < 0"])
+
+    def use_python_int(self, name: str) -> list[str]:
+        return [f"c = c + {name}"]
+
+    def return_value(self, scope) -> str:
+        return self.returned
+
+    @classmethod
+    def calls(cls, rng, count) -> list[Call]:
+        return [
+            Call((grid(rng, LENGTH), grid(rng, (ROWS, COLUMNS)), trip_count(rng), python_int(rng)))
+            for _ in range(count)
+        ]
