@@ -273,3 +273,18 @@ def big_after_a_folded_branch(x, k):
 @pytest.mark.parametrize("k", TRIPS)
 def test_a_python_int_folded_to_a_constant_stays_unbounded(k):
     assert_like_eager(big_after_a_folded_branch, np.array([3.0, -1.5, 3.0, -0.0, -0.0]), k)
+
+
+def unchanged_by_the_loop_then_doubled(k):
+    # Differential generator, python_numbers seed 11227: the loop left h unchanged, so the graph
+    # kept the constant and folded h * 2 with int64 wrap-around.
+    h = 2**62
+    for _ in range(k):
+        h = h
+    h = h * 2
+    return h
+
+
+@pytest.mark.parametrize("k", TRIPS)
+def test_a_python_int_a_loop_leaves_unchanged_stays_a_python_int(k):
+    assert_like_eager(unchanged_by_the_loop_then_doubled, k)

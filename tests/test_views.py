@@ -274,3 +274,30 @@ def maybe_view_chosen_after_its_base_changed(x, c):
 def test_a_stale_maybe_view_handed_through_a_branch_stays_unreadable():
     with pytest.raises(dy2st.GraphBuildError, match="may share memory with an array that was updated"):
         dy2st.to_static(maybe_view_chosen_after_its_base_changed)(np.ones((2, 2)), np.array(1))
+
+
+def view_kept_past_a_break(X, k):
+    # Differential generator, views seed 12119: on the iteration that breaks, `row` is still the
+    # previous iteration's view of X, which eager code sees updated; the graph held its old
+    # contents (a wrong answer). Now reading it after the loop is refused.
+    for t in range(k):
+        X[1:-1, 1:-1] = X[1:-1, :-2]
+        if t > 1:
+            break
+        row = X[t]
+    return row
+
+
+def view_retaken_after_each_update(X, k):
+    for t in range(k):
+        X[1:-1, 1:-1] = X[1:-1, :-2]
+        row = X[t]
+    return row
+
+
+def test_a_view_a_loop_keeps_past_an_update_of_its_base_is_refused_not_stale():
+    X = np.arange(20.0).reshape(4, 5)
+    with pytest.raises(dy2st.GraphBuildError, match="may share memory with an array that was updated"):
+        dy2st.to_static(view_kept_past_a_break)(X.copy(), np.array(3))
+    for k in (1, 2, 3):
+        assert_like_eager(view_retaken_after_each_update, X.copy(), np.array(k))

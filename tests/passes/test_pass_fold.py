@@ -132,3 +132,22 @@ def test_a_folded_output_is_a_fresh_array_at_every_call():
     (first,) = execute(graph, x)
     first[:] = -1
     assert_same_results(execute(graph, x), [np.array([2.0, 4.0, 6.0], np.float32)])
+
+
+def python_int_arithmetic_graph(left):
+    builder, (x,) = new_builder("python_ints", x=tensor_type(F32, 3))
+    with builder:
+        product = emit(builder, "multiply", const(builder, left), const(builder, 2))
+        number = emit(builder, "as_python_number", product)
+        return builder.finish([x, number])
+
+
+def test_python_int_arithmetic_folds_as_python_computes_it():
+    # 2**62 * 2 is 2**63 for the eager code's Python ints; int64 arithmetic would give -2**63.
+    graph = python_int_arithmetic_graph(2**62)
+    run_pass(ConstantFolding, graph)
+    assert [op.name for op in graph.body.ops] == ["const", "const", "multiply", "as_python_number", "return"]
+    small = python_int_arithmetic_graph(21)
+    run_pass(ConstantFolding, small)
+    (folded,) = [op for op in small.body.ops if op.name == "const" and op.results[0] in small.outputs]
+    assert folded.attrs["value"] == 42 and type(folded.attrs["value"]) is int

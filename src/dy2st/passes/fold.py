@@ -92,6 +92,15 @@ def _inline_taken_branch(op: Op, replacements: dict[Value, Value]) -> list[Op]:
     return taken.ops[:-1]
 
 
+def _exact_python_int(value: Any) -> np.ndarray | None:
+    """An op's result on Python ints as an array; None for an int no int64 holds."""
+    if isinstance(value, np.ndarray) and value.dtype == object:
+        value = value.item()
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return None
+    return np.array(value, copy=True)
+
+
 def is_foldable(op: Op) -> bool:
     """An op with a plain NumPy kernel, no effects, no regions, and only constant operands."""
     if not op.operands or op.regions or op.name == CONST:
@@ -111,6 +120,11 @@ def _evaluate(op: Op) -> list[Any] | None:
     kernel = get_op(op.name).kernel
     assert kernel is not None  # is_foldable admits ops with a kernel only
     arguments = [constant_value(v) for v in op.operands]
+    python_ints = all(isinstance(a, int) for a in arguments)
+    if python_ints:
+        # Python ints in eager code: computed as Python does (object arrays hold Python ints),
+        # so ``2**62 * 2`` is 2**63, which no int64 constant holds (the check below refuses it).
+        arguments = [np.asarray(a, dtype=object) for a in arguments]
     try:
         with warnings.catch_warnings(), np.errstate(all="raise"):
             warnings.simplefilter("error")
@@ -123,8 +137,8 @@ def _evaluate(op: Op) -> list[Any] | None:
     arrays = []
     for result, value in zip(op.results, outcome):
         # A copy: the kernel may return a view of (or the very object of) a constant operand.
-        array = np.array(value, copy=True)
-        if array.dtype != result.type.dtype or array.shape != result.type.shape:
+        array = _exact_python_int(value) if python_ints else np.array(value, copy=True)
+        if array is None or array.dtype != result.type.dtype or array.shape != result.type.shape:
             return None
         # A weakly typed result is a Python number in eager code (``as_python_number``): its
         # constant stays one, or the code after it would compute with NumPy's fixed-width

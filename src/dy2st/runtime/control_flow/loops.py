@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, build_error, user_location
-from dy2st.ir.core import WHILE_LOOP, YIELD, Block, Region, Value
+from dy2st.ir.core import COND, WHILE_LOOP, YIELD, Block, Region, Value
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
@@ -552,6 +552,9 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
     rebound: list[tuple[Tensor, _Slot, Any]] = []
     for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
         result.name_hint = slot.label.split("[")[0]
+        if yielded is arg and slot.number is not None and slot.type.weak:
+            after_loop[id(slot)] = slot.number  # a Python number the body never changed stays one
+            continue
         if slot.name is not None and end is not slot.obj:
             after_loop[id(slot)] = wrap_result(builder, result)
             if not result.type.shape:  # what eager code holds: the value from before or a body's
@@ -565,6 +568,7 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         slot.obj._value = result
         builder.log_mutation(slot.obj, slot.init)
     _record_shared_memory(rebound, after_loop, plan, trace)
+    _refuse_stale_views(rebound, after_loop, plan, trace, yields)
     for name, treedef in plan.structures.items():
         final[state.names.index(name)] = unflatten(treedef, [after_loop[id(s)] for s in plan.leaf_slots(name)])
     state.set(tuple(final))
@@ -582,6 +586,35 @@ def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan
         owner = variable_in_user_code(slot.name) if slot.name is not None else None
         owners = {owner} if owner is not None else set()
         record_shared_memory(result, [(before, None), (end, trace.body_block)], merged, owners)
+
+
+def _refuse_stale_views(rebound: list, after_loop: dict[int, Any], plan: _Plan, trace: _Trace, yields: list) -> None:
+    """A variable the body rebinds to a view of a carried array it updates (``row = X[i]`` after
+    ``X[...] = ...``) but keeps from the previous iteration on some path (a ``break`` before the
+    rebinding): there eager code's view shows the later update, and the graph's value does not.
+    Mark the result as sharing the array as it was before the loop, so reading it is refused."""
+    args = trace.body_block.args
+    for result, slot, end in rebound:
+        if not isinstance(end, Tensor) or end._scalar:
+            continue
+        index = plan.slots.index(slot)
+        if not _forwards(yields[index], args[index]):
+            continue
+        shared = {id(array) for array, _ in end._shared_arrays()}
+        for base in plan.slots:
+            if id(base.obj) in shared and id(base.obj) in trace.updated and base is not slot:
+                result._shares = (*result._shares, (after_loop[id(base)], base.init))
+
+
+def _forwards(value: Any, arg: Value) -> bool:
+    """Is ``value`` the block argument ``arg`` on some path (through the yields of ``cond`` ops)?"""
+    if value is arg:
+        return True
+    op = getattr(value, "op", None)
+    if op is None or op.name != COND:
+        return False
+    index = op.results.index(value)
+    return any(_forwards(region.block.ops[-1].operands[index], arg) for region in op.regions)
 
 
 # --- what converted code calls ---------------------------------------------------------------------
