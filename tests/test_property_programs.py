@@ -38,12 +38,7 @@ MEANT_TO_CONVERT = {"control_flow"}
 # Programs that fail on today's main, by family and seed, with their failure class (a reason
 # string naming it), e.g. {"views": {12: "a view retaken in a tensor loop misses its base"}}.
 # They are strict xfails: once a fix makes one pass, remove it here.
-KNOWN_FAILURES: dict[str, dict[int, str]] = {
-    "search_logic": {
-        18: "a Python bool a tensor loop turns into np.bool_ (found = found or best > 1.0) is np.bool_ after "
-        "zero iterations too (docs/semantics.md, Result types)",
-    },
-}
+KNOWN_FAILURES: dict[str, dict[int, str]] = {}
 
 
 def _known(family: str, seed: int) -> list[pytest.MarkDecorator]:

@@ -204,10 +204,11 @@ def test_results_have_the_types_eager_returns(fn, args):
     assert_like_eager(fn, *args)
 
 
-def test_a_number_the_loop_made_a_numpy_scalar_is_one_after_zero_trips_too():
-    """The documented difference: eager returns the Python 0.0 when the loop never runs."""
+def test_a_number_the_loop_would_make_a_numpy_scalar_stays_a_python_number_after_zero_trips():
+    """Eager returns the Python 0.0 when the loop never runs: the graph carries the kind too."""
+    assert_like_eager(float_accumulated_in_a_tensor_loop, np.ones(3), np.int64(0))
     result = dy2st.to_static(float_accumulated_in_a_tensor_loop)(np.ones(3), np.int64(0))
-    assert type(result) is np.float64 and result == 0.0
+    assert type(result) is float and result == 0.0
 
 
 def scalar_from_a_0d_array(y):
@@ -228,3 +229,51 @@ def zero_d_view(y):
 @pytest.mark.parametrize("fn", [scalar_from_a_0d_array, scalar_then_update, zero_d_view])
 def test_0d_results_keep_eagers_kind_after_simplification(fn):
     assert_like_eager(fn, np.array(2.0))
+
+
+def picked_by_a_tensor_if(x, c):
+    return x[0] if c > 0 else 0.5
+
+
+def or_of_a_flag(x, k):
+    found = False
+    best = x[0]
+    for _ in range(k):
+        found = found or best > 1.0
+    return found
+
+
+def and_or_chain(x):
+    return x[3] > 0 and x[1] or 0.5
+
+
+def int_start_float_sum(xs, k):
+    total = 0
+    for i in range(k):
+        total = total + i * xs[i]
+    return total
+
+
+def array_or_scalar(v, c):
+    r = v if c > 0 else -v
+    return r
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (picked_by_a_tensor_if, (np.array([2.0, 1.0]), np.array(1))),
+        (picked_by_a_tensor_if, (np.array([2.0, 1.0]), np.array(0))),
+        (or_of_a_flag, (np.array([2.0, 3.0]), np.array(0))),
+        (or_of_a_flag, (np.array([2.0, 3.0]), np.array(2))),
+        (and_or_chain, (np.array([1.0, 2.0, 0.0, 1.0]),)),
+        (and_or_chain, (np.array([1.0, 2.0, 0.0, -1.0]),)),
+        (int_start_float_sum, (np.arange(3.0), np.array(0))),
+        (int_start_float_sum, (np.arange(3.0), np.array(3))),
+        (array_or_scalar, (np.array(2.0), np.array(1))),
+        (array_or_scalar, (np.array(2.0), np.array(0))),
+    ],
+)
+def test_a_result_whose_type_depends_on_the_path_is_what_the_path_taken_gives(fn, args):
+    """Python number, NumPy scalar or 0-d array: the graph computes which, on the path taken."""
+    assert_like_eager(fn, *args)

@@ -20,3 +20,10 @@ TERMINATORS = frozenset({YIELD, RETURN})
 RESULT_KINDS = "result_kinds"
 NUMPY_SCALAR = "scalar"
 ZERO_D_ARRAY = "array"
+# Where the kind depends on the path a tensor ``if`` or loop took, the entry is
+# ``(KIND_FROM_OUTPUT, j)``: return operand ``j`` is an int8 kind code computed on that path
+# (``KIND_CODES``), and the backend converts result ``i`` to it when the graph runs.
+# Python numbers have a code per type: a zero-trip loop returns the ``0`` it started from as an
+# int although the loop would have made it a float.
+KIND_FROM_OUTPUT = "kind from output"
+KIND_CODES = {ZERO_D_ARRAY: 0, NUMPY_SCALAR: 1, bool: 2, int: 3, float: 4, complex: 5}

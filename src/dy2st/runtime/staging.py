@@ -12,7 +12,7 @@ import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, runtime_error
 from dy2st.ir.core import Graph, Op, Value
-from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
+from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
@@ -234,7 +234,8 @@ def _trace_once(fn, signature: inspect.Signature, arguments: dict[str, Any], nam
                 writebacks[len(outputs)] = arg_index
                 outputs.append(tensor._value)
                 first_updates[arg_index] = _first_update(argument, tensor._value)
-        graph = builder.finish(outputs, attrs=_zero_d_result_kinds(out_leaves))
+        kinds = _zero_d_result_kinds(out_leaves, outputs)
+        graph = builder.finish(outputs, attrs={RESULT_KINDS: kinds} if any(kinds) else None)
     updates = [
         InPlaceUpdate(
             index,
@@ -277,19 +278,25 @@ def _runs_before_any_effect(update: Op, graph: Graph, first_updates: Iterable[Op
     return all(other is update or (other in ops and ops.index(other) > position) for other in first_updates)
 
 
-def _zero_d_result_kinds(leaves: list[Any]) -> dict[str, Any] | None:
+def _zero_d_result_kinds(leaves: list[Any], outputs: list[Value]) -> tuple[Any, ...]:
     """The return op's ``RESULT_KINDS``: for each 0-d result, whether eager code returns a NumPy
-    scalar or a 0-d array there (None for the others, and where that depends on the path a tensor
-    ``if`` or loop took: the executor then returns what the path gave). The graph's ops may give
-    the other kind once optimized (``y * 1.0`` of a 0-d array is a NumPy scalar, simplified to
-    ``y`` an array), so the executor converts. None when no result is 0-d."""
-    kinds = [
-        {True: NUMPY_SCALAR, False: ZERO_D_ARRAY}.get(leaf._scalar)
-        if isinstance(leaf, Tensor) and not leaf.type.shape and not isinstance(leaf, PythonNumber)
-        else None
-        for leaf in leaves
-    ]
-    return {RESULT_KINDS: tuple(kinds)} if any(kinds) else None
+    scalar or a 0-d array there, or ``(KIND_FROM_OUTPUT, j)`` where a tensor ``if`` or loop
+    decided that (its kind flag is appended to ``outputs`` as output ``j``); None for the others
+    (Python numbers are rebuilt from the result's structure). The graph's ops may give the other
+    kind once optimized (``y * 1.0`` of a 0-d array is a NumPy scalar, simplified to ``y`` an
+    array), so the executor converts."""
+    kinds: list[Any] = []
+    for leaf in leaves:
+        if not isinstance(leaf, Tensor) or leaf.type.shape:
+            kinds.append(None)
+        elif leaf._kind_flag is not None:
+            kinds.append((KIND_FROM_OUTPUT, len(outputs)))
+            outputs.append(leaf._kind_flag._value)
+        elif isinstance(leaf, PythonNumber):
+            kinds.append(None)
+        else:
+            kinds.append({True: NUMPY_SCALAR, False: ZERO_D_ARRAY}.get(leaf._scalar))
+    return tuple(kinds)
 
 
 def _refuse_formatted_strings(result: Any) -> None:
@@ -322,4 +329,10 @@ def _object_argument(param: str, obj: Any) -> Any:
 def _tag_python_numbers(treedef: TreeDef, leaves: Iterator[Any]) -> TreeDef:
     """Mark result leaves that are Python numbers in eager code (a loop counter, a number picked
     by a tensor ``if``): the caller gets them back as Python numbers, not 0-d arrays."""
-    return treedef.map_leaves(lambda leaf: PYTHON_NUMBER_LEAF if isinstance(next(leaves), PythonNumber) else leaf)
+    return treedef.map_leaves(lambda leaf: PYTHON_NUMBER_LEAF if _python_number_result(next(leaves)) else leaf)
+
+
+def _python_number_result(leaf: Any) -> bool:
+    """A Python number in eager code on every path (a path-decided kind is converted by the
+    executor, ``_zero_d_result_kinds``)."""
+    return isinstance(leaf, PythonNumber) and leaf._kind_flag is None

@@ -70,6 +70,7 @@ class Tensor:
         "_shares",
         "_scalar",
         "_guard",
+        "_kind_flag",
         "__weakref__",
     )
     __array_priority__ = 1000  # make NumPy defer binary operators to us
@@ -98,6 +99,10 @@ class Tensor:
         # A run-time check that every use must emit first (a variable a tensor loop may never
         # have assigned: runtime/control_flow/assigned.py); None for almost every tensor.
         self._guard: Any = None
+        # For a 0-d value whose kind (0-d array, NumPy scalar or Python number) depends on the
+        # path a tensor ``if`` or loop took: an int8 tensor holding its kind code on that path
+        # (``ir.opcodes.KIND_CODES``); None for every other tensor.
+        self._kind_flag: Any = None
 
     # --- contents ---------------------------------------------------------------------------
     @property

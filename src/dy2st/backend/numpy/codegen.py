@@ -39,7 +39,7 @@ from dy2st.backend.numpy.lowering import (
     loop_comparison,
 )
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
-from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
+from dy2st.ir.opcodes import KIND_CODES, KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
@@ -71,6 +71,22 @@ def as_numpy_scalar(value: Any) -> Any:
 def as_zero_d_array(value: Any) -> Any:
     """A 0-d result as the 0-d array eager code returns (ops may give a NumPy scalar)."""
     return value if isinstance(value, np.ndarray) else np.array(value)
+
+
+_PYTHON_TYPE_OF_KIND = {code: kind for kind, code in KIND_CODES.items() if isinstance(kind, type)}
+_SCALAR_KIND = KIND_CODES[NUMPY_SCALAR]
+
+
+def as_path_kind(value: Any, kind: Any) -> Any:
+    """A 0-d result as what eager code returned on the path taken (``kind``, a ``KIND_CODES``
+    code computed by the graph): a Python bool/int/float/complex, a NumPy scalar or a new 0-d
+    array."""
+    python_type = _PYTHON_TYPE_OF_KIND.get(int(kind))
+    if python_type is not None:
+        return python_type(value.item() if isinstance(value, (np.ndarray, np.generic)) else value)
+    if kind == _SCALAR_KIND:
+        return value[()] if type(value) is np.ndarray else value
+    return np.array(value, copy=True)  # a 0-d array of the caller's own
 
 
 def copy_output(value: Any) -> Any:
@@ -354,6 +370,14 @@ class CodeGenerator:
             if kind == NUMPY_SCALAR:  # a new immutable scalar: no copy needed
                 name = f"{self.bind(as_numpy_scalar, 'as_numpy_scalar')}({name})"
                 if self.writebacks:  # taken before an argument it may be is written back
+                    name = self.bind_line(depth, name, op)
+                outputs.append(name)
+                returned.add(value)
+                continue
+            if isinstance(kind, tuple) and kind[0] == KIND_FROM_OUTPUT:
+                kind_name = self.name_of(op.operands[kind[1]])
+                name = f"{self.bind(as_path_kind, 'as_path_kind')}({name}, {kind_name})"
+                if self.writebacks:
                     name = self.bind_line(depth, name, op)
                 outputs.append(name)
                 returned.add(value)

@@ -44,11 +44,14 @@ from dy2st.runtime.control_flow.references import variable_in_user_code
 from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
+    KIND_TYPE,
     defined_within,
     describe,
     is_python_number,
     is_return_value,
     isolated_mutations,
+    kinds_differ,
+    path_kind,
     record_shared_memory,
     same_python_value,
     static_type,
@@ -144,6 +147,7 @@ def merge_branches(
     outputs: list[_Output] = []
     rebuild: list[tuple[int, TreeDef, list[Any]]] = []  # outputs to reassemble from their leaves
     flagged: list[tuple[int, _Output]] = []  # outputs assigned on some paths only, and their flag
+    kinds: list[tuple[_Output, _Output]] = []  # 0-d outputs whose kind depends on the path, and it
     for index, label in enumerate(labels):
         t, f = (branch.outputs[index] for branch in branches)
         merged.append(t)
@@ -152,8 +156,10 @@ def merge_branches(
         if (isinstance(t, Undefined) and isinstance(f, Undefined)) or (live is not None and not live[index]):
             merged[index] = Undefined(label)
             continue
+        first_new = len(outputs)
         treedef, leaves = _merge_output(label, branches, index, outputs, loc)
         rebuild.append((index, treedef, leaves))
+        kinds.extend(_kind_outputs(outputs, first_new))
         flag = _assigned_flag_output(builder, label, t, f)
         if flag is not None:
             outputs.append(flag)
@@ -161,6 +167,8 @@ def merge_branches(
     updated = _updated_tensors(branches)
     op = _emit_cond(builder, predicate, branches, outputs, updated, loc)
     results = {id(output): _result_tensor(builder, output, result, loc) for output, result in zip(outputs, op.results)}
+    for leaf, kind in kinds:
+        results[id(leaf)]._kind_flag = results[id(kind)]
     for index, treedef, leaves in rebuild:
         merged[index] = unflatten(treedef, [results[id(x)] if isinstance(x, _Output) else x for x in leaves])
     line = loc.lineno if loc is not None else 0
@@ -276,6 +284,24 @@ def _assigned_flag_output(builder: GraphBuilder, label: str, t: Any, f: Any) -> 
     objects = tuple(ASSIGNED if flag is None else flag for flag in flags)
     values = tuple(flag._value if isinstance(flag, Tensor) else flag for flag in objects)
     return _Output(assigned_flag_label(label), TensorType((), np.dtype(bool)), objects, values)  # type: ignore[arg-type]
+
+
+def _kind_outputs(outputs: list[_Output], first: int) -> list[tuple[_Output, _Output]]:
+    """For each new 0-d output from ``first`` on whose kind in eager code (0-d array, NumPy scalar,
+    Python number) differs between the branches: the extra int8 output computing it, appended to
+    ``outputs`` (``result = x[i] if c else 0.0`` is a NumPy scalar or a Python float)."""
+    pairs = []
+    for output in outputs[first:]:
+        if output.type.shape or output.mismatch is not None:
+            continue
+        kinds = [path_kind(obj) for obj in output.objects]
+        if not kinds_differ(kinds):
+            continue
+        values = tuple(kind._value if isinstance(kind, Tensor) else np.int8(kind) for kind in kinds)
+        kind_output = _Output(f"{output.label} kind", KIND_TYPE, tuple(kinds), values)  # type: ignore[arg-type]
+        outputs.append(kind_output)
+        pairs.append((output, kind_output))
+    return pairs
 
 
 def _output_of_same_arrays(outputs: list[_Output], t_obj: Any, f_obj: Any) -> _Output | None:

@@ -53,6 +53,8 @@ from dy2st.runtime.control_flow.values import (
     is_python_number,
     is_return_value,
     isolated_mutations,
+    kinds_differ,
+    path_kind,
     record_shared_memory,
     same_python_value,
     static_type,
@@ -141,9 +143,18 @@ def stage_while_loop(
     body_fn: Callable[[], None],
     state: LoopState,
     loc: SourceLocation | None,
+    tracked_kinds: tuple[str, ...] = (),
 ) -> None:
-    """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables."""
+    """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables.
+
+    ``tracked_kinds`` names the 0-d variables whose kind in eager code (0-d array, NumPy scalar,
+    Python number) the loop may change (``s = 0.0``, then ``s = s + x[i]``): each gets a carried
+    kind code, so the value after the loop is returned as what the iterations that ran left. A
+    first staging finds them, and stages the loop again with them.
+    """
+    original_state, original_body, before = state, body_fn, tuple(state.get())
     state, body_fn, flags, conditional = _with_assigned_flags(builder, state, body_fn)
+    state, body_fn, kinds = _with_kind_flags(builder, state, body_fn, tracked_kinds)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     containers = snapshot_containers([cond_fn, body_fn])
@@ -156,8 +167,66 @@ def stage_while_loop(
         plan = revised
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
+    varying = _kinds_that_vary(state, init, trace.final_state, tracked_kinds)
+    if varying:
+        original_state.set(before)
+        tracked = tracked_kinds + varying
+        stage_while_loop(builder, cond_fn, original_body, original_state, loc, tracked)
+        return
     _emit(builder, state, init, plan, trace, loc)
+    _attach_kind_flags(state, kinds)
     _guard_first_assignments(state, flags, conditional, loc)
+
+
+def _kinds_that_vary(state: LoopState, init: tuple, final: tuple, tracked: tuple[str, ...]) -> tuple[str, ...]:
+    """Carried 0-d variables, not yet tracked, whose kind after an iteration is not the kind they
+    had before the loop, or is decided by a path in the body."""
+    varying = []
+    for name, before, after in zip(state.names, init, final):
+        if name in state.carried and name not in tracked and not is_return_value(name):
+            if kinds_differ([path_kind(before), path_kind(after)]):
+                varying.append(name)
+    return tuple(varying)
+
+
+def _with_kind_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None], names: tuple[str, ...]):
+    """``state`` and ``body_fn`` extended with a carried kind code (``path_kind``) per variable
+    in ``names``: its kind before the loop, then at the end of each iteration."""
+    if not names:
+        return state, body_fn, {}
+    values = dict(zip(state.names, state.get()))
+    kinds: dict[str, Any] = {name: _kind_value(values[name]) for name in names}
+    labels = tuple(f"{name} kind" for name in names)
+    count = len(state.names)
+
+    def get() -> tuple:
+        return tuple(state.get()) + tuple(kinds[name] for name in names)
+
+    def set_all(new: tuple) -> None:
+        state.set(new[:count])
+        kinds.update(zip(names, new[count:]))
+
+    def body() -> None:
+        body_fn()
+        now = dict(zip(state.names, state.get()))
+        for name in names:
+            kinds[name] = _kind_value(now[name])
+
+    return LoopState(state.names + labels, state.carried + labels, get, set_all), body, kinds
+
+
+def _kind_value(value: Any) -> Any:
+    kind = path_kind(value)
+    return np.int8(0 if kind is None else kind) if not isinstance(kind, Tensor) else kind
+
+
+def _attach_kind_flags(state: LoopState, kinds: dict[str, Any]) -> None:
+    """After the loop: each tracked variable's value carries the loop's kind code for it."""
+    values = dict(zip(state.names, state.get()))
+    for name, kind in kinds.items():
+        value = values[name]
+        if isinstance(value, Tensor) and not value.type.shape and isinstance(kind, Tensor):
+            value._kind_flag = kind
 
 
 def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None]):

@@ -16,6 +16,7 @@ import numpy as np
 from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
+from dy2st.ir.opcodes import KIND_CODES, NUMPY_SCALAR, ZERO_D_ARRAY
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
@@ -134,6 +135,40 @@ def zero_d_kind(values: list[Any]) -> bool | None:
         elif not isinstance(value, Undefined):
             kinds.add(True)
     return kinds.pop() if len(kinds) == 1 else None
+
+
+_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def path_kind(value: Any) -> Any:
+    """What a 0-d value is in eager code on this path: a kind code (``KIND_CODES``: 0-d array,
+    NumPy scalar, or a Python bool, int, float or complex), the int8 tensor computing it where an earlier ``if`` or loop
+    decided it (``Tensor._kind_flag``), or None when unknown (not 0-d, or not recorded)."""
+    if isinstance(value, Tensor):
+        if value.type.shape:
+            return None
+        if value._kind_flag is not None:
+            return value._kind_flag
+        if isinstance(value, PythonNumber):
+            return KIND_CODES[_PYTHON_TYPES[value.dtype.kind]]
+        return {True: KIND_CODES[NUMPY_SCALAR], False: KIND_CODES[ZERO_D_ARRAY]}.get(value._scalar)
+    if isinstance(value, np.generic):  # before Python numbers: np.float64 is a float
+        return KIND_CODES[NUMPY_SCALAR]
+    if is_python_number(value):
+        return KIND_CODES[type(value)]
+    if isinstance(value, np.ndarray) and not value.shape:
+        return KIND_CODES[ZERO_D_ARRAY]
+    return None
+
+
+def kinds_differ(kinds: list[Any]) -> bool:
+    """Do these paths' kinds (``path_kind``) need a kind computed when the graph runs?"""
+    if any(kind is None for kind in kinds):
+        return False
+    return any(isinstance(kind, Tensor) for kind in kinds) or len(set(kinds)) > 1
+
+
+KIND_TYPE = TensorType((), np.dtype(np.int8))
 
 
 def zero_like(value: Any) -> Any:
