@@ -277,3 +277,50 @@ def array_or_scalar(v, c):
 def test_a_result_whose_type_depends_on_the_path_is_what_the_path_taken_gives(fn, args):
     """Python number, NumPy scalar or 0-d array: the graph computes which, on the path taken."""
     assert_like_eager(fn, *args)
+
+
+def computed_after_a_path_dependent_value(x, A, p):
+    s = 0.0
+    if A[0] < 0:
+        s = x[1]
+    for _ in range(3):
+        if p > 0:
+            s = s * 0.5 + 1
+    return s
+
+
+def returned_from_a_loop_in_a_tuple(x, k):
+    s = 0.0
+    c = 0
+    for j in range(k):
+        if x[j] > 100.0:
+            return x, s, c
+    s = x[2]
+    for _ in range(k):
+        return x, s, c
+    return x, s, c
+
+
+def kept_through_a_loop_body(x, k):
+    found = False
+    for _ in range(k):
+        if x[3] > 0:
+            found = x[0] > 1.0
+    return found
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (computed_after_a_path_dependent_value, (np.arange(3.0), np.array([1.0]), 1)),
+        (computed_after_a_path_dependent_value, (np.arange(3.0), np.array([-1.0]), 1)),
+        (returned_from_a_loop_in_a_tuple, (np.arange(4.0), np.array(3))),
+        (returned_from_a_loop_in_a_tuple, (np.arange(4.0) * 1000, np.array(3))),
+        (returned_from_a_loop_in_a_tuple, (np.arange(4.0), np.array(0))),
+        (kept_through_a_loop_body, (np.array([2.0, 0.0, 0.0, -1.0]), np.array(2))),
+        (kept_through_a_loop_body, (np.array([2.0, 0.0, 0.0, 1.0]), np.array(2))),
+    ],
+)
+def test_path_dependent_kinds_survive_arithmetic_loops_and_returns(fn, args):
+    """Found by the differential generator (rolled_loops 20000 and 20031, search_logic 20084)."""
+    assert_like_eager(fn, *args)

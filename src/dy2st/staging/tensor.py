@@ -423,12 +423,39 @@ def apply_ufunc(ufunc: np.ufunc, *operands: Any, **attrs: Any) -> Any:
     return apply(_operator_op(ufunc), *operands, **attrs)
 
 
+def _inherit_kind(result: Any, one: Any, other: Any) -> Any:
+    """A Python operator between a value whose kind a path decided (``Tensor._kind_flag``) and a
+    Python number gives what eager code gets on that path: a Python number from a Python number,
+    a NumPy scalar from a NumPy scalar or a 0-d array. Kept where the dtype stays the same (a
+    Python int divided would change its Python type)."""
+    source, other = (other, one) if getattr(one, "_kind_flag", None) is None else (one, other)
+    if (
+        not isinstance(source, Tensor)
+        or source._kind_flag is None
+        or not isinstance(result, Tensor)
+        or result.type.shape
+        or result.dtype != source.dtype
+        or not _plain_python_number(other)
+    ):
+        return result
+    # Kind codes (ir.opcodes.KIND_CODES): 0-d array 0 and NumPy scalar 1 give a NumPy scalar,
+    # Python numbers (2 and up) stay what they are.
+    result._kind_flag = apply_ufunc(np.maximum, source._kind_flag, np.int8(1))
+    return result
+
+
+def _plain_python_number(value: Any) -> bool:
+    if isinstance(value, Tensor):
+        return value.type.weak and value._kind_flag is None
+    return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
+
+
 def _binary(ufunc: np.ufunc):
     def forward(self, other):
-        return apply(_operator_op(ufunc), self, other)
+        return _inherit_kind(apply(_operator_op(ufunc), self, other), self, other)
 
     def reflected(self, other):
-        return apply(_operator_op(ufunc), other, self)
+        return _inherit_kind(apply(_operator_op(ufunc), other, self), self, other)
 
     def inplace(self, other):
         return self._inplace(_operator_op(ufunc), other)

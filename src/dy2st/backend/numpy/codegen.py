@@ -85,7 +85,9 @@ def as_path_kind(value: Any, kind: Any) -> Any:
     if python_type is not None:
         return python_type(value.item() if isinstance(value, (np.ndarray, np.generic)) else value)
     if kind == _SCALAR_KIND:
-        return value[()] if type(value) is np.ndarray else value
+        # A value the graph carried as a Python number (its type was weak) becomes NumPy's
+        # scalar of it again: np.float64, np.int64, np.bool_.
+        return value if isinstance(value, np.generic) else np.asarray(value)[()]
     return np.array(value, copy=True)  # a 0-d array of the caller's own
 
 

@@ -143,7 +143,7 @@ def stage_while_loop(
     body_fn: Callable[[], None],
     state: LoopState,
     loc: SourceLocation | None,
-    tracked_kinds: tuple[str, ...] = (),
+    tracked_kinds: dict[str, int] | None = None,
 ) -> None:
     """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables.
 
@@ -154,7 +154,7 @@ def stage_while_loop(
     """
     original_state, original_body, before = state, body_fn, tuple(state.get())
     state, body_fn, flags, conditional = _with_assigned_flags(builder, state, body_fn)
-    state, body_fn, kinds = _with_kind_flags(builder, state, body_fn, tracked_kinds)
+    state, body_fn, kinds = _with_kind_flags(builder, state, body_fn, tracked_kinds or {})
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     containers = snapshot_containers([cond_fn, body_fn])
@@ -167,35 +167,43 @@ def stage_while_loop(
         plan = revised
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
-    varying = _kinds_that_vary(state, init, trace.final_state, tracked_kinds)
+    varying = _kinds_that_vary(state, init, trace.final_state, tracked_kinds or {})
     if varying:
         original_state.set(before)
-        tracked = tracked_kinds + varying
-        stage_while_loop(builder, cond_fn, original_body, original_state, loc, tracked)
+        stage_while_loop(builder, cond_fn, original_body, original_state, loc, {**(tracked_kinds or {}), **varying})
         return
     _emit(builder, state, init, plan, trace, loc)
     _attach_kind_flags(state, kinds)
     _guard_first_assignments(state, flags, conditional, loc)
 
 
-def _kinds_that_vary(state: LoopState, init: tuple, final: tuple, tracked: tuple[str, ...]) -> tuple[str, ...]:
-    """Carried 0-d variables, not yet tracked, whose kind after an iteration is not the kind they
-    had before the loop, or is decided by a path in the body."""
-    varying = []
+def _kinds_that_vary(state: LoopState, init: tuple, final: tuple, tracked: dict[str, int]) -> dict[str, int]:
+    """Carried variables, not yet tracked, with a 0-d leaf whose kind after an iteration is not
+    the kind it had before the loop, or is decided by a path in the body; with their leaf counts."""
+    varying = {}
     for name, before, after in zip(state.names, init, final):
-        if name in state.carried and name not in tracked and not is_return_value(name):
-            if kinds_differ([path_kind(before), path_kind(after)]):
-                varying.append(name)
-    return tuple(varying)
+        if name not in state.carried or name in tracked:
+            continue
+        after_leaves = _flat(after)[1]
+        # A variable the loop assigns first (or a lowered return value) has no kind before it:
+        # what counts is the kind the body leaves, when a path in the body decides it.
+        before_leaves = [Undefined(name)] * len(after_leaves) if isinstance(before, Undefined) else _flat(before)[1]
+        if len(before_leaves) == len(after_leaves) and any(
+            kinds_differ([path_kind(a)] if isinstance(b, Undefined) else [path_kind(b), path_kind(a)])
+            for b, a in zip(before_leaves, after_leaves)
+        ):
+            varying[name] = len(after_leaves)
+    return varying
 
 
-def _with_kind_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None], names: tuple[str, ...]):
-    """``state`` and ``body_fn`` extended with a carried kind code (``path_kind``) per variable
-    in ``names``: its kind before the loop, then at the end of each iteration."""
-    if not names:
+def _with_kind_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None], leaves: dict[str, int]):
+    """``state`` and ``body_fn`` extended with carried kind codes (``path_kind``) for the leaves
+    of each variable in ``leaves``: their kinds before the loop, then at the end of each iteration."""
+    if not leaves:
         return state, body_fn, {}
+    names = tuple(leaves)
     values = dict(zip(state.names, state.get()))
-    kinds: dict[str, Any] = {name: _kind_value(values[name]) for name in names}
+    kinds: dict[str, Any] = {name: _kind_value(values[name], leaves[name]) for name in names}
     labels = tuple(f"{name} kind" for name in names)
     count = len(state.names)
 
@@ -207,26 +215,40 @@ def _with_kind_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[
         kinds.update(zip(names, new[count:]))
 
     def body() -> None:
+        # The carried value's kind on entry to this iteration is the carried code, whatever the
+        # block argument's own type says (a Python bool carried as a NumPy bool slot).
+        _attach_kind_flags(state, kinds)
         body_fn()
         now = dict(zip(state.names, state.get()))
         for name in names:
-            kinds[name] = _kind_value(now[name])
+            kinds[name] = _kind_value(now[name], leaves[name])
 
     return LoopState(state.names + labels, state.carried + labels, get, set_all), body, kinds
 
 
-def _kind_value(value: Any) -> Any:
-    kind = path_kind(value)
-    return np.int8(0 if kind is None else kind) if not isinstance(kind, Tensor) else kind
+def _kind_value(value: Any, count: int) -> tuple[Any, ...]:
+    """The kind code of each of the ``count`` leaves of ``value`` (0 where it has none, and for
+    a variable not assigned yet), a tuple the loop carries."""
+    if isinstance(value, Undefined) or len(_flat(value)[1]) != count:
+        return (np.int8(0),) * count
+    codes = []
+    for leaf in _flat(value)[1]:
+        kind = path_kind(leaf)
+        codes.append(kind if isinstance(kind, Tensor) else np.int8(0 if kind is None else kind))
+    return tuple(codes)
 
 
 def _attach_kind_flags(state: LoopState, kinds: dict[str, Any]) -> None:
-    """After the loop: each tracked variable's value carries the loop's kind code for it."""
+    """Each tracked variable's 0-d leaves carry the loop's kind code for them (on entry to an
+    iteration, and after the loop)."""
     values = dict(zip(state.names, state.get()))
-    for name, kind in kinds.items():
-        value = values[name]
-        if isinstance(value, Tensor) and not value.type.shape and isinstance(kind, Tensor):
-            value._kind_flag = kind
+    for name, codes in kinds.items():
+        leaves = _flat(values[name])[1]
+        if len(leaves) != len(codes):
+            continue
+        for leaf, kind in zip(leaves, codes):
+            if isinstance(leaf, Tensor) and not leaf.type.shape and isinstance(kind, Tensor):
+                leaf._kind_flag = kind
 
 
 def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None]):
