@@ -205,14 +205,6 @@ def _with_kind_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[
     values = dict(zip(state.names, state.get()))
     kinds: dict[str, Any] = {name: _kind_value(values[name], leaves[name]) for name in names}
     labels = tuple(f"{name} kind" for name in names)
-    count = len(state.names)
-
-    def get() -> tuple:
-        return tuple(state.get()) + tuple(kinds[name] for name in names)
-
-    def set_all(new: tuple) -> None:
-        state.set(new[:count])
-        kinds.update(zip(names, new[count:]))
 
     def body() -> None:
         # The carried value's kind on entry to this iteration is the carried code, whatever the
@@ -223,7 +215,7 @@ def _with_kind_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[
         for name in names:
             kinds[name] = _kind_value(now[name], leaves[name])
 
-    return LoopState(state.names + labels, state.carried + labels, get, set_all), body, kinds
+    return _with_extra_variables(state, kinds, names, labels), body, kinds
 
 
 def _kind_value(value: Any, count: int) -> tuple[Any, ...]:
@@ -266,14 +258,6 @@ def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Calla
         return state, body_fn, {}, conditional
     unassigned = list(flags)
     labels = tuple(assigned_flag_label(name) for name in unassigned)
-    count = len(state.names)
-
-    def get() -> tuple:
-        return tuple(state.get()) + tuple(flags[name] for name in unassigned)
-
-    def set_all(values: tuple) -> None:
-        state.set(values[:count])
-        flags.update(zip(unassigned, values[count:]))
 
     def body() -> None:
         # A use in the body of a value an earlier iteration may not have assigned checks the
@@ -286,7 +270,24 @@ def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Calla
         body_fn()
         _flags_after_the_body(builder, state, flags, conditional)
 
-    return LoopState(state.names + labels, state.carried + labels, get, set_all), body, flags, conditional
+    return _with_extra_variables(state, flags, unassigned, labels), body, flags, conditional
+
+
+def _with_extra_variables(
+    state: LoopState, values: dict[str, Any], names: list[str] | tuple[str, ...], labels: tuple[str, ...]
+) -> LoopState:
+    """``state`` extended with carried pseudo-variables: ``values[name]`` for each of ``names``,
+    under ``labels`` (the flags and kind codes the runtime carries beside the user's variables)."""
+    count = len(state.names)
+
+    def get() -> tuple:
+        return tuple(state.get()) + tuple(values[name] for name in names)
+
+    def set_all(new: tuple) -> None:
+        state.set(new[:count])
+        values.update(zip(names, new[count:]))
+
+    return LoopState(state.names + labels, state.carried + labels, get, set_all)
 
 
 def _flags_after_the_body(builder: GraphBuilder, state: LoopState, flags: dict[str, Any], conditional: set[str]):
