@@ -335,3 +335,39 @@ def read_after_a_later_loop_assigned_it(x, n, m):
 @pytest.mark.parametrize("n", [0, 2])
 def test_a_later_loop_that_assigns_a_variable_carries_its_flag(n):
     assert_like_eager(read_after_a_later_loop_assigned_it, np.ones(3), np.array(n), np.array(2))
+
+
+def sum_rows(X):
+    s = np.zeros(X.shape[1])
+    for row in X:
+        s = s + row * 2
+    return s
+
+
+def zip_enumerate(xs, ws):
+    total = 0
+    for k, (x, w) in enumerate(zip(xs, ws)):
+        total = total + k * x * w
+    return total
+
+
+def first_element(x):
+    return x[0]
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (sum_rows, (np.zeros((0, 3)),)),
+        (sum_rows, (np.ones((2, 3)),)),
+        (zip_enumerate, (np.zeros(0), np.zeros(0))),
+        (zip_enumerate, (np.arange(3.0), np.ones(3))),
+    ],
+)
+def test_a_tensor_loop_over_an_empty_array_builds_and_runs_zero_times(fn, args):
+    assert_like_eager(fn, *args)
+
+
+def test_indexing_an_empty_array_where_it_always_runs_is_numpys_index_error():
+    with pytest.raises(IndexError):
+        dy2st.to_static(first_element)(np.zeros(0))

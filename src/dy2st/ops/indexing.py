@@ -117,7 +117,34 @@ def indexed_shape(shape: tuple[int, ...], template: tuple, tensor_types: list[Te
         try:
             return dummy[_fill(_in_bounds_template(template), tensors)].shape
         except IndexError:
+            # An integer index into an empty axis (the rows of an empty array in a loop that
+            # runs zero times) has no in-bounds value: the shape is the axis dropped.
+            if 0 in shape and is_basic(template, tensor_types):
+                return _shape_without_indexed_axes(shape, template)
             raise IndexError(str(e)) from None
+
+
+def _shape_without_indexed_axes(shape: tuple[int, ...], template: tuple) -> tuple[int, ...]:
+    """The shape of a basic index (ints, 0-d tensors, slices, None, Ellipsis), worked out axis by
+    axis: integers drop their axis, slices keep what they select, None adds a unit axis."""
+    consuming = sum(1 for item in template if item is not None and item is not Ellipsis)
+    expanded: list[Any] = []
+    for item in template:
+        if item is Ellipsis:
+            expanded.extend([slice(None)] * (len(shape) - consuming))
+        else:
+            expanded.append(item)
+    expanded.extend([slice(None)] * (len(shape) - sum(1 for item in expanded if item is not None)))
+    result: list[int] = []
+    axes = iter(shape)
+    for item in expanded:
+        if item is None:
+            result.append(1)
+        elif isinstance(item, slice):
+            result.append(len(range(*item.indices(next(axes)))))
+        else:
+            next(axes)  # an integer or a 0-d tensor index drops the axis
+    return tuple(result)
 
 
 def _in_bounds_template(template: tuple) -> tuple:
