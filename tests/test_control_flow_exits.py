@@ -65,10 +65,10 @@ def test_an_early_return_takes_the_rest_into_the_else_branch_without_a_flag():
         """
 def early_return(x):
     if x > 0:
-        retval = x
+        retval = _dy2st.returned(x)
     else:
         y = x * 2
-        retval = y
+        retval = _dy2st.returned(y)
     return retval
 """
     )
@@ -91,13 +91,13 @@ def return_in_loop(x):
     while not break_ and x < 10:
         if x == 5:
             do_return = True
-            retval = -x
+            retval = _dy2st.returned(-x)
             break_ = True
         else:
             x = x + 2
     if not do_return:
         do_return = True
-        retval = x
+        retval = _dy2st.returned(x)
     return retval
 """
     )
@@ -117,7 +117,7 @@ def test_a_function_that_can_end_without_return_starts_with_retval_none():
 def no_return_on_some_paths(x):
     retval = None
     if x:
-        retval = 1
+        retval = _dy2st.returned(1)
     else:
         if x is None:
             x = 0

@@ -301,3 +301,37 @@ def test_a_view_a_loop_keeps_past_an_update_of_its_base_is_refused_not_stale():
         dy2st.to_static(view_kept_past_a_break)(X.copy(), np.array(3))
     for k in (1, 2, 3):
         assert_like_eager(view_retaken_after_each_update, X.copy(), np.array(k))
+
+
+def path_chosen_view_returned_after_an_update(X, x):
+    # Differential generator, views seed 31055: the early return lowered to `retval = row` let a
+    # view chosen by a tensor if, read after its base was updated, through unchecked (stale).
+    row = X[0]
+    if x[0] > 0:
+        if X[1, 3] > 1.0:
+            return row
+    else:
+        row = X[3]
+    X[:, 0] -= 1.0
+    return row
+
+
+def test_a_path_chosen_view_returned_after_its_base_changed_is_refused_at_the_return():
+    X = np.arange(20.0).reshape(4, 5)
+    with pytest.raises(dy2st.GraphBuildError, match="may share memory with an array that was updated"):
+        dy2st.to_static(path_chosen_view_returned_after_an_update)(X, np.array([-1.0]))
+
+
+def updated_through_a_view_and_by_name(X, k, p):
+    # Differential generator, views seed 31171: X named in the loop (X[...] += under an if) was
+    # carried apart from the array the view `inner` updated, so reads of X missed those updates.
+    inner = X[1:-1, 1:-1]
+    for _ in range(k):
+        inner += X[:-2, 1:-1] - 2.0
+        if p != 1:
+            X[1:-1, 1:-1] += 0.1
+
+
+@pytest.mark.parametrize("p", [0, 1])
+def test_an_array_updated_through_a_view_and_its_own_name_in_a_loop_sees_every_update(p):
+    assert_like_eager(updated_through_a_view_and_by_name, np.arange(20.0).reshape(4, 5), np.array(3), p)

@@ -324,3 +324,14 @@ def kept_through_a_loop_body(x, k):
 def test_path_dependent_kinds_survive_arithmetic_loops_and_returns(fn, args):
     """Found by the differential generator (rolled_loops 20000 and 20031, search_logic 20084)."""
     assert_like_eager(fn, *args)
+
+
+def compared_after_a_path_dependent_value(x):
+    # Differential generator, search_logic seed 30057: `best > 1.0` of a Python float is a bool.
+    best = x[4] or 0.5
+    return best > 1.0
+
+
+@pytest.mark.parametrize("x", [np.array([0.0, 0, 0, 0, 0.0]), np.array([0.0, 0, 0, 0, 2.0])])
+def test_a_comparison_of_a_path_dependent_value_has_the_paths_type(x):
+    assert_like_eager(compared_after_a_path_dependent_value, x)

@@ -23,6 +23,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.core import Value
+from dy2st.ir.opcodes import KIND_CODES
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
 from dy2st.ir.types import TensorType
 from dy2st.staging import dispatch
@@ -425,23 +426,28 @@ def apply_ufunc(ufunc: np.ufunc, *operands: Any, **attrs: Any) -> Any:
 
 def _inherit_kind(result: Any, one: Any, other: Any) -> Any:
     """A Python operator between a value whose kind a path decided (``Tensor._kind_flag``) and a
-    Python number gives what eager code gets on that path: a Python number from a Python number,
-    a NumPy scalar from a NumPy scalar or a 0-d array. Kept where the dtype stays the same (a
-    Python int divided would change its Python type)."""
+    Python number gives what eager code gets on that path: a Python number from a Python number
+    (of the result's Python type: ``best > 1.0`` of a Python float is a Python bool), a NumPy
+    scalar from a NumPy scalar or a 0-d array."""
     source, other = (other, one) if getattr(one, "_kind_flag", None) is None else (one, other)
     if (
         not isinstance(source, Tensor)
         or source._kind_flag is None
         or not isinstance(result, Tensor)
         or result.type.shape
-        or result.dtype != source.dtype
         or not _plain_python_number(other)
     ):
         return result
-    # Kind codes (ir.opcodes.KIND_CODES): 0-d array 0 and NumPy scalar 1 give a NumPy scalar,
-    # Python numbers (2 and up) stay what they are.
-    result._kind_flag = apply_ufunc(np.maximum, source._kind_flag, np.int8(1))
+    # Kind codes (ir.opcodes.KIND_CODES): 0-d array 0 and NumPy scalar 1 give a NumPy scalar (1),
+    # Python numbers (2 and up) the code of the result's Python type: 1 + (code - 1) * is_python.
+    python_code = KIND_CODES[_PYTHON_TYPE_OF_DTYPE[result.dtype.kind]]
+    is_python = apply_ufunc(np.greater_equal, source._kind_flag, np.int8(KIND_CODES[bool]))
+    step = apply_ufunc(np.multiply, is_python, np.int8(python_code - 1))
+    result._kind_flag = apply_ufunc(np.add, step, np.int8(1))
     return result
+
+
+_PYTHON_TYPE_OF_DTYPE = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 def _plain_python_number(value: Any) -> bool:

@@ -6,11 +6,11 @@ def f(x, n):
         break_), lambda : i < n, truth_only=True):
         if x[i] > 2:
             do_return = True
-            retval = x[i]
+            retval = _dy2st.returned(x[i])
             break_ = True
         else:
             i += 1
     if _dy2st.convert_logical_not(do_return):
         do_return = True
-        retval = x[0]
+        retval = _dy2st.returned(x[0])
     return retval

@@ -8,11 +8,11 @@ def f(rows, target):
                 if _dy2st.convert_logical_not(break_):
                     if v == target:
                         do_return = True
-                        retval = i
+                        retval = _dy2st.returned(i)
                         break_ = True
             if do_return:
                 break__1 = True
     if _dy2st.convert_logical_not(do_return):
         do_return = True
-        retval = -1
+        retval = _dy2st.returned(-1)
     return retval

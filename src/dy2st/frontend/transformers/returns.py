@@ -44,7 +44,7 @@ from __future__ import annotations
 import gast
 
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
-from dy2st.frontend.transformer import Context, Transformer, copy_location_deep
+from dy2st.frontend.transformer import Context, Transformer, copy_location_deep, runtime_attr
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 _LOOPS = (gast.While, gast.For, gast.AsyncFor)
@@ -148,7 +148,9 @@ class _FunctionReturns:
         value = node.value if node.value is not None else gast.Constant(value=None, kind=None)
         exit_stmts: list[gast.stmt] = [
             _assign(self.do_return, gast.Constant(value=True, kind=None)),
-            _assign(self.retval, value),
+            # The value is read where the return is (an array a later update would change is
+            # checked there): _dy2st.returned(value).
+            _assign(self.retval, gast.Call(func=runtime_attr("returned"), args=[value], keywords=[])),
         ]
         if in_loop:
             exit_stmts.append(gast.Break())

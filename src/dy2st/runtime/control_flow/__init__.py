@@ -24,6 +24,7 @@ from dy2st.runtime.control_flow.iterables import (
 )
 from dy2st.runtime.control_flow.loops import convert_while_loop, while_loop
 from dy2st.runtime.control_flow.undefined import Undefined
+from dy2st.runtime.control_flow.values import returned
 
 __all__ = [
     "Undefined",
@@ -38,5 +39,6 @@ __all__ = [
     "iterate_until",
     "python_bool",
     "python_iterable",
+    "returned",
     "while_loop",
 ]

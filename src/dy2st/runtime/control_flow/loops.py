@@ -427,9 +427,30 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     slot_ids = {id(s.obj) for s in plan.slots}
     for tensor, before in outer_updates.values():
         if id(tensor) not in slot_ids:
+            _let_variables_ride(revised, plan, trace, tensor, loc)
             revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
             changed = True
     return revised if changed else None
+
+
+def _let_variables_ride(revised: _Plan, plan: _Plan, trace: _Trace, array: Tensor, loc) -> None:
+    """The body updates ``array`` through another name (a view of it, ``inner += ...`` with
+    ``inner = X[1:-1]``), and a carried variable names that array (``X``): the loop carries the
+    array once, and the variable keeps naming it, so reads through it see the updates. A variable
+    the body rebinds cannot: refused, as for two names of one array (``_names_sharing_...``)."""
+    for slot, end in zip(plan.slots, trace.ends):
+        if slot.origin is not array or slot.name is None or slot.name not in revised.structures:
+            continue
+        if end is not slot.obj or not plan.structures[slot.name].is_leaf:
+            raise GraphBuildError(
+                f"{variable_name(slot.label)} names an array the loop body updates in place through another "
+                "name (a view of it) while it also rebinds the variable; a tensor loop carries a rebound "
+                "variable as its own value, so the update would not be seen through it",
+                loc,
+                "update the array through one name, or give the view its own copy (v = a[...].copy())",
+            )
+        revised.slots = [s for s in revised.slots if s.name != slot.name]
+        del revised.structures[slot.name]
 
 
 def _revise_variable(builder, revised: _Plan, plan: _Plan, name: str, before: Any, after: Any, loc) -> bool:

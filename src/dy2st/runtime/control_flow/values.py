@@ -21,6 +21,7 @@ from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
+from dy2st.runtime.pytree import flatten
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor, apply
 
@@ -169,6 +170,18 @@ def kinds_differ(kinds: list[Any]) -> bool:
 
 
 KIND_TYPE = TensorType((), np.dtype(np.int8))
+
+
+def returned(value: Any) -> Any:
+    """``return value`` lowered to ``retval = _dy2st.returned(value)`` (an early return): the
+    value is read here, so an array among it that may share memory with an array updated since
+    it was made is refused here, as reading it in any other way is (``Tensor._check_fresh``)."""
+    leaves: list[Any] = []
+    flatten(value, leaves, lambda leaf: isinstance(leaf, Tensor))
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            leaf._check_fresh()
+    return value
 
 
 def zero_like(value: Any) -> Any:
