@@ -1,0 +1,188 @@
+"""Build time of long straight-line functions: does the first call grow linearly with length?
+
+    python benchmarks/build_time.py                   # N = 500, 2000, 4000; 3 conversions each
+    python benchmarks/build_time.py --quick           # N = 50, 200: a smoke run
+    python benchmarks/build_time.py --sizes 500,1000 --repeats 5
+    python benchmarks/build_time.py --profile 2000    # where the time goes (cProfile, top entries)
+
+Each function is generated as Python source of N statements (a mix of arithmetic, ufuncs, slices,
+reductions and ``np.where`` over a few arrays), written to a temporary module so that dy2st finds
+its source as it finds a user's, imported afresh for every repeat (a new code object, so nothing
+is reused from an earlier conversion) and converted with ``dy2st.to_static``. "first call" is
+decorate + convert + stage + optimize + generate + one run, the median over the repeats. The same
+body is also measured inside one tensor ``if`` (the condition is a 0-d argument). The last column
+is the time per statement relative to the smallest size: linear build cost keeps it near 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import io
+import itertools
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+import dy2st
+
+# One statement per line; every array stays of shape (SIZE,) and of moderate magnitude.
+STATEMENTS = (
+    "y = x * 1.5 + z",
+    "z = np.tanh(y) - x[::2].sum() * 0.01",
+    "w = np.maximum(w, z) * 0.5",
+    "s = (x * z).mean()",
+    "x = np.sqrt(np.abs(w) + 1.0) - y * 0.1",
+    "y = np.where(y > s, y, z) + w[::-1]",
+    "z = np.sin(x) * np.cos(w) + s",
+    "w = np.clip(w + y * 0.25, -4.0, 4.0)",
+)
+SIZE = 64
+
+
+def straight_line_source(n: int, under_tensor_if: bool) -> str:
+    """A function of ``n`` statements over the arrays x, z, w (and a 0-d ``flag``)."""
+    body = [line for line, _ in zip(itertools.cycle(STATEMENTS), range(n))]
+    indent = "        " if under_tensor_if else "    "
+    lines = ["import numpy as np", "", "", "def f(x, z, w, flag):", "    y = x", "    s = x.sum()"]
+    if under_tensor_if:
+        lines.append("    if flag > 0:")
+    lines += [indent + line for line in body]
+    if under_tensor_if:
+        lines += ["    else:", "        x = x + 1.0"]
+    lines.append("    return x + y + z + w + s")
+    return "\n".join(lines) + "\n"
+
+
+def arguments() -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(0)
+    x, z, w = (rng.standard_normal(SIZE) for _ in range(3))
+    return x, z, w, np.array(1.0)
+
+
+class FunctionFile:
+    """A generated function written to a temporary module, importable afresh any number of times."""
+
+    def __init__(self, directory: str, name: str, source: str):
+        self.path = os.path.join(directory, name + ".py")
+        self.name = name
+        self._imports = itertools.count()
+        with open(self.path, "w") as f:
+            f.write(source)
+
+    def fresh_function(self) -> Callable[..., Any]:
+        module_name = f"{self.name}_{next(self._imports)}"
+        spec = importlib.util.spec_from_file_location(module_name, self.path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module.f
+
+
+def first_call(file: FunctionFile, args: tuple[np.ndarray, ...]) -> tuple[float, dy2st.StaticFunction]:
+    fn = file.fresh_function()
+    start = time.perf_counter()
+    converted = dy2st.to_static(fn)
+    converted(*args)
+    return time.perf_counter() - start, converted
+
+
+def check_result(file: FunctionFile, converted: dy2st.StaticFunction, args: tuple[np.ndarray, ...]) -> None:
+    expected = file.fresh_function()(*args)
+    np.testing.assert_allclose(converted(*args), expected, rtol=1e-9, atol=1e-9)
+
+
+@dataclass
+class Row:
+    kind: str
+    statements: int
+    seconds: float
+    ops: int
+
+    @property
+    def ms_per_statement(self) -> float:
+        return 1e3 * self.seconds / self.statements
+
+
+def measure(directory: str, kind: str, n: int, repeats: int) -> Row:
+    under_if = kind == "under tensor if"
+    file = FunctionFile(directory, f"straight_{'if_' if under_if else ''}{n}", straight_line_source(n, under_if))
+    args = arguments()
+    times = []
+    converted = None
+    for _ in range(repeats):
+        seconds, converted = first_call(file, args)
+        times.append(seconds)
+    assert converted is not None
+    check_result(file, converted, args)
+    ops = sum(1 for _ in converted.graph(*args).walk())
+    return Row(kind, n, statistics.median(times), ops)
+
+
+def print_table(rows: list[Row]) -> None:
+    print(f"{'function':<16} {'N':>6} {'first call (s)':>15} {'ops':>7} {'ms/stmt':>8} {'vs smallest':>12}")
+    for kind in dict.fromkeys(row.kind for row in rows):
+        mine = [row for row in rows if row.kind == kind]
+        base = mine[0].ms_per_statement
+        for row in mine:
+            ratio = row.ms_per_statement / base
+            print(
+                f"{row.kind:<16} {row.statements:>6} {row.seconds:>15.3f} {row.ops:>7} "
+                f"{row.ms_per_statement:>8.3f} {ratio:>11.2f}x"
+            )
+
+
+def profile(directory: str, n: int, top: int) -> None:
+    """cProfile of one first call of the straight-line function under a tensor ``if``."""
+    file = FunctionFile(directory, f"profiled_{n}", straight_line_source(n, under_tensor_if=True))
+    args = arguments()
+    fn = file.fresh_function()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    dy2st.to_static(fn)(*args)
+    profiler.disable()
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("cumulative")
+    stats.print_stats(top)
+    print(out.getvalue())
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("tottime").print_stats(top)
+    print(out.getvalue())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="N = 50, 200 with one conversion each")
+    parser.add_argument("--sizes", help="comma-separated statement counts (default 500,2000,4000)")
+    parser.add_argument("--repeats", type=int, help="fresh conversions per size (default 3)")
+    parser.add_argument("--profile", type=int, metavar="N", help="profile one first call of N statements")
+    parser.add_argument("--top", type=int, default=40, help="profile entries to print")
+    options = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as directory:
+        sys.path.insert(0, directory)
+        if options.profile:
+            profile(directory, options.profile, options.top)
+            return
+        default_sizes, default_repeats = ("50,200", 1) if options.quick else ("500,2000,4000", 3)
+        sizes = [int(n) for n in (options.sizes or default_sizes).split(",")]
+        repeats = options.repeats or default_repeats
+        rows = [measure(directory, kind, n, repeats) for kind in ("straight-line", "under tensor if") for n in sizes]
+        print_table(rows)
+        for kind in dict.fromkeys(row.kind for row in rows):
+            mine = [row for row in rows if row.kind == kind]
+            ratio = mine[-1].ms_per_statement / mine[0].ms_per_statement
+            print(f"{kind}: per-statement cost at N={mine[-1].statements} vs N={mine[0].statements}: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
