@@ -4,6 +4,7 @@
     python benchmarks/build_time.py --quick           # N = 50, 200: a smoke run
     python benchmarks/build_time.py --sizes 500,1000 --repeats 5
     python benchmarks/build_time.py --profile 2000    # where the time goes (cProfile, top entries)
+    python benchmarks/build_time.py --profile 1000 --kind "one fused group"
 
 Each function is generated as Python source of N statements (a mix of arithmetic, ufuncs, slices,
 reductions and ``np.where`` over a few arrays), written to a temporary module so that dy2st finds
@@ -36,7 +37,7 @@ import numpy as np
 import dy2st
 
 # One statement per line; every array stays of shape (SIZE,) and of moderate magnitude.
-STATEMENTS = (
+MIXED = (
     "y = x * 1.5 + z",
     "z = np.tanh(y) - x[::2].sum() * 0.01",
     "w = np.maximum(w, z) * 0.5",
@@ -46,12 +47,27 @@ STATEMENTS = (
     "z = np.sin(x) * np.cos(w) + s",
     "w = np.clip(w + y * 0.25, -4.0, 4.0)",
 )
+# Only elementwise ufuncs: the whole body is one fusion group.
+ELEMENTWISE = (
+    "y = x * 1.5 + z",
+    "z = np.tanh(y) - x * 0.01",
+    "w = np.maximum(w, z) * 0.5",
+    "x = np.sqrt(np.abs(w) + 1.0) - y * 0.1",
+    "z = np.sin(x) * np.cos(w) + y",
+    "w = np.minimum(w + y * 0.25, 4.0)",
+)
+# The rows of the table: the statements cycled through, and whether they sit in a tensor `if`.
+KINDS = {
+    "straight-line": (MIXED, False),
+    "under tensor if": (MIXED, True),
+    "one fused group": (ELEMENTWISE, False),
+}
 SIZE = 64
 
 
-def straight_line_source(n: int, under_tensor_if: bool) -> str:
+def straight_line_source(n: int, statements: tuple[str, ...] = MIXED, under_tensor_if: bool = False) -> str:
     """A function of ``n`` statements over the arrays x, z, w (and a 0-d ``flag``)."""
-    body = [line for line, _ in zip(itertools.cycle(STATEMENTS), range(n))]
+    body = [line for line, _ in zip(itertools.cycle(statements), range(n))]
     indent = "        " if under_tensor_if else "    "
     lines = ["import numpy as np", "", "", "def f(x, z, w, flag):", "    y = x", "    s = x.sum()"]
     if under_tensor_if:
@@ -115,8 +131,9 @@ class Row:
 
 
 def measure(directory: str, kind: str, n: int, repeats: int) -> Row:
-    under_if = kind == "under tensor if"
-    file = FunctionFile(directory, f"straight_{'if_' if under_if else ''}{n}", straight_line_source(n, under_if))
+    statements, under_if = KINDS[kind]
+    stem = kind.replace(" ", "_").replace("-", "_")
+    file = FunctionFile(directory, f"{stem}_{n}", straight_line_source(n, statements, under_if))
     args = arguments()
     times = []
     converted = None
@@ -142,9 +159,10 @@ def print_table(rows: list[Row]) -> None:
             )
 
 
-def profile(directory: str, n: int, top: int) -> None:
-    """cProfile of one first call of the straight-line function under a tensor ``if``."""
-    file = FunctionFile(directory, f"profiled_{n}", straight_line_source(n, under_tensor_if=True))
+def profile(directory: str, kind: str, n: int, top: int) -> None:
+    """cProfile of one first call of the function of ``kind`` with ``n`` statements."""
+    statements, under_if = KINDS[kind]
+    file = FunctionFile(directory, f"profiled_{n}", straight_line_source(n, statements, under_if))
     args = arguments()
     fn = file.fresh_function()
     profiler = cProfile.Profile()
@@ -166,17 +184,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", help="comma-separated statement counts (default 500,2000,4000)")
     parser.add_argument("--repeats", type=int, help="fresh conversions per size (default 3)")
     parser.add_argument("--profile", type=int, metavar="N", help="profile one first call of N statements")
+    parser.add_argument("--kind", choices=list(KINDS), default="under tensor if", help="the function to profile")
     parser.add_argument("--top", type=int, default=40, help="profile entries to print")
     options = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as directory:
         sys.path.insert(0, directory)
         if options.profile:
-            profile(directory, options.profile, options.top)
+            profile(directory, options.kind, options.profile, options.top)
             return
         default_sizes, default_repeats = ("50,200", 1) if options.quick else ("500,2000,4000", 3)
         sizes = [int(n) for n in (options.sizes or default_sizes).split(",")]
         repeats = options.repeats or default_repeats
-        rows = [measure(directory, kind, n, repeats) for kind in ("straight-line", "under tensor if") for n in sizes]
+        rows = [measure(directory, kind, n, repeats) for kind in KINDS for n in sizes]
         print_table(rows)
         for kind in dict.fromkeys(row.kind for row in rows):
             mine = [row for row in rows if row.kind == kind]
