@@ -92,20 +92,25 @@ def iteration_shape(op: Op) -> tuple[int, ...]:
 
 
 class Group:
-    """A set of ops to fuse, with the shape the kernel tiles and whether tiles keep whole rows."""
+    """A set of ops to fuse, with the shape the kernel tiles and whether tiles keep whole rows.
 
-    def __init__(self, members: set[Op], shape: tuple[int, ...], whole_rows: bool):
-        self.members = members
-        self.shape = shape
-        self.whole_rows = whole_rows
+    Merging asks three questions of two groups; to answer them without reading every member
+    again (which made grouping quadratic in the size of a group), each group also keeps the
+    position of its last op, the ops outside it that use its results, and its reductions that
+    drop the row axis. A merge folds the smaller group into the larger one.
+    """
 
-    @classmethod
-    def of(cls, op: Op) -> Group:
-        return cls({op}, iteration_shape(op), is_row_reduction(op))
+    def __init__(self, op: Op, index: BlockIndex):
+        self.members = {op}
+        self.shape = iteration_shape(op)
+        self.whole_rows = is_row_reduction(op)
+        self.last = index.position[op]
+        self.outside_users = {user for r in op.results for user in index.consumers.get(r, ())}
+        self.dropping_rows = {op} if self.whole_rows and not op.attrs.get("keepdims") else set()
 
-    def merged(self, other: Group) -> Group | None:
-        """The union, when one kernel can run both: same shape, or one side holds per-row values
-        (shape ``[..., 1]``) of a group that reduces rows."""
+    def merged_shape(self, other: Group) -> tuple[tuple[int, ...], bool] | None:
+        """The shape and ``whole_rows`` of the union, when one kernel can run both: same shape,
+        or one side holds per-row values (shape ``[..., 1]``) of a group that reduces rows."""
         if self.shape == other.shape:
             shape = self.shape
         elif self.whole_rows and not other.whole_rows and other.shape == _row_shape(self.shape):
@@ -114,24 +119,34 @@ class Group:
             shape = other.shape
         else:
             return None
-        members = self.members | other.members
-        if _uses_dropped_axis(members):
-            return None
-        return Group(members, shape, self.whole_rows or other.whole_rows)
+        return shape, self.whole_rows or other.whole_rows
+
+    def absorb(self, other: Group, shape: tuple[tuple[int, ...], bool], group_of: dict[Op, Group]) -> None:
+        """Take ``other``'s members (``shape`` from ``merged_shape``) and point them at ``self``."""
+        self.shape, self.whole_rows = shape
+        self.last = max(self.last, other.last)
+        self.outside_users.update(user for user in other.outside_users if user not in self.members)
+        self.outside_users.difference_update(other.members)
+        self.members |= other.members
+        self.dropping_rows |= other.dropping_rows
+        for member in other.members:
+            group_of[member] = self
 
 
 def _row_shape(shape: tuple[int, ...]) -> tuple[int, ...] | None:
     return shape[:-1] + (1,) if shape else None
 
 
-def _uses_dropped_axis(members: set[Op]) -> bool:
-    """A reduction without ``keepdims`` drops the row axis: its result can only leave the group."""
-    for op in members:
-        for v in op.operands:
-            producer = v.op
-            if producer in members and is_row_reduction(producer) and not producer.attrs.get("keepdims"):
-                return True
-    return False
+def _uses_dropped_axis(a: Group, b: Group, index: BlockIndex) -> bool:
+    """A reduction without ``keepdims`` drops the row axis: its result can only leave the group.
+    Neither group uses such a result of its own, so only uses from one group into the other count."""
+    small, large = (a, b) if len(a.members) <= len(b.members) else (b, a)
+    for op in small.members:
+        if any(v.op in large.dropping_rows for v in op.operands):
+            return True
+    return any(
+        user in large.members for op in small.dropping_rows for r in op.results for user in index.consumers.get(r, ())
+    )
 
 
 def is_absorbable_const(value: Value) -> bool:
@@ -200,19 +215,21 @@ def form_groups(block: Block, index: BlockIndex, reductions: bool = True) -> lis
     for op in block.ops:
         if not (is_elementwise(op) or reductions and is_row_reduction(op)):
             continue
-        group = Group.of(op)
-        group_of[op] = group
+        group = group_of[op] = Group(op, index)
         for producer_group in _producer_groups(op, group_of):
-            candidate = group.merged(producer_group)
-            if candidate is not None and is_convex(candidate.members, index):
-                group = candidate
-                for member in group.members:
-                    group_of[member] = group
+            shape = group.merged_shape(producer_group)
+            if shape is None or _uses_dropped_axis(group, producer_group, index):
+                continue
+            if not _merge_is_convex(group, producer_group, index):
+                continue
+            if len(group.members) < len(producer_group.members):
+                group, producer_group = producer_group, group
+            group.absorb(producer_group, shape, group_of)
     groups: list[set[Op]] = []
     seen: set[int] = set()
     for group in group_of.values():
-        if len(group.members) >= 2 and id(group.members) not in seen:
-            seen.add(id(group.members))
+        if len(group.members) >= 2 and id(group) not in seen:
+            seen.add(id(group))
             groups.append(group.members)
     groups.sort(key=lambda g: min(index.position[m] for m in g))
     return groups
@@ -238,23 +255,37 @@ def is_convex(members: set[Op], index: BlockIndex) -> bool:
     means the fused op would depend on itself. Outside consumers placed before the group's last
     member will move after the fused op, which is only safe for ops without side effects.
     """
-    position, consumers = index.position, index.consumers
-    last = max(position[m] for m in members)
+    last = max(index.position[m] for m in members)
     # Start from the users of the members' results; any member reached from there re-enters.
-    frontier = [u for m in members for r in m.results for u in consumers.get(r, ()) if u not in members]
+    frontier = [u for m in members for r in m.results for u in index.consumers.get(r, ()) if u not in members]
+    return not _reenters(frontier, (members,), last, index)
+
+
+def _merge_is_convex(a: Group, b: Group, index: BlockIndex) -> bool:
+    """``is_convex`` of the union of two groups, from what each group keeps: the outside users
+    of the union are those of either group that the other does not hold."""
+    frontier = [u for u in a.outside_users if u not in b.members]
+    frontier += [u for u in b.outside_users if u not in a.members]
+    return not _reenters(frontier, (a.members, b.members), max(a.last, b.last), index)
+
+
+def _reenters(frontier: list[Op], members: tuple[set[Op], ...], last: float, index: BlockIndex) -> bool:
+    """Does a walk from ``frontier`` through consumers placed up to ``last`` reach ``members``
+    or an op with side effects (which could not move after the fused op)?"""
+    position, consumers = index.position, index.consumers
     visited: set[Op] = set()
     while frontier:
         user = frontier.pop()
         if user in visited or position[user] > last:
             continue
-        if user in members:
-            return False
+        if any(user in group for group in members):
+            return True
         visited.add(user)
         if index.has_side_effects(user):
-            return False
+            return True
         for r in user.results:
             frontier.extend(consumers.get(r, ()))
-    return True
+    return False
 
 
 def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None = None) -> Op:
