@@ -39,6 +39,8 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 
 from __future__ import annotations
 
+import bisect
+
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
@@ -172,16 +174,15 @@ def fuse_block(block: Block, counter: list[int], reductions: bool = True) -> boo
     return changed
 
 
-def consumer_map(block: Block) -> dict[Value, list[Op]]:
-    """For each value, the top-level ops of ``block`` that use it (uses in nested regions count)."""
-    consumers: dict[Value, list[Op]] = {}
+def consumer_map(block: Block) -> dict[Value, dict[Op, None]]:
+    """For each value, the top-level ops of ``block`` that use it (uses in nested regions count),
+    in program order: an ordered set, so that a contraction removes its members from it in time
+    proportional to them, not to every user of a value that many groups read."""
+    consumers: dict[Value, dict[Op, None]] = {}
     for op in block.ops:
-        seen: set[Value] = set()
         for inner in op.walk():
             for v in inner.operands:
-                if v not in seen:
-                    seen.add(v)
-                    consumers.setdefault(v, []).append(op)
+                consumers.setdefault(v, {})[op] = None
     return consumers
 
 
@@ -190,7 +191,8 @@ class BlockIndex:
     contracted (rebuilding them for every group made the pass quadratic on unrolled loops).
 
     ``position`` orders ops but is not their list index: a contraction gives the fused op its
-    last member's key and the ops it moves keys between that and the next op's.
+    last member's key and the ops it moves keys between that and the next op's. The block's op
+    list stays sorted by it, so an op is found by bisection rather than by a scan.
     """
 
     def __init__(self, block: Block):
@@ -207,6 +209,14 @@ class BlockIndex:
 
     def users_outside(self, value: Value, members: set[Op]) -> list[Op]:
         return [u for u in self.consumers.get(value, ()) if u not in members]
+
+    def index_in_block(self, op: Op) -> int:
+        """Where ``op`` is in the block's op list."""
+        ops, key = self.block.ops, self.position[op]
+        i = bisect.bisect_left(ops, key, key=self.position.__getitem__)
+        while i < len(ops) and ops[i] is not op and self.position[ops[i]] == key:
+            i += 1  # keys that rounding made equal: the op is among them
+        return i if i < len(ops) and ops[i] is op else ops.index(op)
 
 
 def form_groups(block: Block, index: BlockIndex, reductions: bool = True) -> list[set[Op]]:
@@ -317,7 +327,7 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
     fused = Op(FUSED, inputs, [v.type for v in outputs], {"name": name}, [Region(body)], loc=ordered[-1].loc)
     for original, result in zip(outputs, fused.results):
         result.name_hint = original.name_hint
-    _rewire(members, fused, outputs, inputs + absorbed, produced, index)
+    _rewire(members, fused, outputs, produced, index)
     unused = [const for v in absorbed if not index.consumers.get(v) and (const := v.op) is not None]
     dead_consts = {const for const in unused if const.parent is block}
     _splice(block, ordered, fused, dead_consts, index)
@@ -341,7 +351,7 @@ def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], in
     """
     members = set(ordered)
     ops = block.ops
-    first, last = ops.index(ordered[0]), ops.index(ordered[-1])
+    first, last = index.index_in_block(ordered[0]), index.index_in_block(ordered[-1])
     last_key = index.position[ordered[-1]]
     next_key = index.position[ops[last + 1]] if last + 1 < len(ops) else last_key + 1.0
     # Outside uses already point at the fused op's results (``_rewire`` ran first).
@@ -357,21 +367,19 @@ def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], in
             stay.append(op)
     ops[first : last + 1] = stay + [fused] + move
     fused.parent = block
-    for op in dead_consts:
-        if op in index.position and index.position[op] < index.position[ordered[0]]:
-            ops.remove(op)
-    for op in members | dead_consts:
-        index.position.pop(op, None)
     index.position[fused] = last_key
     for k, op in enumerate(move, start=1):
         index.position[op] = last_key + (next_key - last_key) * k / (len(move) + 1)
     for op in dead_consts:
+        if op in index.position and index.position[op] < index.position[ordered[0]]:
+            del ops[index.index_in_block(op)]
+    for op in members | dead_consts:
+        index.position.pop(op, None)
+    for op in dead_consts:
         index.consumers.pop(op.results[0], None)
 
 
-def _rewire(
-    members: set[Op], fused: Op, outputs: list[Value], read: list[Value], produced: set[Value], index: BlockIndex
-) -> None:
+def _rewire(members: set[Op], fused: Op, outputs: list[Value], produced: set[Value], index: BlockIndex) -> None:
     """Point the outside uses of the group's outputs at the fused op's results, and update the
     consumer lists: members no longer consume anything; the fused op consumes its inputs."""
     for original, result in zip(outputs, fused.results):
@@ -379,12 +387,13 @@ def _rewire(
         for user in users:
             for inner in user.walk():
                 inner.operands = [result if v is original else v for v in inner.operands]
-        index.consumers[result] = users
+        index.consumers[result] = dict.fromkeys(users)
     for value in produced:
         index.consumers.pop(value, None)
-    fused_inputs = set(fused.operands)
-    for value in read:
-        users = index.users_outside(value, members)
-        if value in fused_inputs:
-            users.append(fused)
-        index.consumers[value] = users
+    for member in members:
+        for value in member.operands:
+            readers = index.consumers.get(value)
+            if readers is not None:
+                readers.pop(member, None)
+    for value in fused.operands:
+        index.consumers[value][fused] = None
