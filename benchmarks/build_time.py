@@ -1,18 +1,22 @@
 """Build time of long straight-line functions: does the first call grow linearly with length?
 
-    python benchmarks/build_time.py                   # N = 500, 2000, 4000; 3 conversions each
+    python benchmarks/build_time.py                   # N = 500, 2000, 4000; 3 fresh processes each
     python benchmarks/build_time.py --quick           # N = 50, 200: a smoke run
-    python benchmarks/build_time.py --sizes 500,1000 --repeats 5
+    python benchmarks/build_time.py --sizes 500,1000 --repeats 5 --kind straight-line
     python benchmarks/build_time.py --profile 2000    # where the time goes (cProfile, top entries)
     python benchmarks/build_time.py --profile 1000 --kind "one fused group"
 
-Each function is generated as Python source of N statements (a mix of arithmetic, ufuncs, slices,
-reductions and ``np.where`` over a few arrays), written to a temporary module so that dy2st finds
-its source as it finds a user's, imported afresh for every repeat (a new code object, so nothing
-is reused from an earlier conversion) and converted with ``dy2st.to_static``. "first call" is
-decorate + convert + stage + optimize + generate + one run, the median over the repeats. The same
-body is also measured inside one tensor ``if`` (the condition is a 0-d argument). The last column
-is the time per statement relative to the smallest size: linear build cost keeps it near 1.
+Each function is generated as Python source of N statements over a few arrays and written to a
+temporary module, so that dy2st finds its source as it finds a user's. Three functions:
+"straight-line" mixes arithmetic, ufuncs, slices, reductions and ``np.where``; "under tensor if"
+is the same body inside one tensor ``if`` (the condition is a 0-d argument); "one fused group" has
+elementwise ufuncs only, so the whole body is one fusion group. Each measurement runs in a fresh
+process (a garbage collection costs in proportion to everything alive in the process, so earlier
+measurements would slow later ones): it imports the module, converts ``f`` with ``dy2st.to_static``
+and calls it once. "first call" is that decorate + convert + stage + optimize + generate + run,
+the median over the processes; the result is checked against the eager function. "ops" counts the
+optimized graph's ops (``g.walk()``). The last column is the time per statement relative to the
+smallest size: a build cost linear in the function's length keeps it near 1.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import cProfile
 import importlib.util
 import io
 import itertools
+import json
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -85,37 +91,47 @@ def arguments() -> tuple[np.ndarray, ...]:
     return x, z, w, np.array(1.0)
 
 
-class FunctionFile:
-    """A generated function written to a temporary module, importable afresh any number of times."""
-
-    def __init__(self, directory: str, name: str, source: str):
-        self.path = os.path.join(directory, name + ".py")
-        self.name = name
-        self._imports = itertools.count()
-        with open(self.path, "w") as f:
-            f.write(source)
-
-    def fresh_function(self) -> Callable[..., Any]:
-        module_name = f"{self.name}_{next(self._imports)}"
-        spec = importlib.util.spec_from_file_location(module_name, self.path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        return module.f
+def write_function(directory: str, kind: str, n: int) -> str:
+    """The file of the ``kind`` function with ``n`` statements; returns its path."""
+    statements, under_if = KINDS[kind]
+    path = os.path.join(directory, f"{kind.replace(' ', '_').replace('-', '_')}_{n}.py")
+    with open(path, "w") as f:
+        f.write(straight_line_source(n, statements, under_if))
+    return path
 
 
-def first_call(file: FunctionFile, args: tuple[np.ndarray, ...]) -> tuple[float, dy2st.StaticFunction]:
-    fn = file.fresh_function()
+def load_function(path: str) -> Callable[..., Any]:
+    """``f`` from the module at ``path``, imported as a user's module is (its source is found)."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.f
+
+
+def first_call(path: str) -> dict[str, float]:
+    """Time one first call of the function at ``path`` in this process, check its result, count
+    the ops of its optimized graph."""
+    fn, args = load_function(path), arguments()
     start = time.perf_counter()
     converted = dy2st.to_static(fn)
-    converted(*args)
-    return time.perf_counter() - start, converted
+    result = converted(*args)
+    seconds = time.perf_counter() - start
+    np.testing.assert_allclose(result, fn(*args), rtol=1e-9, atol=1e-9)
+    return {"seconds": seconds, "ops": sum(1 for _ in converted.graph(*args).walk())}
 
 
-def check_result(file: FunctionFile, converted: dy2st.StaticFunction, args: tuple[np.ndarray, ...]) -> None:
-    expected = file.fresh_function()(*args)
-    np.testing.assert_allclose(converted(*args), expected, rtol=1e-9, atol=1e-9)
+def first_call_in_fresh_process(path: str) -> dict[str, float]:
+    """``first_call`` in a new interpreter: a build's garbage collections cost in proportion to
+    every object alive in the process, so each measurement starts from the same heap."""
+    done = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--first-call", path], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the first call of {path} failed:\n{done.stderr}")
+    return json.loads(done.stdout.splitlines()[-1])
 
 
 @dataclass
@@ -131,19 +147,9 @@ class Row:
 
 
 def measure(directory: str, kind: str, n: int, repeats: int) -> Row:
-    statements, under_if = KINDS[kind]
-    stem = kind.replace(" ", "_").replace("-", "_")
-    file = FunctionFile(directory, f"{stem}_{n}", straight_line_source(n, statements, under_if))
-    args = arguments()
-    times = []
-    converted = None
-    for _ in range(repeats):
-        seconds, converted = first_call(file, args)
-        times.append(seconds)
-    assert converted is not None
-    check_result(file, converted, args)
-    ops = sum(1 for _ in converted.graph(*args).walk())
-    return Row(kind, n, statistics.median(times), ops)
+    path = write_function(directory, kind, n)
+    calls = [first_call_in_fresh_process(path) for _ in range(repeats)]
+    return Row(kind, n, statistics.median(call["seconds"] for call in calls), int(calls[0]["ops"]))
 
 
 def print_table(rows: list[Row]) -> None:
@@ -161,43 +167,41 @@ def print_table(rows: list[Row]) -> None:
 
 def profile(directory: str, kind: str, n: int, top: int) -> None:
     """cProfile of one first call of the function of ``kind`` with ``n`` statements."""
-    statements, under_if = KINDS[kind]
-    file = FunctionFile(directory, f"profiled_{n}", straight_line_source(n, statements, under_if))
-    args = arguments()
-    fn = file.fresh_function()
+    fn, args = load_function(write_function(directory, kind, n)), arguments()
     profiler = cProfile.Profile()
     profiler.enable()
     dy2st.to_static(fn)(*args)
     profiler.disable()
-    out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("cumulative")
-    stats.print_stats(top)
-    print(out.getvalue())
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).strip_dirs().sort_stats("tottime").print_stats(top)
-    print(out.getvalue())
+    for order in ("cumulative", "tottime"):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).strip_dirs().sort_stats(order).print_stats(top)
+        print(out.getvalue())
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 50, 200 with one conversion each")
     parser.add_argument("--sizes", help="comma-separated statement counts (default 500,2000,4000)")
-    parser.add_argument("--repeats", type=int, help="fresh conversions per size (default 3)")
+    parser.add_argument("--repeats", type=int, help="fresh processes per size (default 3)")
+    parser.add_argument("--kind", choices=list(KINDS), help="only this function (profiled: 'under tensor if')")
     parser.add_argument("--profile", type=int, metavar="N", help="profile one first call of N statements")
-    parser.add_argument("--kind", choices=list(KINDS), default="under tensor if", help="the function to profile")
     parser.add_argument("--top", type=int, default=40, help="profile entries to print")
+    parser.add_argument("--first-call", metavar="PATH", help=argparse.SUPPRESS)  # one measurement, as JSON
     options = parser.parse_args(argv)
+    if options.first_call:
+        print(json.dumps(first_call(options.first_call)))
+        return
     with tempfile.TemporaryDirectory() as directory:
-        sys.path.insert(0, directory)
         if options.profile:
-            profile(directory, options.kind, options.profile, options.top)
+            profile(directory, options.kind or "under tensor if", options.profile, options.top)
             return
         default_sizes, default_repeats = ("50,200", 1) if options.quick else ("500,2000,4000", 3)
         sizes = [int(n) for n in (options.sizes or default_sizes).split(",")]
         repeats = options.repeats or default_repeats
-        rows = [measure(directory, kind, n, repeats) for kind in KINDS for n in sizes]
+        kinds = [options.kind] if options.kind else list(KINDS)
+        rows = [measure(directory, kind, n, repeats) for kind in kinds for n in sizes]
         print_table(rows)
-        for kind in dict.fromkeys(row.kind for row in rows):
+        for kind in kinds:
             mine = [row for row in rows if row.kind == kind]
             ratio = mine[-1].ms_per_statement / mine[0].ms_per_statement
             print(f"{kind}: per-statement cost at N={mine[-1].statements} vs N={mine[0].statements}: {ratio:.2f}x")
