@@ -5,8 +5,8 @@ that drop the row axis) so that a long block groups in linear time. ``reference_
 is the definition it must agree with, written the direct way: every merge re-reads every member.
 Random blocks mix elementwise ops over broadcasting shapes (square, so that a row reduction
 without ``keepdims`` can meet an op of its group's shape), row reductions with and without
-``keepdims``, reductions over other axes (which do not fuse), prints (side effects) and scalar
-constants; the fused graph must also compute what the unfused one does.
+``keepdims``, reductions over other axes and transposes (which do not fuse, and lie on paths
+from one group to another), prints (side effects) and scalar constants; the fused graph must also compute what the unfused one does.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from dy2st.passes.fuse import (
 
 UNARY = ["tanh", "negative", "exp"]
 BINARY = ["add", "multiply", "maximum"]
-KINDS = UNARY + BINARY + ["row_sum", "row_sum_keepdims", "row_max_keepdims", "column_sum", "print", "scalar"]
+KINDS = UNARY + BINARY + ["row_sum", "row_sum_keepdims", "row_max_keepdims", "column_sum", "transpose"]
+KINDS += ["print", "scalar"]
 
 step = st.tuples(st.sampled_from(KINDS), st.integers(0, 1000), st.integers(0, 1000))
 
@@ -116,6 +117,8 @@ def build(steps):
                 pool.append(emit(builder, "multiply", first, const(builder, 0.5)))
             elif kind == "print":
                 emit_print(builder, first)
+            elif kind == "transpose":  # not fusible, and of its operand's shape: paths between groups
+                pool.append(emit(builder, "transpose", first, axes=tuple(reversed(range(first.type.ndim)))))
             elif first.type.ndim == 2:
                 name = "max" if kind == "row_max_keepdims" else "sum"
                 axis = (0,) if kind == "column_sum" else (1,)
@@ -165,3 +168,17 @@ def test_a_larger_group_never_takes_in_the_reduction_whose_dropped_axis_it_reads
     index = BlockIndex(graph.body)
     groups = form_groups(graph.body, index)
     assert groups == reference_groups(graph.body, index) == [{a.op, b.op, total.op}]
+
+
+def test_a_producer_that_reaches_the_op_through_an_outside_op_stays_apart():
+    # add(q, p): p's group is tried first (the last operand) but the path p -> transpose -> exp
+    # -> add would leave the group and come back; q's group then joins.
+    builder, (x,) = new_builder("around", x=tensor_type(F32, 4, 4))
+    with builder:
+        p = emit(builder, "tanh", x)
+        q = emit(builder, "exp", emit(builder, "transpose", p, axes=(1, 0)))
+        total = emit(builder, "add", q, p)
+        graph = builder.finish([total])
+    index = BlockIndex(graph.body)
+    groups = form_groups(graph.body, index)
+    assert groups == reference_groups(graph.body, index) == [{q.op, total.op}]

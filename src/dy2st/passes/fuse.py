@@ -40,6 +40,7 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 from __future__ import annotations
 
 import bisect
+import math
 
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
@@ -98,16 +99,23 @@ class Group:
 
     Merging asks three questions of two groups; to answer them without reading every member
     again (which made grouping quadratic in the size of a group), each group also keeps the
-    position of its last op, the ops outside it that use its results, and its reductions that
-    drop the row axis. A merge folds the smaller group into the larger one.
+    positions of its first and last ops, the ops outside it that use its results and that
+    produce its operands (with the position of the latest one: an upper bound, as producers
+    that join the group are not subtracted), the position of the first op with side effects
+    that depends on it, and its reductions that drop the row axis. A merge folds the smaller
+    group into the larger one.
     """
 
-    def __init__(self, op: Op, index: BlockIndex):
+    def __init__(self, op: Op, index: BlockIndex, side_effect_horizon: dict[Op, float]):
         self.members = {op}
         self.shape = iteration_shape(op)
         self.whole_rows = is_row_reduction(op)
-        self.last = index.position[op]
+        self.first = self.last = index.position[op]
         self.outside_users = {user for r in op.results for user in index.consumers.get(r, ())}
+        # Producers in this block only: a value from an enclosing block lies on no path in it.
+        self.outside_producers = {v.op for v in op.operands if v.op in index.position}
+        self.latest_producer = max((index.position[p] for p in self.outside_producers), default=-1.0)
+        self.side_effect_horizon = side_effect_horizon[op]
         self.dropping_rows = {op} if self.whole_rows and not op.attrs.get("keepdims") else set()
 
     def merged_shape(self, other: Group) -> tuple[tuple[int, ...], bool] | None:
@@ -126,9 +134,13 @@ class Group:
     def absorb(self, other: Group, shape: tuple[tuple[int, ...], bool], group_of: dict[Op, Group]) -> None:
         """Take ``other``'s members (``shape`` from ``merged_shape``) and point them at ``self``."""
         self.shape, self.whole_rows = shape
-        self.last = max(self.last, other.last)
+        self.first, self.last = min(self.first, other.first), max(self.last, other.last)
         self.outside_users.update(user for user in other.outside_users if user not in self.members)
         self.outside_users.difference_update(other.members)
+        self.outside_producers.update(p for p in other.outside_producers if p not in self.members)
+        self.outside_producers.difference_update(other.members)
+        self.latest_producer = max(self.latest_producer, other.latest_producer)
+        self.side_effect_horizon = min(self.side_effect_horizon, other.side_effect_horizon)
         self.members |= other.members
         self.dropping_rows |= other.dropping_rows
         for member in other.members:
@@ -222,10 +234,11 @@ class BlockIndex:
 def form_groups(block: Block, index: BlockIndex, reductions: bool = True) -> list[set[Op]]:
     """Greedy grouping in program order: each fusible op joins the groups of its producers."""
     group_of: dict[Op, Group] = {}
+    horizon = side_effect_horizon(block, index)
     for op in block.ops:
         if not (is_elementwise(op) or reductions and is_row_reduction(op)):
             continue
-        group = group_of[op] = Group(op, index)
+        group = group_of[op] = Group(op, index, horizon)
         for producer_group in _producer_groups(op, group_of):
             shape = group.merged_shape(producer_group)
             if shape is None or _uses_dropped_axis(group, producer_group, index):
@@ -271,12 +284,57 @@ def is_convex(members: set[Op], index: BlockIndex) -> bool:
     return not _reenters(frontier, (members,), last, index)
 
 
+def side_effect_horizon(block: Block, index: BlockIndex) -> dict[Op, float]:
+    """For each op, the position of the first op with side effects that depends on it, directly
+    or through others (infinity if none): one pass, last op first."""
+    horizon: dict[Op, float] = {}
+    for op in reversed(block.ops):
+        first = math.inf
+        for r in op.results:
+            for user in index.consumers.get(r, ()):
+                first = min(first, horizon[user], index.position[user] if index.has_side_effects(user) else math.inf)
+        horizon[op] = first
+    return horizon
+
+
 def _merge_is_convex(a: Group, b: Group, index: BlockIndex) -> bool:
-    """``is_convex`` of the union of two groups, from what each group keeps: the outside users
-    of the union are those of either group that the other does not hold."""
-    frontier = [u for u in a.outside_users if u not in b.members]
-    frontier += [u for u in b.outside_users if u not in a.members]
-    return not _reenters(frontier, (a.members, b.members), max(a.last, b.last), index)
+    """``is_convex`` of the union of two groups, from what each group keeps.
+
+    Fusible ops have no side effects, so one that depends on a member lies outside the union,
+    and a path to it leaves the union after its last member on that path: it moves after the
+    fused op if it comes before the union's last op. Each group is convex alone, so a path that
+    re-enters the union goes from one group to the other through ops outside both.
+    """
+    if min(a.side_effect_horizon, b.side_effect_horizon) <= max(a.last, b.last):
+        return False
+    return not (_reaches_through_outside(a, b, index) or _reaches_through_outside(b, a, index))
+
+
+def _reaches_through_outside(source: Group, target: Group, index: BlockIndex) -> bool:
+    """Does a path lead from ``source`` through ops outside both groups into ``target``?
+
+    It enters ``target`` from one of its outside producers placed after ``source``'s first op,
+    so the walk starts only if there is one, and goes no further than the latest of them.
+    """
+    position = index.position
+    if target.latest_producer <= source.first:
+        return False
+    entries = {p for p in target.outside_producers if p not in source.members and position[p] > source.first}
+    if not entries:
+        return False
+    horizon = max(position[p] for p in entries)
+    frontier = [u for u in source.outside_users if u not in target.members]
+    visited: set[Op] = set()
+    while frontier:
+        user = frontier.pop()
+        if user in visited or position[user] > horizon:
+            continue
+        if user in entries:
+            return True
+        visited.add(user)
+        for r in user.results:
+            frontier.extend(index.consumers.get(r, ()))
+    return False
 
 
 def _reenters(frontier: list[Op], members: tuple[set[Op], ...], last: float, index: BlockIndex) -> bool:
