@@ -10,7 +10,8 @@ Each function is generated as Python source of N statements over a few arrays an
 temporary module, so that dy2st finds its source as it finds a user's. Three functions:
 "straight-line" mixes arithmetic, ufuncs, slices, reductions and ``np.where``; "under tensor if"
 is the same body inside one tensor ``if`` (the condition is a 0-d argument); "one fused group" has
-elementwise ufuncs only, so the whole body is one fusion group. Each measurement runs in a fresh
+elementwise ufuncs only, so the whole body is one fusion group; "running sum" is a fused chain
+whose reductions are added up statement after statement. Each measurement runs in a fresh
 process (a garbage collection costs in proportion to everything alive in the process, so earlier
 measurements would slow later ones): it imports the module, converts ``f`` with ``dy2st.to_static``
 and calls it once. "first call" is that decorate + convert + stage + optimize + generate + run,
@@ -62,11 +63,19 @@ ELEMENTWISE = (
     "z = np.sin(x) * np.cos(w) + y",
     "w = np.minimum(w + y * 0.25, 4.0)",
 )
+# A fused chain whose reductions feed a running sum: every group has a long chain of users.
+RUNNING_SUM = (
+    "y = np.tanh(y) * 0.5 + x",
+    "s = s + y.sum()",
+    "z = z * 0.5 + y",
+    "s = s - z.max()",
+)
 # The rows of the table: the statements cycled through, and whether they sit in a tensor `if`.
 KINDS = {
     "straight-line": (MIXED, False),
     "under tensor if": (MIXED, True),
     "one fused group": (ELEMENTWISE, False),
+    "running sum": (RUNNING_SUM, False),
 }
 SIZE = 64
 
