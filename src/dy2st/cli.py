@@ -36,7 +36,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from dy2st.errors import Dy2stError, SourceLocation
+from dy2st.errors import Dy2stError, SourceLocation, instruction_positions
 from dy2st.runtime.user_code import is_library_file
 
 _DUMP_EXAMPLES = """\
@@ -226,7 +226,7 @@ def _raising_line(path: str, error: BaseException) -> SourceLocation | None:
     for wanted in (lambda f: not is_library_file(f), lambda f: os.path.abspath(f) == target):
         for code, lasti in reversed(frames):
             if not code.co_filename.startswith("<") and wanted(code.co_filename):
-                lineno, _, col, _ = list(code.co_positions())[lasti // 2]
+                lineno, _, col, _ = instruction_positions(code)[lasti // 2]
                 return SourceLocation(code.co_filename, lineno or code.co_firstlineno, col)
     return None
 

@@ -15,9 +15,13 @@ import linecache
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
+
+# (line, end line, column, end column) of one instruction, as ``co_positions`` gives it.
+Position = tuple[int | None, int | None, int | None, int | None]
 
 
 @dataclass(frozen=True)
@@ -101,13 +105,31 @@ def user_location(depth: int = 1) -> SourceLocation | None:
 def _frame_location(frame) -> SourceLocation:
     col = None
     try:
-        positions = list(frame.f_code.co_positions())
-        lineno, _, col, _ = positions[frame.f_lasti // 2]
+        lineno, _, col, _ = instruction_positions(frame.f_code)[frame.f_lasti // 2]
     except (IndexError, ValueError, AttributeError):
         lineno = None
     if lineno is None:
         lineno, col = frame.f_lineno, None
     return SourceLocation(frame.f_code.co_filename, lineno, col)
+
+
+# Staging asks the location of every op it emits, and each asks its frame's code object. The
+# position table of a code object is as long as the function, so building it per op made a long
+# function's build quadratic; it is built once per code object. The table is keyed by identity:
+# hashing a code object (as a WeakKeyDictionary would) also reads the whole function. Each entry
+# goes away with its code object, before the object's id can be reused.
+_POSITIONS: dict[int, tuple[weakref.ref[types.CodeType], tuple[Position, ...]]] = {}
+
+
+def instruction_positions(code: types.CodeType) -> tuple[Position, ...]:
+    """``code.co_positions()`` as a tuple indexed by instruction (``f_lasti // 2``), built once."""
+    entry = _POSITIONS.get(id(code))
+    if entry is not None and entry[0]() is code:
+        return entry[1]
+    positions = tuple(code.co_positions())
+    key = id(code)
+    _POSITIONS[key] = (weakref.ref(code, lambda _: _POSITIONS.pop(key, None)), positions)
+    return positions
 
 
 class Dy2stError(Exception):

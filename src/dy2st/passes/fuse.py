@@ -39,6 +39,9 @@ inside ``cond``/``while_loop`` regions too, never across a region boundary. Abso
 
 from __future__ import annotations
 
+import bisect
+import math
+
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
@@ -92,20 +95,32 @@ def iteration_shape(op: Op) -> tuple[int, ...]:
 
 
 class Group:
-    """A set of ops to fuse, with the shape the kernel tiles and whether tiles keep whole rows."""
+    """A set of ops to fuse, with the shape the kernel tiles and whether tiles keep whole rows.
 
-    def __init__(self, members: set[Op], shape: tuple[int, ...], whole_rows: bool):
-        self.members = members
-        self.shape = shape
-        self.whole_rows = whole_rows
+    Merging asks three questions of two groups; to answer them without reading every member
+    again (which made grouping quadratic in the size of a group), each group also keeps the
+    positions of its first and last ops, the ops outside it that use its results and that
+    produce its operands (with the position of the latest one: an upper bound, as producers
+    that join the group are not subtracted), the position of the first op with side effects
+    that depends on it, and its reductions that drop the row axis. A merge folds the smaller
+    group into the larger one.
+    """
 
-    @classmethod
-    def of(cls, op: Op) -> Group:
-        return cls({op}, iteration_shape(op), is_row_reduction(op))
+    def __init__(self, op: Op, index: BlockIndex, side_effect_horizon: dict[Op, float]):
+        self.members = {op}
+        self.shape = iteration_shape(op)
+        self.whole_rows = is_row_reduction(op)
+        self.first = self.last = index.position[op]
+        self.outside_users = {user for r in op.results for user in index.consumers.get(r, ())}
+        # Producers in this block only: a value from an enclosing block lies on no path in it.
+        self.outside_producers = {v.op for v in op.operands if v.op in index.position}
+        self.latest_producer = max((index.position[p] for p in self.outside_producers), default=-1.0)
+        self.side_effect_horizon = side_effect_horizon[op]
+        self.dropping_rows = {op} if self.whole_rows and not op.attrs.get("keepdims") else set()
 
-    def merged(self, other: Group) -> Group | None:
-        """The union, when one kernel can run both: same shape, or one side holds per-row values
-        (shape ``[..., 1]``) of a group that reduces rows."""
+    def merged_shape(self, other: Group) -> tuple[tuple[int, ...], bool] | None:
+        """The shape and ``whole_rows`` of the union, when one kernel can run both: same shape,
+        or one side holds per-row values (shape ``[..., 1]``) of a group that reduces rows."""
         if self.shape == other.shape:
             shape = self.shape
         elif self.whole_rows and not other.whole_rows and other.shape == _row_shape(self.shape):
@@ -114,24 +129,38 @@ class Group:
             shape = other.shape
         else:
             return None
-        members = self.members | other.members
-        if _uses_dropped_axis(members):
-            return None
-        return Group(members, shape, self.whole_rows or other.whole_rows)
+        return shape, self.whole_rows or other.whole_rows
+
+    def absorb(self, other: Group, shape: tuple[tuple[int, ...], bool], group_of: dict[Op, Group]) -> None:
+        """Take ``other``'s members (``shape`` from ``merged_shape``) and point them at ``self``."""
+        self.shape, self.whole_rows = shape
+        self.first, self.last = min(self.first, other.first), max(self.last, other.last)
+        self.outside_users.update(user for user in other.outside_users if user not in self.members)
+        self.outside_users.difference_update(other.members)
+        self.outside_producers.update(p for p in other.outside_producers if p not in self.members)
+        self.outside_producers.difference_update(other.members)
+        self.latest_producer = max(self.latest_producer, other.latest_producer)
+        self.side_effect_horizon = min(self.side_effect_horizon, other.side_effect_horizon)
+        self.members |= other.members
+        self.dropping_rows |= other.dropping_rows
+        for member in other.members:
+            group_of[member] = self
 
 
 def _row_shape(shape: tuple[int, ...]) -> tuple[int, ...] | None:
     return shape[:-1] + (1,) if shape else None
 
 
-def _uses_dropped_axis(members: set[Op]) -> bool:
-    """A reduction without ``keepdims`` drops the row axis: its result can only leave the group."""
-    for op in members:
-        for v in op.operands:
-            producer = v.op
-            if producer in members and is_row_reduction(producer) and not producer.attrs.get("keepdims"):
-                return True
-    return False
+def _uses_dropped_axis(a: Group, b: Group, index: BlockIndex) -> bool:
+    """A reduction without ``keepdims`` drops the row axis: its result can only leave the group.
+    Neither group uses such a result of its own, so only uses from one group into the other count."""
+    small, large = (a, b) if len(a.members) <= len(b.members) else (b, a)
+    for op in small.members:
+        if any(v.op in large.dropping_rows for v in op.operands):
+            return True
+    return any(
+        user in large.members for op in small.dropping_rows for r in op.results for user in index.consumers.get(r, ())
+    )
 
 
 def is_absorbable_const(value: Value) -> bool:
@@ -157,16 +186,15 @@ def fuse_block(block: Block, counter: list[int], reductions: bool = True) -> boo
     return changed
 
 
-def consumer_map(block: Block) -> dict[Value, list[Op]]:
-    """For each value, the top-level ops of ``block`` that use it (uses in nested regions count)."""
-    consumers: dict[Value, list[Op]] = {}
+def consumer_map(block: Block) -> dict[Value, dict[Op, None]]:
+    """For each value, the top-level ops of ``block`` that use it (uses in nested regions count),
+    in program order: an ordered set, so that a contraction removes its members from it in time
+    proportional to them, not to every user of a value that many groups read."""
+    consumers: dict[Value, dict[Op, None]] = {}
     for op in block.ops:
-        seen: set[Value] = set()
         for inner in op.walk():
             for v in inner.operands:
-                if v not in seen:
-                    seen.add(v)
-                    consumers.setdefault(v, []).append(op)
+                consumers.setdefault(v, {})[op] = None
     return consumers
 
 
@@ -175,7 +203,8 @@ class BlockIndex:
     contracted (rebuilding them for every group made the pass quadratic on unrolled loops).
 
     ``position`` orders ops but is not their list index: a contraction gives the fused op its
-    last member's key and the ops it moves keys between that and the next op's.
+    last member's key and the ops it moves keys between that and the next op's. The block's op
+    list stays sorted by it, so an op is found by bisection rather than by a scan.
     """
 
     def __init__(self, block: Block):
@@ -193,26 +222,37 @@ class BlockIndex:
     def users_outside(self, value: Value, members: set[Op]) -> list[Op]:
         return [u for u in self.consumers.get(value, ()) if u not in members]
 
+    def index_in_block(self, op: Op) -> int:
+        """Where ``op`` is in the block's op list."""
+        ops, key = self.block.ops, self.position[op]
+        i = bisect.bisect_left(ops, key, key=self.position.__getitem__)
+        while i < len(ops) and ops[i] is not op and self.position[ops[i]] == key:
+            i += 1  # keys that rounding made equal: the op is among them
+        return i if i < len(ops) and ops[i] is op else ops.index(op)
+
 
 def form_groups(block: Block, index: BlockIndex, reductions: bool = True) -> list[set[Op]]:
     """Greedy grouping in program order: each fusible op joins the groups of its producers."""
     group_of: dict[Op, Group] = {}
+    horizon = side_effect_horizon(block, index)
     for op in block.ops:
         if not (is_elementwise(op) or reductions and is_row_reduction(op)):
             continue
-        group = Group.of(op)
-        group_of[op] = group
+        group = group_of[op] = Group(op, index, horizon)
         for producer_group in _producer_groups(op, group_of):
-            candidate = group.merged(producer_group)
-            if candidate is not None and is_convex(candidate.members, index):
-                group = candidate
-                for member in group.members:
-                    group_of[member] = group
+            shape = group.merged_shape(producer_group)
+            if shape is None or _uses_dropped_axis(group, producer_group, index):
+                continue
+            if not _merge_is_convex(group, producer_group, index):
+                continue
+            if len(group.members) < len(producer_group.members):
+                group, producer_group = producer_group, group
+            group.absorb(producer_group, shape, group_of)
     groups: list[set[Op]] = []
     seen: set[int] = set()
     for group in group_of.values():
-        if len(group.members) >= 2 and id(group.members) not in seen:
-            seen.add(id(group.members))
+        if len(group.members) >= 2 and id(group) not in seen:
+            seen.add(id(group))
             groups.append(group.members)
     groups.sort(key=lambda g: min(index.position[m] for m in g))
     return groups
@@ -238,23 +278,82 @@ def is_convex(members: set[Op], index: BlockIndex) -> bool:
     means the fused op would depend on itself. Outside consumers placed before the group's last
     member will move after the fused op, which is only safe for ops without side effects.
     """
-    position, consumers = index.position, index.consumers
-    last = max(position[m] for m in members)
+    last = max(index.position[m] for m in members)
     # Start from the users of the members' results; any member reached from there re-enters.
-    frontier = [u for m in members for r in m.results for u in consumers.get(r, ()) if u not in members]
+    frontier = [u for m in members for r in m.results for u in index.consumers.get(r, ()) if u not in members]
+    return not _reenters(frontier, (members,), last, index)
+
+
+def side_effect_horizon(block: Block, index: BlockIndex) -> dict[Op, float]:
+    """For each op, the position of the first op with side effects that depends on it, directly
+    or through others (infinity if none): one pass, last op first."""
+    horizon: dict[Op, float] = {}
+    for op in reversed(block.ops):
+        first = math.inf
+        for r in op.results:
+            for user in index.consumers.get(r, ()):
+                first = min(first, horizon[user], index.position[user] if index.has_side_effects(user) else math.inf)
+        horizon[op] = first
+    return horizon
+
+
+def _merge_is_convex(a: Group, b: Group, index: BlockIndex) -> bool:
+    """``is_convex`` of the union of two groups, from what each group keeps.
+
+    Fusible ops have no side effects, so one that depends on a member lies outside the union,
+    and a path to it leaves the union after its last member on that path: it moves after the
+    fused op if it comes before the union's last op. Each group is convex alone, so a path that
+    re-enters the union goes from one group to the other through ops outside both.
+    """
+    if min(a.side_effect_horizon, b.side_effect_horizon) <= max(a.last, b.last):
+        return False
+    return not (_reaches_through_outside(a, b, index) or _reaches_through_outside(b, a, index))
+
+
+def _reaches_through_outside(source: Group, target: Group, index: BlockIndex) -> bool:
+    """Does a path lead from ``source`` through ops outside both groups into ``target``?
+
+    It enters ``target`` from one of its outside producers placed after ``source``'s first op,
+    so the walk starts only if there is one, and goes no further than the latest of them.
+    """
+    position = index.position
+    if target.latest_producer <= source.first:
+        return False
+    entries = {p for p in target.outside_producers if p not in source.members and position[p] > source.first}
+    if not entries:
+        return False
+    horizon = max(position[p] for p in entries)
+    frontier = [u for u in source.outside_users if u not in target.members]
+    visited: set[Op] = set()
+    while frontier:
+        user = frontier.pop()
+        if user in visited or position[user] > horizon:
+            continue
+        if user in entries:
+            return True
+        visited.add(user)
+        for r in user.results:
+            frontier.extend(index.consumers.get(r, ()))
+    return False
+
+
+def _reenters(frontier: list[Op], members: tuple[set[Op], ...], last: float, index: BlockIndex) -> bool:
+    """Does a walk from ``frontier`` through consumers placed up to ``last`` reach ``members``
+    or an op with side effects (which could not move after the fused op)?"""
+    position, consumers = index.position, index.consumers
     visited: set[Op] = set()
     while frontier:
         user = frontier.pop()
         if user in visited or position[user] > last:
             continue
-        if user in members:
-            return False
+        if any(user in group for group in members):
+            return True
         visited.add(user)
         if index.has_side_effects(user):
-            return False
+            return True
         for r in user.results:
             frontier.extend(consumers.get(r, ()))
-    return True
+    return False
 
 
 def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None = None) -> Op:
@@ -286,7 +385,7 @@ def contract(block: Block, members: set[Op], name: str, index: BlockIndex | None
     fused = Op(FUSED, inputs, [v.type for v in outputs], {"name": name}, [Region(body)], loc=ordered[-1].loc)
     for original, result in zip(outputs, fused.results):
         result.name_hint = original.name_hint
-    _rewire(members, fused, outputs, inputs + absorbed, produced, index)
+    _rewire(members, fused, outputs, produced, index)
     unused = [const for v in absorbed if not index.consumers.get(v) and (const := v.op) is not None]
     dead_consts = {const for const in unused if const.parent is block}
     _splice(block, ordered, fused, dead_consts, index)
@@ -310,7 +409,7 @@ def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], in
     """
     members = set(ordered)
     ops = block.ops
-    first, last = ops.index(ordered[0]), ops.index(ordered[-1])
+    first, last = index.index_in_block(ordered[0]), index.index_in_block(ordered[-1])
     last_key = index.position[ordered[-1]]
     next_key = index.position[ops[last + 1]] if last + 1 < len(ops) else last_key + 1.0
     # Outside uses already point at the fused op's results (``_rewire`` ran first).
@@ -326,21 +425,19 @@ def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], in
             stay.append(op)
     ops[first : last + 1] = stay + [fused] + move
     fused.parent = block
-    for op in dead_consts:
-        if op in index.position and index.position[op] < index.position[ordered[0]]:
-            ops.remove(op)
-    for op in members | dead_consts:
-        index.position.pop(op, None)
     index.position[fused] = last_key
     for k, op in enumerate(move, start=1):
         index.position[op] = last_key + (next_key - last_key) * k / (len(move) + 1)
     for op in dead_consts:
+        if op in index.position and index.position[op] < index.position[ordered[0]]:
+            del ops[index.index_in_block(op)]
+    for op in members | dead_consts:
+        index.position.pop(op, None)
+    for op in dead_consts:
         index.consumers.pop(op.results[0], None)
 
 
-def _rewire(
-    members: set[Op], fused: Op, outputs: list[Value], read: list[Value], produced: set[Value], index: BlockIndex
-) -> None:
+def _rewire(members: set[Op], fused: Op, outputs: list[Value], produced: set[Value], index: BlockIndex) -> None:
     """Point the outside uses of the group's outputs at the fused op's results, and update the
     consumer lists: members no longer consume anything; the fused op consumes its inputs."""
     for original, result in zip(outputs, fused.results):
@@ -348,12 +445,13 @@ def _rewire(
         for user in users:
             for inner in user.walk():
                 inner.operands = [result if v is original else v for v in inner.operands]
-        index.consumers[result] = users
+        index.consumers[result] = dict.fromkeys(users)
     for value in produced:
         index.consumers.pop(value, None)
-    fused_inputs = set(fused.operands)
-    for value in read:
-        users = index.users_outside(value, members)
-        if value in fused_inputs:
-            users.append(fused)
-        index.consumers[value] = users
+    for member in members:
+        for value in member.operands:
+            readers = index.consumers.get(value)
+            if readers is not None:
+                readers.pop(member, None)
+    for value in fused.operands:
+        index.consumers[value][fused] = None
