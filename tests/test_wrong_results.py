@@ -335,3 +335,19 @@ def compared_after_a_path_dependent_value(x):
 @pytest.mark.parametrize("x", [np.array([0.0, 0, 0, 0, 0.0]), np.array([0.0, 0, 0, 0, 2.0])])
 def test_a_comparison_of_a_path_dependent_value_has_the_paths_type(x):
     assert_like_eager(compared_after_a_path_dependent_value, x)
+
+
+def scaled_after_nested_loops(x, k):
+    # Differential generator, rolled_loops seed 33067: a Python operator on a Python number whose
+    # kind a loop decided dropped the kind (the operator's result is a new Python-number tensor).
+    s = 0.0
+    for j in range(k):
+        for _ in range(len(x)):
+            s = x[j]
+    s = s * 0.5
+    return s
+
+
+@pytest.mark.parametrize("k", [np.array(0), np.array(2)])
+def test_a_python_operator_keeps_the_kind_a_loop_decided(k):
+    assert_like_eager(scaled_after_nested_loops, np.arange(8.0) - 1.5, k)

@@ -93,7 +93,11 @@ def _python_number_operator(name: str, stem: str, reflected: bool):
         result = tensor_operator(*_python_operands(stem, reflected, [self, *others]))
         if isinstance(result, tuple):  # divmod
             return tuple(python_number(r) for r in result)
-        return python_number(result) if isinstance(result, Tensor) and not result.shape else result
+        if not isinstance(result, Tensor) or result.shape:
+            return result
+        number = python_number(result)
+        number._kind_flag = result._kind_flag  # a kind a path decided (Tensor._inherit_kind)
+        return number
 
     operator.__name__ = name
     return operator
