@@ -84,10 +84,10 @@ def main() -> None:
         # What the executor runs after memory planning: each product into a buffer kept across calls.
         buffers = {id(x1): np.empty((n, n), np.float32), id(x2): np.empty((n, n), np.float32)}
 
-        def into_buffer(x, w):
+        def into_buffer(x, w, buffers=buffers):  # bound now: each size has its own buffers
             return np.matmul(x, w, out=buffers[id(x)])
 
-        compare(f"  same, into planned buffers", into_buffer, x1, w1, x2, w2, helper, options.repeats)
+        compare("  same, into planned buffers", into_buffer, x1, w1, x2, w2, helper, options.repeats)
     for n in (1 << 14, 1 << 18, 1 << 22):
         a1, b1, a2, b2 = (rng.standard_normal(n, dtype=np.float32) for _ in range(4))
         compare(f"hypot pair {n} f32", np.hypot, a1, b1, a2, b2, helper, options.repeats)

@@ -183,8 +183,7 @@ def _fresh_first_call(quick: bool, runs: int) -> tuple[float, float, float]:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = bytecode
         for run in range(runs + 1):
-            done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                                  env=env)
+            done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
             if done.returncode != 0:
                 raise RuntimeError((done.stderr.strip().splitlines() or ["no output"])[-1])
             first, steady, imported = (float(v) for v in done.stdout.split())
@@ -239,8 +238,18 @@ def first_call_rows(quick: bool) -> list[Row]:
 
 
 # --- the table ---------------------------------------------------------------------------------------
-_COLUMNS = ("workload", "eager ms", "dy2st ms", "ratio", "eager MiB", "dy2st MiB", "bound MiB",
-            "first ms", "numexpr ms", "target")
+_COLUMNS = (
+    "workload",
+    "eager ms",
+    "dy2st ms",
+    "ratio",
+    "eager MiB",
+    "dy2st MiB",
+    "bound MiB",
+    "first ms",
+    "numexpr ms",
+    "target",
+)
 
 
 def _ms(seconds: float | None) -> str:
@@ -254,9 +263,18 @@ def _mib(nbytes: int | None) -> str:
 def format_row(row: Row) -> list[str]:
     if row.skipped:
         return [row.name, f"skipped: {row.skipped}"]
-    return [row.name, _ms(row.eager_time), _ms(row.converted_time),
-            "" if row.ratio is None else f"{row.ratio:.3f}", _mib(row.eager_peak), _mib(row.converted_peak),
-            _mib(row.lower_bound), _ms(row.first_call), _ms(row.numexpr_time), row.target]
+    return [
+        row.name,
+        _ms(row.eager_time),
+        _ms(row.converted_time),
+        "" if row.ratio is None else f"{row.ratio:.3f}",
+        _mib(row.eager_peak),
+        _mib(row.converted_peak),
+        _mib(row.lower_bound),
+        _ms(row.first_call),
+        _ms(row.numexpr_time),
+        row.target,
+    ]
 
 
 def print_table(rows: list[Row], out=sys.stdout) -> None:
@@ -266,8 +284,12 @@ def print_table(rows: list[Row], out=sys.stdout) -> None:
         if len(line) < len(_COLUMNS):  # a skipped row: name, then the reason
             print(f"{line[0]:<{widths[0]}}  {line[1]}", file=out)
             continue
-        print("  ".join(c.ljust(w) if i in (0, len(line) - 1) else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(line, widths))).rstrip(), file=out)
+        print(
+            "  ".join(
+                c.ljust(w) if i in (0, len(line) - 1) else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths))
+            ).rstrip(),
+            file=out,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,9 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     if wanted("W4"):
         rows += first_call_rows(options.quick)
     blas_threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
-    print(f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; numpy {np.__version__}; "
-          f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
-          f"{'' if numexpr else '; numexpr not installed'}")
+    print(
+        f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; numpy {np.__version__}; "
+        f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
+        f"{'' if numexpr else '; numexpr not installed'}"
+    )
     print_table(rows)
     if options.json:
         with open(options.json, "w") as f:

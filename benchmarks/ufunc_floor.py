@@ -31,7 +31,7 @@ BLOCK = 65536
 def hand_blocked(x: np.ndarray, out: np.ndarray, s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
     """W1 (``x**3`` as ``x*x*x``) with the fused kernel's ufunc sequence, block by block."""
     for start in range(0, x.size, BLOCK):
-        xb, ob = x[start:start + BLOCK], out[start:start + BLOCK]
+        xb, ob = x[start : start + BLOCK], out[start : start + BLOCK]
         a, b = s0[: xb.size], s1[: xb.size]
         np.multiply(xb, xb, out=a)
         np.multiply(a, xb, out=a)

@@ -166,17 +166,17 @@ def _rows(quick: bool) -> tuple:
 
 
 WORKLOADS = [
-    Workload("W1 gelu x**3 4M f32", gelu_chain, lambda q: _vector(1 << 18 if q else 1 << 22),
-             target="<= 0.012x eager"),
+    Workload("W1 gelu x**3 4M f32", gelu_chain, lambda q: _vector(1 << 18 if q else 1 << 22), target="<= 0.012x eager"),
     Workload("W1 gelu x**3 64K f32", gelu_chain, lambda q: _vector(1 << 16)),
-    Workload("W1 64K vs eager x*x*x", gelu_chain, lambda q: _vector(1 << 16), eager=gelu_chain_cubed,
-             target="<= 0.7x"),
+    Workload("W1 64K vs eager x*x*x", gelu_chain, lambda q: _vector(1 << 16), eager=gelu_chain_cubed, target="<= 0.7x"),
     Workload("W2 seed model 512", seed_model, _seed_args, setup=_setup_seed, target="<= 0.9x"),
     Workload("W5 MLP 4x1024 b4096", mlp, _mlp_args, setup=_setup_mlp, target="peak <= 1.05x bound"),
     Workload("W3 RNN 200 steps h32", rnn, _rnn_args, setup=_setup_rnn, target="<= 1.0x"),
     Workload("W3 Newton sqrt 0-d", newton_sqrt, lambda q: (np.array(1000.0),), target="<= 1.2x"),
     Workload("softmax 4096x1024", softmax, lambda q: (_rows(q),)),
-    Workload("layernorm 4096x1024", layernorm,
-             lambda q: (_rows(q), RNG.standard_normal(1024, dtype=np.float32),
-                        RNG.standard_normal(1024, dtype=np.float32))),
+    Workload(
+        "layernorm 4096x1024",
+        layernorm,
+        lambda q: (_rows(q), RNG.standard_normal(1024, dtype=np.float32), RNG.standard_normal(1024, dtype=np.float32)),
+    ),
 ]
