@@ -20,3 +20,14 @@ TERMINATORS = frozenset({YIELD, RETURN})
 RESULT_KINDS = "result_kinds"
 NUMPY_SCALAR = "scalar"
 ZERO_D_ARRAY = "array"
+
+# The ``return`` op's attribute giving, for each output, the index of the graph argument (input or
+# capture) whose array the executor overwrites with it after the call, because the eager function
+# updates that argument in place (None for the function's own results). Passes read it: the
+# argument's buffer may then be updated in place during the call, as eager code does.
+WRITES_BACK = "writes_back"
+
+# The attribute the ``in-place-updates`` pass sets on a functional update (``setitem``...) whose
+# operand ``OpDef.updates_operand`` is dead afterwards: the op runs ``OpDef.in_place_kernel``,
+# which writes into that operand's buffer, and its result is that buffer.
+IN_PLACE_UPDATE = "in_place_update"

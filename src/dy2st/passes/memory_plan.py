@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
@@ -88,6 +88,11 @@ class MemoryTarget:
         which read each element before writing it; never for matmul or reductions."""
         opdef = get_op(op.name)
         return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or opdef.in_place_safe
+
+    def runs_in_place(self, op: Op) -> bool:
+        """Can the backend run this functional update in its operand's own buffer
+        (``OpDef.in_place_kernel``)? The ``in-place-updates`` pass asks."""
+        return get_op(op.name).in_place_kernel is not None
 
     def returns_fresh(self, op: Op) -> bool:
         """Does the kernel always return a new array? The result of any other op that is not a
@@ -212,13 +217,17 @@ def region_result_intervals(sched: Schedule, intervals: dict[Value, list[int]]) 
 
 def view_roots(sched: Schedule, target: MemoryTarget = DEFAULT_TARGET) -> dict[Value, set[Value]]:
     """For each result that may share memory with other values, the buffers it may share
-    (followed through chains): the first operand of a ``view`` op, every operand of an op not
-    known to return a fresh array."""
+    (followed through chains): the first operand of a ``view`` op, the operand an update running
+    in place overwrites, every operand of an op not known to return a fresh array."""
     roots: dict[Value, set[Value]] = {}
     for op in sched.ops:
-        if get_op(op.name).structural or not op.operands or target.returns_fresh(op):
+        overwritten = overwritten_operand(op)
+        if overwritten is not None:
+            bases = [op.operands[overwritten]]
+        elif get_op(op.name).structural or not op.operands or target.returns_fresh(op):
             continue
-        bases = op.operands[:1] if get_op(op.name).view else op.operands
+        else:
+            bases = op.operands[:1] if get_op(op.name).view else op.operands
         shared = set().union(*(roots.get(base, {base}) for base in bases))
         for result in op.results:
             roots[result] = shared
@@ -509,9 +518,10 @@ class MemoryReport:
 
 
 def _allocating(op: Op) -> bool:
-    """Does running ``op`` allocate its results (as opposed to viewing or forwarding)?"""
+    """Does running ``op`` allocate its results (as opposed to viewing, forwarding, or updating
+    its operand in place)?"""
     opdef = get_op(op.name)
-    return not opdef.structural and not opdef.view
+    return not opdef.structural and not opdef.view and overwritten_operand(op) is None
 
 
 def _peak(sizes: dict[Value, int], intervals: dict[Value, list[int]], length: int) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, runtime_error
 from dy2st.ir.core import Graph, Op, Value
-from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
@@ -215,7 +215,10 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
                 writebacks[len(outputs)] = arg_index
                 outputs.append(tensor._value)
                 first_updates[arg_index] = _first_update(argument, tensor._value)
-        graph = builder.finish(outputs, attrs=_zero_d_result_kinds(out_leaves))
+        attrs = _zero_d_result_kinds(out_leaves) or {}
+        if writebacks:  # passes may then update those arguments in place, as the eager function does
+            attrs[WRITES_BACK] = tuple(writebacks.get(i) for i in range(len(outputs)))
+        graph = builder.finish(outputs, attrs=attrs or None)
     updates = [
         InPlaceUpdate(
             index,

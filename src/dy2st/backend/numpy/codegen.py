@@ -40,7 +40,7 @@ from dy2st.backend.numpy.lowering import (
 )
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
 from dy2st.passes.alias import may_alias_inputs
@@ -129,12 +129,15 @@ class CodeGenerator:
             # Ops with a body (fused groups) build one kernel per op instance from the op itself.
             return self.bind(build_fused_kernel(op), self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
+        stem = f"k_{op.name}"
+        if overwritten_operand(op) is not None:  # the in-place-updates pass chose it
+            kernel, stem = opdef.in_place_kernel, f"k_{op.name}_in_place"
         if kernel is None:
             raise KeyError(f"no NumPy kernel for op {op.name!r}: the backend handles it itself or it is a bug")
         attrs = kernel_attrs(op)
         if attrs:
-            return self.bind(functools.partial(kernel, **attrs), self.fresh(f"k_{op.name}_"))
-        return self.bind(kernel, f"k_{op.name}")
+            return self.bind(functools.partial(kernel, **attrs), self.fresh(f"{stem}_"))
+        return self.bind(kernel, stem)
 
     def out_kernel_for(self, op: Op) -> str:
         kernel = out_kernel(op)
@@ -365,13 +368,19 @@ class CodeGenerator:
             # below: a returned value may be an argument's value on entry (`v = x * 1.0`
             # simplified to `x`), which writing the argument back would overwrite.
             if value in aliasing or (value in returned and i not in self.writebacks):
-                name = f"{self.bind(copy_output, 'copy_output')}({name})"
-                if self.writebacks:
-                    name = self.bind_line(depth, name, op)
+                copied = f"{self.bind(copy_output, 'copy_output')}({name})"
+                if i in self.writebacks and value in aliasing:
+                    # Updated in place in the argument's own buffer: nothing to copy or write back.
+                    copied = f"{name} if {name} is a{self.writebacks[i]} else {copied}"
+                name = self.bind_line(depth, copied, op) if self.writebacks else copied
             returned.add(value)
             outputs.append(name)
         for i, argument in self.writebacks.items():
-            self.line(depth, f"np.copyto(a{argument}, {outputs[i]})", op)
+            if op.operands[i] in aliasing:
+                self.line(depth, f"if {outputs[i]} is not a{argument}:", op)
+                self.line(depth + 1, f"np.copyto(a{argument}, {outputs[i]})", op)
+            else:
+                self.line(depth, f"np.copyto(a{argument}, {outputs[i]})", op)
         self.line(depth, "return (" + "".join(f"{o}, " for o in outputs) + ")", op)
 
     def bind_line(self, depth: int, expression: str, op: Op) -> str:
