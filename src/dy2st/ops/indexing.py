@@ -168,7 +168,7 @@ def _setitem_rule(types, template):
 
 
 def _setitem_kernel(x, value, *index_arrays, template):
-    out = x.copy()
+    out = x.copy(order="K")
     out[_fill(template, index_arrays)] = value
     return out
 
