@@ -10,6 +10,7 @@ from .inplace_rebind import InplaceRebind
 from .python_numbers import PythonNumbers
 from .random_draws import RandomDraws
 from .search_logic import SearchLogic
+from .stale_reads import StaleReads
 from .swaps import Swaps
 from .views import Views
 
@@ -25,6 +26,7 @@ FAMILIES: dict[str, type[Family]] = {
         PythonNumbers,
         DefaultsReturns,
         SearchLogic,
+        StaleReads,
     )
 }
 
