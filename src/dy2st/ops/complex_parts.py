@@ -83,16 +83,12 @@ def _with_imag_part(x, part):
 
 def _set_real_part(x, part):
     """``x.real = part`` in ``x``'s own buffer (the ``in-place-updates`` pass: the old ``x`` is dead)."""
-    if not isinstance(x, np.ndarray) or not x.flags.writeable:
-        return _with_real_part(x, part)
     x.real = part
     return x
 
 
 def _set_imag_part(x, part):
     """``x.imag = part`` in ``x``'s own buffer (the ``in-place-updates`` pass: the old ``x`` is dead)."""
-    if not isinstance(x, np.ndarray) or not x.flags.writeable:
-        return _with_imag_part(x, part)
     x.imag = part
     return x
 

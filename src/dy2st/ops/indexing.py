@@ -177,8 +177,6 @@ def _setitem_in_place(x, value, *index_arrays, template):
     """``x[index] = value`` in ``x``'s own buffer, as eager code runs it; the ``in-place-updates``
     pass chooses it where nothing reads the old ``x`` later. NumPy reads a ``value`` that overlaps
     ``x`` (``A[1:] = A[:-1]``) before writing it."""
-    if not x.flags.writeable:  # a read-only view (np.broadcast_to): updated in a copy, as before
-        return _setitem_kernel(x, value, *index_arrays, template=template)
     x[_fill(template, index_arrays)] = value
     return x
 

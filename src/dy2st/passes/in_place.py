@@ -33,6 +33,10 @@ does not update, a value read again after the loop...), one ``copy`` of it befor
 so, instead of a copy per iteration; the copy goes before the outermost loop that carries the value
 when that is enough.
 
+An update never meets a read-only array: arguments the caller passes read-only run eagerly
+(``Program.runs_eagerly``), and staging refuses writes into the views NumPy makes read-only
+(``np.broadcast_to``, ``np.diagonal``) and into arrays a branch or loop may have made views.
+
 Everything here is a decision the memory planner and the backend read: the planner treats an
 in-place result as a view of its operand (the buffer lives until both are dead), alias analysis
 follows it to the inputs (an output that is an argument's buffer is copied for the caller), and

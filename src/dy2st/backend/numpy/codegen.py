@@ -299,6 +299,19 @@ class CodeGenerator:
 
     emit_gather = emit_getitem
 
+    def emit_setitem(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """An update running in place written out, as eager code runs it (``a0[1, :] = v2``),
+        instead of a kernel call that rebuilds the index: in a loop of small row updates the
+        call costs more than the update."""
+        index = self.index_source(op, first=2) if overwritten_operand(op) is not None else None
+        if index is None:
+            self.emit_kernel_call(op, depth)
+            return
+        target, value = (self.name_of(v) for v in op.operands[:2])
+        result = self.names[op.results[0]] = self.fresh()
+        self.line(depth, f"{target}[{index}] = {value}", op)
+        self.line(depth, f"{result} = {target}", op)
+
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """A NumPy value becomes a Python number; a Python operator's result already is one (the
         lowering marks it ``already_python``), so nothing is emitted for it."""
@@ -307,9 +320,10 @@ class CodeGenerator:
             return
         self.emit_kernel_call(op, depth)
 
-    def index_source(self, op: Op) -> str | None:
-        """The subscript source of an indexing op's template (None if it holds anything else)."""
-        tensors = iter(op.operands[1:])
+    def index_source(self, op: Op, first: int = 1) -> str | None:
+        """The subscript source of an indexing op's template, whose tensor slots are the operands
+        from ``first`` on (None if the template holds anything else)."""
+        tensors = iter(op.operands[first:])
         items = []
         for item in op.attrs["template"]:
             if item is TENSOR_SLOT:
