@@ -7,6 +7,8 @@ the final state of every argument (``assert_like_eager``).
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -326,3 +328,32 @@ def test_assigning_the_parts_of_a_complex_array_runs_in_place():
     # update reads the view z.real while z is read again after it, so it copies the parts; the
     # outer one writes them into z. z.imag[0] = v likewise.
     check(complex_parts_replaced, RNG.standard_normal(4), expected=[False, True, False, True])
+
+
+# --- memory -------------------------------------------------------------------------------------
+def unrolled_recurrence(A):
+    for i in range(1, A.shape[0]):
+        A[i, :] = np.tanh(A[i - 1, :]) * 0.5 + 0.1
+    return A[-1].sum()
+
+
+def traced_peak(fn, *args) -> int:
+    """Bytes allocated at the peak of one call, above what was allocated before it."""
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_an_unrolled_row_loop_keeps_no_copies_and_no_old_temporaries():
+    A = RNG.standard_normal((200, 200))
+    static = check(unrolled_recurrence, A, expected=[True] * 199)
+    static(A)
+    # One row of temporaries at a time, as eagerly: not a copy of A per row, nor the
+    # temporaries of all 199 rows kept until the function returns.
+    row = A[0].nbytes
+    assert traced_peak(static, A) < 8 * row
+    assert traced_peak(unrolled_recurrence, A) < 8 * row

@@ -82,8 +82,8 @@ def test_a_small_fused_group_runs_unfused():
           {
             ^args(%x_1: f64[4], %y_1: f64[4])
             %1 = multiply %x_1, %y_1 : f64[4]
-            %2 = add %1, 1.0 {overwrites=0} : f64[4]
-            %3 = tanh %2 {overwrites=0} : f64[4]
+            %2 = add %1, 1.0 {overwrites=0, releases=(0,)} : f64[4]
+            %3 = tanh %2 {overwrites=0, releases=(0,)} : f64[4]
             yield %3
           }
           return %0

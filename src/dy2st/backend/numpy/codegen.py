@@ -234,8 +234,17 @@ class CodeGenerator:
             self.emit_op_itself(op, depth + 1, aliasing)
             if len(self.lines) == start:
                 self.line(depth + 1, "pass")
-            return
-        self.emit_op_itself(op, depth, aliasing)
+        else:
+            self.emit_op_itself(op, depth, aliasing)
+        self.emit_releases(op, depth)
+
+    def emit_releases(self, op: Op, depth: int) -> None:
+        """``del v3, v7``: drop the names of the arrays that die at ``op`` (the lowering's
+        ``releases``), unless a result of ``op`` goes by the same name."""
+        kept = {self.names.get(result) for result in op.results}
+        names = {self.name_of(op.operands[i]) for i in op.attrs.get("releases", ())} - kept
+        if names:
+            self.line(depth, f"del {', '.join(sorted(names))}", op)
 
     def emit_op_itself(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         handler = getattr(self, f"emit_{op.name}", None)

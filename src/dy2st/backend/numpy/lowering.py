@@ -15,6 +15,13 @@ attributes the code generator emits from, so every such rewrite shows in ``dy2st
     already_python=True
                       an ``as_python_number`` of a Python operator's result (``k + 1``,
                       ``k << 3``): already a Python number, so nothing is emitted.
+    releases=(I, ...) the operands I, arrays NumPy allocated (no planned buffer), that die at
+                      this op: the generated code drops its names for them right after it, so
+                      NumPy can reuse their memory. Without it an unrolled loop would keep the
+                      temporaries of every iteration until the function returns, as eager code,
+                      which rebinds its names, never does. An operand the op overwrites (its
+                      result is the same array under another name) is released too: the array
+                      lives on under the result's name until that one is released.
 """
 
 from __future__ import annotations
@@ -29,11 +36,11 @@ from dy2st.ir.core import ANNOTATION_ATTRS, CONST, WHILE_LOOP, Block, Graph, Op,
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
-from dy2st.passes.memory_plan import reads_memory_order
+from dy2st.passes.memory_plan import live_intervals, reads_memory_order, schedule
 from dy2st.passes.pipeline import default_passes
 
 # The op attributes this pass writes; kernels never see them.
-LOWERING_ATTRS = ("counted_loop", "already_python", "python_operator", "unfused", "overwrites")
+LOWERING_ATTRS = ("counted_loop", "already_python", "python_operator", "unfused", "overwrites", "releases")
 ANNOTATION_ATTRS.update(LOWERING_ATTRS)
 
 _INLINE_TYPES = (bool, int, float, complex)
@@ -299,6 +306,59 @@ def _decision(op: Op, users: dict[Value, list[Op]]) -> tuple[str, Any] | None:
     return None
 
 
+def _record_releases(graph: Graph) -> None:
+    """``releases`` on each op where arrays NumPy allocated die (see the module docstring): the
+    results of ops of the same block with no planned buffer, not 0-d (NumPy scalars are small),
+    whose last use is this op, which is no terminator (the block ends there anyway)."""
+    sched = schedule(graph)
+    intervals = live_intervals(graph, sched)
+    for op in sched.ops:
+        if get_op(op.name).terminator or op.attrs.get("already_python"):
+            continue  # already_python: the result is the operand, under the same name
+        position = sched.index[op]
+        dying = [
+            i
+            for i, value in enumerate(op.operands)
+            if _allocated_by_numpy(value, op.parent)
+            and intervals[value][1] == position
+            and value not in op.operands[:i]
+        ]
+        if dying:
+            op.attrs["releases"] = tuple(dying)
+        if op.attrs.get("unfused"):
+            _record_group_releases(op.regions[0].block)
+
+
+def _record_group_releases(block: Block) -> None:
+    """``releases`` inside a small fused group run op by op: its temporaries die within it."""
+    ops = block.ops[:-1]
+    yielded = set(block.ops[-1].operands)
+    last_use = {v: i for i, op in enumerate(ops) for v in op.operands}
+    for i, op in enumerate(ops):
+        dying = [
+            k
+            for k, value in enumerate(op.operands)
+            if _allocated_by_numpy(value, block)
+            and value not in yielded
+            and last_use[value] == i
+            and value not in op.operands[:k]
+        ]
+        if dying:
+            op.attrs["releases"] = tuple(dying)
+
+
+def _allocated_by_numpy(value: Value, block: Block | None) -> bool:
+    """Is ``value`` an array result of an op of ``block`` that holds no planned buffer?"""
+    owner = value.owner
+    return (
+        isinstance(owner, Op)
+        and owner.parent is block
+        and owner.name != CONST
+        and "out_buffer" not in owner.attrs
+        and value.type.ndim > 0
+    )
+
+
 def clear_lowering(graph: Graph) -> bool:
     """Remove this pass's attributes; True if there were any."""
     cleared = False
@@ -317,6 +377,7 @@ class NumpyLowering(Pass):
         before = _recorded(graph)
         clear_lowering(graph)
         _lower_block(graph.body, _users(graph))
+        _record_releases(graph)
         return _recorded(graph) != before
 
 
