@@ -64,11 +64,13 @@ from dy2st.passes.memory_plan import DEFAULT_TARGET, MemoryTarget, Schedule, liv
 
 # --- buffer classes -----------------------------------------------------------------------------
 class BufferClasses:
-    """Union-find over values that may share a buffer, with each class's members."""
+    """Union-find over values that may share a buffer. Each class keeps its members and whether
+    any of them is *foreign*: a buffer the function may not overwrite (see ``Analysis.owned``)."""
 
     def __init__(self) -> None:
         self._parent: dict[Value, Value] = {}
         self._members: dict[Value, list[Value]] = {}
+        self._foreign: set[Value] = set()  # roots of classes holding a foreign buffer
 
     def find(self, value: Value) -> Value:
         root = value
@@ -85,10 +87,26 @@ class BufferClasses:
         big, small = (ra, rb) if len(self.members(ra)) >= len(self.members(rb)) else (rb, ra)
         self._parent[small] = big
         self._members[big] = self.members(big) + self._members.pop(small, [small])
+        if small in self._foreign:
+            self._foreign.add(big)
+
+    def mark_foreign(self, value: Value) -> None:
+        self._foreign.add(self.find(value))
+
+    def is_foreign(self, value: Value) -> bool:
+        return self.find(value) in self._foreign
 
     def members(self, value: Value) -> list[Value]:
         root = self.find(value)
         return self._members.get(root, [root])
+
+    def prune(self, value: Value, keep) -> list[Value]:
+        """The members of ``value``'s class for which ``keep`` holds; the others are dropped
+        from the class for good (``keep`` must stay false for them in later questions)."""
+        root = self.find(value)
+        kept = [member for member in self.members(root) if keep(member)]
+        self._members[root] = kept
+        return kept
 
     def same(self, a: Value, b: Value) -> bool:
         return self.find(a) is self.find(b)
@@ -167,22 +185,26 @@ class Analysis:
             for i, op in enumerate(block.ops):
                 self.position[op] = i
         self.written_arguments = _written_arguments(graph)
+        for value in self.intervals:
+            if not self.owned(value):
+                self.classes.mark_foreign(value)
 
     def may_update_in_place(self, update: Op) -> bool:
         """Does nothing read the old value of ``update``'s updated operand after it (the rule of
-        the module docstring)?"""
+        the module docstring)? Updates are asked in schedule order: a member of the class dead
+        before one is dead before every later one, so it is dropped from the class."""
         opdef = get_op(update.name)
         operand = update.operands[opdef.updates_operand or 0]
         first_index = opdef.index_operands if opdef.index_operands is not None else len(update.operands)
         if any(self.classes.same(index, operand) for index in update.operands[first_index:]):
             return False
-        members = self.classes.members(operand)
-        if not all(self._owned(value) for value in members):
+        if self.classes.is_foreign(operand):
             return False
         at = self.sched.index[update]
-        return not any(self.intervals[value][1] >= at and self._read_after(value, update) for value in members)
+        live = self.classes.prune(operand, lambda value: self.intervals[value][1] >= at)
+        return not any(self._read_after(value, update) for value in live)
 
-    def _owned(self, value: Value) -> bool:
+    def owned(self, value: Value) -> bool:
         """May the function overwrite ``value``'s buffer: not a constant, and not an argument the
         eager function leaves alone?"""
         owner = value.owner
