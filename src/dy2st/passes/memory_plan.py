@@ -431,14 +431,29 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
 def _assign(
     plan: Plan, result: Value, slot: int | None, free: dict[tuple[int, np.dtype], list[int]], in_outputs: bool
 ) -> None:
-    """Give ``result`` the chosen slot, else a free one of its size and dtype, else a new one."""
+    """Give ``result`` the chosen slot, else a free one of its size and dtype, else (unless it is
+    an output) the smallest larger free one of its dtype, else a new one."""
     key = (result.type.nbytes, result.type.dtype)
+    if slot is None and free[key]:
+        slot = free[key].pop()
+    if slot is None and not in_outputs:
+        slot = _larger_free_slot(free, key)
     if slot is None:
-        slot = free[key].pop() if free[key] else len(plan.slot_types)
-    plan.slot_types[slot] = key
+        slot = len(plan.slot_types)
+        plan.slot_types[slot] = key
     plan.slot_of[result] = slot
     if in_outputs:
         plan.per_call.add(slot)
+
+
+def _larger_free_slot(free: dict[tuple[int, np.dtype], list[int]], key: tuple[int, np.dtype]) -> int | None:
+    """A free slot of ``key``'s dtype and more bytes (the fewest), which a value of ``key``
+    occupies from its start: the shrinking columns of an unrolled factorization share one buffer
+    instead of keeping one of each size across calls. Outputs never take one: the caller would
+    get a view of a larger buffer."""
+    nbytes, dtype = key
+    sizes = [size for (size, kind), slots in free.items() if kind == dtype and size > nbytes and slots]
+    return free[(min(sizes), dtype)].pop() if sizes else None
 
 
 def _without_lone_outputs(plan: Plan) -> Plan:
@@ -623,8 +638,9 @@ def planned_slots(graph: Graph) -> tuple[dict[int, tuple[tuple[int, ...], np.dty
 
     Returns:
         slot -> (shape, dtype) of its buffer: the shape of the output it ends up holding, else of
-        its first occupant (occupants of another shape with the same byte size use a reshaped
-        view); and the set of slots that hold a graph output, which are allocated at every call.
+        its first occupant, the largest (occupants of another shape use a reshaped view of its
+        first bytes); and the set of slots that hold a graph output, which are allocated at
+        every call.
     """
     occupants: dict[int, Value] = {}
     for op in schedule(graph).ops:

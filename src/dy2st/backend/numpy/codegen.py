@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import keyword
+import math
 from typing import Any
 
 import numpy as np
@@ -170,11 +171,15 @@ class CodeGenerator:
             if key in self.buffer_names:
                 continue
             base_name = self.buffer_names[(planned, slots[planned][0])]
+            count = math.prod(key[1])
+            # An occupant smaller than the slot (memory_plan._larger_free_slot) uses its first elements.
+            prefix = "" if count == math.prod(slots[planned][0]) else f".reshape(-1)[:{count}]"
             if planned in per_call:
                 self.buffer_names[key] = self.fresh(f"p{planned}_")
-                self.line(depth, f"{self.buffer_names[key]} = {base_name}.reshape({key[1]!r})")
+                self.line(depth, f"{self.buffer_names[key]} = {base_name}{prefix}.reshape({key[1]!r})")
             else:
-                view = self.namespace[base_name].reshape(key[1])
+                base = self.namespace[base_name]
+                view = (base.reshape(-1)[:count] if prefix else base).reshape(key[1])
                 self.buffer_names[key] = self.bind(view, self.fresh(f"m{planned}_"))
 
     def buffer_for(self, op: Op) -> str:
