@@ -24,7 +24,7 @@ W = RNG.standard_normal((4, 3))
 
 def decisions(graph) -> list[bool]:
     """For every functional update of ``graph`` in program order: does it run in place?"""
-    return [bool(op.attrs.get(IN_PLACE_UPDATE)) for op in graph.walk() if get_op(op.name).updates_operand is not None]
+    return [IN_PLACE_UPDATE in op.attrs for op in graph.walk() if get_op(op.name).updates_operand is not None]
 
 
 def check(fn, *args, expected: list[bool]):
@@ -286,6 +286,37 @@ def test_a_recurrence_over_an_argument_runs_in_its_buffer():
     assert "w0[w1, :, ] = " in source and " is not a0:" in source
 
 
+def copy_simplified_inside_a_loop(x, n):
+    B = x * 2.0
+    total = np.zeros(3)
+    i = 0
+    while i < n:
+        T = B * 1.0  # simplified to B, defined before the loop: the next iteration reads it again
+        T[0] = i
+        total = total + T
+        i += 1
+    return total, B
+
+
+def subtracted_from_a_view_of_an_argument_in_a_loop(A, n):
+    acc = np.zeros(4)
+    keep = A * 1.0  # simplified to the argument A
+    A[3] = 1.0  # A is updated: written back after the call
+    i = 0
+    while i < n:
+        acc = acc - keep[3]  # a view of the old A, read at every iteration
+        i += 1
+    return acc
+
+
+def test_an_update_in_a_loop_of_a_value_defined_before_it_copies():
+    check(copy_simplified_inside_a_loop, RNG.standard_normal(3), np.array(3), expected=[False])
+    static = check(
+        subtracted_from_a_view_of_an_argument_in_a_loop, RNG.standard_normal((4, 4)), np.array(3), expected=[False]
+    )
+    assert elementwise_in_place(static.graph(RNG.standard_normal((4, 4)), np.array(3))) == []
+
+
 def test_a_loop_reading_the_old_value_after_the_update_copies():
     check(old_value_read_later_in_the_body, RNG.standard_normal(3), np.array(6), expected=[False])
 
@@ -357,3 +388,90 @@ def test_an_unrolled_row_loop_keeps_no_copies_and_no_old_temporaries():
     row = A[0].nbytes
     assert traced_peak(static, A) < 8 * row
     assert traced_peak(unrolled_recurrence, A) < 8 * row
+
+
+# --- elementwise updates of the caller's arrays ---------------------------------------------------
+def elementwise_in_place(graph) -> list[str]:
+    """The elementwise ops of ``graph`` the pass writes into an operand, in program order."""
+    return [op.name for op in graph.walk() if IN_PLACE_UPDATE in op.attrs and get_op(op.name).ufunc is not None]
+
+
+def centered_in_the_callers_array(data):
+    mean = data.mean(axis=0)
+    data -= mean
+    return data.T @ data
+
+
+def updated_with_another_argument(x, y):
+    x += y
+    return x[0]
+
+
+def updated_with_its_transpose(x):
+    x += x.T  # NumPy reads the overlapping x.T before writing x
+    return x[0]
+
+
+def updated_through_a_view(x):
+    row = x[1]
+    row += 1.0  # the view's layout is not the one eager code gives a new result: copied
+    return row.sum()
+
+
+def updated_while_an_old_copy_is_read(x):
+    y = x * 1.0  # simplified to x: the old x
+    x += 1.0
+    return y
+
+
+def updated_in_a_tensor_loop(x, n):
+    i = 0
+    while i < n:
+        x *= 0.5
+        i += 1
+    return x[-1]
+
+
+def fresh_array_updated(x):
+    A = x * 2.0
+    A += 1.0  # a fresh array: the memory planner's in-place, not this pass's
+    return A
+
+
+def test_an_augmented_update_of_an_argument_runs_in_the_callers_array():
+    static = check(centered_in_the_callers_array, RNG.standard_normal((6, 3)), expected=[])
+    assert elementwise_in_place(static.graph(RNG.standard_normal((6, 3)))) == ["subtract"]
+    static = check(updated_with_another_argument, RNG.standard_normal((4, 4)), RNG.standard_normal(4), expected=[])
+    assert elementwise_in_place(static.graph(RNG.standard_normal((4, 4)), RNG.standard_normal(4))) == ["add"]
+    x = np.arange(4.0).reshape(2, 2)
+    static(x, np.ones(2))
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+
+
+def test_an_augmented_update_of_an_argument_with_its_own_transpose_runs_in_place():
+    static = check(updated_with_its_transpose, RNG.standard_normal((4, 4)), expected=[])
+    assert elementwise_in_place(static.graph(RNG.standard_normal((4, 4)))) == ["add"]
+    x = np.arange(4.0).reshape(2, 2)
+    static(x)
+    assert x.tolist() == [[0.0, 3.0], [3.0, 6.0]]
+
+
+def test_an_augmented_update_through_a_view_of_an_argument_is_not_written_into_the_view():
+    static = check(updated_through_a_view, RNG.standard_normal((3, 4)), expected=[True])
+    assert elementwise_in_place(static.graph(RNG.standard_normal((3, 4)))) == []
+
+
+def test_an_augmented_update_of_an_argument_still_read_copies():
+    static = check(updated_while_an_old_copy_is_read, RNG.standard_normal(3), expected=[])
+    assert elementwise_in_place(static.graph(RNG.standard_normal(3))) == []
+
+
+def test_an_augmented_update_of_an_argument_in_a_tensor_loop_runs_in_place():
+    for n in (0, 3):
+        static = check(updated_in_a_tensor_loop, RNG.standard_normal((4, 2)), np.array(n), expected=[])
+    assert elementwise_in_place(static.graph(RNG.standard_normal((4, 2)), np.array(3))) == ["multiply"]
+
+
+def test_elementwise_updates_of_fresh_arrays_are_left_to_the_memory_planner():
+    static = check(fresh_array_updated, RNG.standard_normal(3), expected=[])
+    assert elementwise_in_place(static.graph(RNG.standard_normal(3))) == []

@@ -33,7 +33,7 @@ def setitem(builder, base, value, *indices, template=(0,)):
 
 
 def in_place(graph) -> list[bool]:
-    return [bool(op.attrs.get(IN_PLACE_UPDATE)) for op in graph.walk() if op.name == "setitem"]
+    return [op.attrs.get(IN_PLACE_UPDATE) is not None for op in graph.walk() if op.name == "setitem"]
 
 
 def test_an_update_of_a_dead_fresh_array_runs_in_place_and_prints_so():
@@ -48,7 +48,7 @@ def test_an_update_of_a_dead_fresh_array_runs_in_place_and_prints_so():
         """
         func @f(%x: f64[3]) -> f64[] {
           %0 = multiply %x, 2.0 : f64[3]
-          %1 = setitem %0, 0.0 {in_place_update=True, template=(0,)} : f64[3]
+          %1 = setitem %0, 0.0 {in_place_update=0, template=(0,)} : f64[3]
           %2 = sum %1 {axis=None, keepdims=False} : f64[]
           return %2
         }
@@ -142,7 +142,7 @@ def test_a_loop_starting_from_an_argument_it_must_not_change_copies_it_once_befo
             yield %6
           } body (%i_1: i64[], %A_1: f64[2,3]) {
             %7 = multiply %x, %i_1 : f64[3]
-            %8 = setitem %A_1, %7, %i_1 {in_place_update=True, template=(%,)} : f64[2,3]
+            %8 = setitem %A_1, %7, %i_1 {in_place_update=0, template=(%,)} : f64[2,3]
             %9 = const dense<1> : i64[]
             %10 = add %i_1, %9 : i64[]
             yield %10, %8

@@ -27,7 +27,8 @@ ZERO_D_ARRAY = "array"
 # argument's buffer may then be updated in place during the call, as eager code does.
 WRITES_BACK = "writes_back"
 
-# The attribute the ``in-place-updates`` pass sets on a functional update (``setitem``...) whose
-# operand ``OpDef.updates_operand`` is dead afterwards: the op runs ``OpDef.in_place_kernel``,
-# which writes into that operand's buffer, and its result is that buffer.
+# The attribute the ``in-place-updates`` pass sets on an op whose result it writes into the buffer
+# of an operand that is dead afterwards: the index of that operand. The result is that buffer. A
+# functional update (``setitem``: its ``OpDef.updates_operand``) then runs
+# ``OpDef.in_place_kernel``, an elementwise ufunc its ``out=`` form.
 IN_PLACE_UPDATE = "in_place_update"

@@ -142,11 +142,10 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
 
 
 def overwritten_operand(op: Op) -> int | None:
-    """The operand ``op`` writes its result into when the ``in-place-updates`` pass chose its
-    in-place form (the result is then that operand's buffer), else None."""
-    if not op.attrs.get(IN_PLACE_UPDATE):
-        return None
-    return get_op(op.name).updates_operand
+    """The operand ``op`` writes its result into when the ``in-place-updates`` pass chose to run
+    it in place (the result is then that operand's buffer), else None."""
+    index = op.attrs.get(IN_PLACE_UPDATE)
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
 
 
 def get_op(name: str) -> OpDef:

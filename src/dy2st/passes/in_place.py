@@ -3,10 +3,15 @@
 ``A[i] = v`` stages as ``%A_1 = setitem %A, %v, %i``, a new value, since SSA values never change.
 Run as written, its kernel copies all of ``A`` for every update: an unrolled ``for i in range(800):
 A[i] = ...`` makes 800 copies of ``A``, and a loop carrying ``A`` copies it at every iteration.
-This pass marks such an op ``in_place_update=True`` where nothing reads the old value again; the
-backend then runs ``A[i] = v`` in ``A``'s own buffer, as eager code does, and the result is that
-buffer. Functional updates are the ops whose ``OpDef.updates_operand`` names the operand they
-update (``setitem``, assigning ``x.real``/``x.imag``).
+This pass marks such an op ``in_place_update=I`` (I: the operand it overwrites) where nothing
+reads the old value again; the backend then runs ``A[i] = v`` in ``A``'s own buffer, as eager code
+does, and the result is that buffer. Functional updates are the ops whose
+``OpDef.updates_operand`` names the operand they update (``setitem``, assigning
+``x.real``/``x.imag``). An elementwise ufunc is marked too where it updates an argument the
+function updates in place (``x += y``, ``data -= mean``: eager code writes into the caller's
+array; the graph computed a new one and copied it back after the call); it then runs its
+``out=`` form into that argument. Other elementwise results are the memory planner's, which
+writes them into dying planned buffers.
 
 The rule. An update of operand ``o`` runs in place when every value that may share ``o``'s buffer
 (its *buffer class*, below)
@@ -45,6 +50,8 @@ the code generator calls ``OpDef.in_place_kernel``.
 
 from __future__ import annotations
 
+import functools
+
 from dy2st.ir.core import (
     COND,
     CONST,
@@ -59,18 +66,29 @@ from dy2st.ir.core import (
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ops.shape import COPY
 from dy2st.passes.base import Pass
-from dy2st.passes.memory_plan import DEFAULT_TARGET, MemoryTarget, Schedule, live_intervals, schedule
+from dy2st.passes.dataflow import may_have
+from dy2st.passes.memory_plan import (
+    DEFAULT_TARGET,
+    MemoryTarget,
+    Schedule,
+    eager_ordered_values,
+    live_intervals,
+    schedule,
+)
 
 
 # --- buffer classes -----------------------------------------------------------------------------
 class BufferClasses:
-    """Union-find over values that may share a buffer. Each class keeps its members and whether
-    any of them is *foreign*: a buffer the function may not overwrite (see ``Analysis.owned``)."""
+    """Union-find over values that may share a buffer. Each class keeps its members and the flags
+    of any of them: ``FOREIGN`` for a buffer the function may not overwrite (``Analysis.owned``),
+    ``CALLERS`` for an argument the function updates in place."""
+
+    FOREIGN, CALLERS = "foreign", "callers"
 
     def __init__(self) -> None:
         self._parent: dict[Value, Value] = {}
         self._members: dict[Value, list[Value]] = {}
-        self._foreign: set[Value] = set()  # roots of classes holding a foreign buffer
+        self._flags: dict[Value, set[str]] = {}  # by root
 
     def find(self, value: Value) -> Value:
         root = value
@@ -87,14 +105,13 @@ class BufferClasses:
         big, small = (ra, rb) if len(self.members(ra)) >= len(self.members(rb)) else (rb, ra)
         self._parent[small] = big
         self._members[big] = self.members(big) + self._members.pop(small, [small])
-        if small in self._foreign:
-            self._foreign.add(big)
+        self._flags.setdefault(big, set()).update(self._flags.pop(small, ()))
 
-    def mark_foreign(self, value: Value) -> None:
-        self._foreign.add(self.find(value))
+    def mark(self, value: Value, flag: str) -> None:
+        self._flags.setdefault(self.find(value), set()).add(flag)
 
-    def is_foreign(self, value: Value) -> bool:
-        return self.find(value) in self._foreign
+    def has(self, value: Value, flag: str) -> bool:
+        return flag in self._flags.get(self.find(value), ())
 
     def members(self, value: Value) -> list[Value]:
         root = self.find(value)
@@ -144,6 +161,15 @@ def _shared_operands(op: Op, target: MemoryTarget) -> list[Value]:
 
 
 # --- where values are defined and read ----------------------------------------------------------
+def _viewing_results(op: Op, found: set[Value], target: MemoryTarget) -> list[Value]:
+    """Results that may view another value's buffer: of a view op or of an op not known to return
+    a fresh array, and of an update run in place in a value that may be a view."""
+    overwritten = overwritten_operand(op)
+    if overwritten is not None:
+        return op.results if op.operands[overwritten] in found else []
+    return op.results if _shared_operands(op, target) else []
+
+
 def _defining_block(value: Value) -> Block:
     owner = value.owner
     block = owner.parent if isinstance(owner, Op) else owner
@@ -187,18 +213,22 @@ class Analysis:
         self.written_arguments = _written_arguments(graph)
         for value in self.intervals:
             if not self.owned(value):
-                self.classes.mark_foreign(value)
+                self.classes.mark(value, BufferClasses.FOREIGN)
+        for index in self.written_arguments:
+            self.classes.mark(graph.body.args[index], BufferClasses.CALLERS)
+        self.eager_ordered = eager_ordered_values(self.sched)
+        self.views = may_have(graph, functools.partial(_viewing_results, target=target))
 
-    def may_update_in_place(self, update: Op) -> bool:
-        """Does nothing read the old value of ``update``'s updated operand after it (the rule of
+    def may_update_in_place(self, update: Op, overwritten: int) -> bool:
+        """Does nothing read the old value of operand ``overwritten`` after ``update`` (the rule of
         the module docstring)? Updates are asked in schedule order: a member of the class dead
         before one is dead before every later one, so it is dropped from the class."""
         opdef = get_op(update.name)
-        operand = update.operands[opdef.updates_operand or 0]
+        operand = update.operands[overwritten]
         first_index = opdef.index_operands if opdef.index_operands is not None else len(update.operands)
         if any(self.classes.same(index, operand) for index in update.operands[first_index:]):
             return False
-        if self.classes.is_foreign(operand):
+        if self.classes.has(operand, BufferClasses.FOREIGN):
             return False
         at = self.sched.index[update]
         live = self.classes.prune(operand, lambda value: self.intervals[value][1] >= at)
@@ -227,19 +257,34 @@ class Analysis:
     def _runs_after(self, user: Op, update: Op, block: Block) -> bool:
         """Can ``user`` (which reads a value defined in ``block``) run after ``update`` while the
         value still holds the old contents?"""
+        if user is update:  # again, in the next iteration of a loop the value is defined outside
+            return _repeats_in(update, block)
         while True:
             mine, theirs = _ancestor_in(update, block), _ancestor_in(user, block)
             assert mine is not None and theirs is not None, "both are inside the value's block"
             if mine is not theirs:
                 return self.position[theirs] > self.position[mine]
-            if user is update or user is theirs:
-                return False  # the update's own operand, or an operand of the op holding it
+            if user is theirs:
+                return False  # an operand of the control-flow op holding the update: read first
             if theirs.name == WHILE_LOOP:
                 return True  # the next iteration reads the value again
             region = _region_holding(user, theirs)
             if region is not _region_holding(update, theirs):
                 return False  # the other branch of a cond: never runs with the update
             block = region.block
+
+
+def _repeats_in(op: Op, block: Block) -> bool:
+    """Is ``op`` inside a loop that is itself inside ``block`` (so it runs repeatedly while a
+    value of ``block`` stays the same)?"""
+    while op.parent is not block:
+        region = op.parent.parent if op.parent is not None else None
+        if region is None or region.parent is None:
+            return False
+        op = region.parent
+        if op.name == WHILE_LOOP:
+            return True
+    return False
 
 
 def _blocks(block: Block):
@@ -257,16 +302,35 @@ def _written_arguments(graph: Graph) -> set[int]:
 
 
 # --- candidates -------------------------------------------------------------------------------
-def _is_candidate(op: Op, target: MemoryTarget) -> bool:
-    """A functional update the backend can run in place, on an array (0-d values may be NumPy
-    scalars, which are immutable), outside a loop condition (whose block arguments the body
-    reads as the same carried values)."""
+def overwritable_operands(op: Op, analysis: Analysis, target: MemoryTarget) -> list[int]:
+    """The operands ``op`` could write its result into, if their old values are dead: the one a
+    functional update updates, and for an elementwise ufunc (its ``out=`` form reads each
+    element before writing it) an operand of the result's shape and dtype that is an argument the
+    function updates in place (``x += y``: eager code writes into the caller's ``x``; results
+    of fresh arrays are the memory planner's). For a ufunc, that operand may not be a view (a
+    view's layout is not the one eager code gives a result), and the result's memory order must
+    not matter to a reduction (``eager_ordered_values``). Never on a 0-d result (0-d
+    values may be NumPy scalars, which are immutable), nor in a loop condition (whose block
+    arguments the body reads as the same carried values)."""
     opdef = get_op(op.name)
-    if opdef.updates_operand is None or not target.runs_in_place(op):
-        return False
-    if op.results[0].type.ndim == 0:
-        return False
-    return not _in_loop_condition(op)
+    result = op.results[0].type if len(op.results) == 1 else None
+    if result is None or result.ndim == 0 or _in_loop_condition(op):
+        return []
+    if opdef.updates_operand is not None:
+        return [opdef.updates_operand] if target.runs_in_place(op) else []
+    if opdef.ufunc is None or not target.in_place_safe(op) or not target.accepts_out(op):
+        return []
+    if op.results[0] in analysis.eager_ordered:
+        return []
+    classes = analysis.classes
+    return [
+        i
+        for i, operand in enumerate(op.operands)
+        if (operand.type.shape, operand.type.dtype) == (result.shape, result.dtype)
+        and not operand.type.weak
+        and classes.has(operand, BufferClasses.CALLERS)
+        and operand not in analysis.views
+    ]
 
 
 def _in_loop_condition(op: Op) -> bool:
@@ -318,39 +382,50 @@ def _undo_copy(loop: Op, index: int, copy: Op) -> None:
 
 # --- the pass -----------------------------------------------------------------------------------
 def choose_in_place_updates(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> int:
-    """Mark every functional update that may run in place (see the module docstring), adding a
-    copy before a loop where that lets a loop-carried update run in place. Returns how many
-    copies were added."""
+    """Mark every op that may run in place (see the module docstring), adding a copy before a
+    loop where that lets a loop-carried update run in place. Returns how many copies were added."""
     for op in graph.walk():
         op.attrs.pop(IN_PLACE_UPDATE, None)
     analysis = Analysis(graph, target)
-    candidates = [op for op in analysis.sched.ops if _is_candidate(op, target)]
     copies = 0
-    for update in candidates:
-        if analysis.may_update_in_place(update):
-            _mark(update, analysis)
-            continue
-        operand = update.operands[get_op(update.name).updates_operand or 0]
-        for loop, index in reversed(_carried_chain(operand)):  # outermost first: fewest copies
-            copy = _copy_before(loop, index)
-            analysis = Analysis(graph, target)
-            if analysis.may_update_in_place(update):
-                _mark(update, analysis)
-                copies += 1
+    for op in list(analysis.sched.ops):
+        for overwritten in overwritable_operands(op, analysis, target):
+            if analysis.may_update_in_place(op, overwritten):
+                _mark(op, overwritten, analysis)
                 break
-            _undo_copy(loop, index, copy)
-            analysis = Analysis(graph, target)
+            if get_op(op.name).updates_operand == overwritten:
+                analysis, copied = _with_copy_before_loop(graph, op, overwritten, analysis, target)
+                copies += copied
+                if copied:
+                    break
     return copies
 
 
-def _mark(update: Op, analysis: Analysis) -> None:
-    update.attrs[IN_PLACE_UPDATE] = True
-    base = update.operands[get_op(update.name).updates_operand or 0]
-    analysis.classes.union(update.results[0], base)
+def _with_copy_before_loop(
+    graph: Graph, update: Op, overwritten: int, analysis: Analysis, target: MemoryTarget
+) -> tuple[Analysis, bool]:
+    """Try a copy of the initial value of each loop carrying the update's operand, outermost
+    first (fewest copies); keep the first that lets the update run in place. Returns the analysis
+    of the graph as it is now, and whether a copy was added."""
+    for loop, index in reversed(_carried_chain(update.operands[overwritten])):
+        copy = _copy_before(loop, index)
+        analysis = Analysis(graph, target)
+        if analysis.may_update_in_place(update, overwritten):
+            _mark(update, overwritten, analysis)
+            return analysis, True
+        _undo_copy(loop, index, copy)
+        analysis = Analysis(graph, target)
+    return analysis, False
+
+
+def _mark(op: Op, overwritten: int, analysis: Analysis) -> None:
+    op.attrs[IN_PLACE_UPDATE] = overwritten
+    analysis.classes.union(op.results[0], op.operands[overwritten])
 
 
 class InPlaceUpdates(Pass):
-    """Run functional updates (``A[i] = v``) in their operand's buffer where its old value is dead.
+    """Run updates (``A[i] = v``, ``x += y`` of an argument) in their operand's buffer where its
+    old value is dead.
 
     Args:
         target: what the backend that runs the graph can do (which updates it runs in place,
@@ -363,7 +438,10 @@ class InPlaceUpdates(Pass):
         self.target = target or DEFAULT_TARGET
 
     def run(self, graph: Graph) -> bool:
-        before = {op for op in graph.walk() if op.attrs.get(IN_PLACE_UPDATE)}
+        before = _decisions(graph)
         copies = choose_in_place_updates(graph, self.target)
-        after = {op for op in graph.walk() if op.attrs.get(IN_PLACE_UPDATE)}
-        return bool(copies) or before != after
+        return bool(copies) or _decisions(graph) != before
+
+
+def _decisions(graph: Graph) -> dict[Op, int]:
+    return {op: op.attrs[IN_PLACE_UPDATE] for op in graph.walk() if IN_PLACE_UPDATE in op.attrs}

@@ -114,8 +114,8 @@ def _accepts_out(op: Op, target: MemoryTarget) -> bool:
     result = op.results[0].type
     if result.ndim == 0 or result.weak:
         return False  # 0-d results are NumPy scalars in eager code; keep them that way
-    if opdef.view or opdef.side_effect:
-        return False
+    if opdef.view or opdef.side_effect or overwritten_operand(op) is not None:
+        return False  # a view, or a result the in-place-updates pass writes into an operand
     return target.accepts_out(op)
 
 

@@ -131,8 +131,8 @@ class CodeGenerator:
             return self.bind(build_fused_kernel(op), self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
         stem = f"k_{op.name}"
-        if overwritten_operand(op) is not None:  # the in-place-updates pass chose it
-            kernel, stem = opdef.in_place_kernel, f"k_{op.name}_in_place"
+        if overwritten_operand(op) is not None and opdef.in_place_kernel is not None:
+            kernel, stem = opdef.in_place_kernel, f"k_{op.name}_in_place"  # the in-place-updates pass chose it
         if kernel is None:
             raise KeyError(f"no NumPy kernel for op {op.name!r}: the backend handles it itself or it is a bug")
         attrs = kernel_attrs(op)
@@ -261,16 +261,21 @@ class CodeGenerator:
             self.emit_kernel_call(op, depth)
 
     def emit_kernel_call(self, op: Op, depth: int) -> None:
-        """``v = kernel(operands)``, or its ``out=`` form when the op has a planned buffer."""
+        """``v = kernel(operands)``, or its ``out=`` form when the op has a planned buffer or
+        writes into an operand."""
         results = [self.fresh() for _ in op.results]
         for value, name in zip(op.results, results):
             self.names[value] = name
         arguments = ", ".join(self.name_of(v) for v in op.operands)
-        if self.plan and "out_buffer" in op.attrs:
+        overwritten = overwritten_operand(op)
+        if overwritten is not None and get_op(op.name).in_place_kernel is None:
+            # The in-place-updates pass chose an elementwise update of its operand (`x += y`).
+            call = f"{self.out_kernel_for(op)}({arguments}, out={self.name_of(op.operands[overwritten])})"
+        elif self.plan and "out_buffer" in op.attrs:
             call = f"{self.out_kernel_for(op)}({arguments}, out={self.buffer_for(op)})"
         elif self.plan and "overwrites" in op.attrs:  # the unplanned variant lets NumPy allocate
-            overwritten = self.name_of(op.operands[op.attrs["overwrites"]])
-            call = f"{self.out_kernel_for(op)}({arguments}, out={overwritten})"
+            temporary = self.name_of(op.operands[op.attrs["overwrites"]])
+            call = f"{self.out_kernel_for(op)}({arguments}, out={temporary})"
         else:
             call = f"{self.kernel_for(op)}({arguments})"
         if not results:
