@@ -475,3 +475,19 @@ def test_an_augmented_update_of_an_argument_in_a_tensor_loop_runs_in_place():
 def test_elementwise_updates_of_fresh_arrays_are_left_to_the_memory_planner():
     static = check(fresh_array_updated, RNG.standard_normal(3), expected=[])
     assert elementwise_in_place(static.graph(RNG.standard_normal(3))) == []
+
+
+# --- errors -------------------------------------------------------------------------------------
+def fails_after_an_update(x, i):
+    x[0] = 5.0
+    x[i] = 1.0  # IndexError at run time for i out of range
+    return x.sum()
+
+
+def test_an_update_in_place_before_a_failing_op_stays_in_the_callers_array_as_eagerly():
+    # docs/semantics.md: updates run in the caller's buffer before the error stay, as in eager code.
+    check(fails_after_an_update, np.zeros(3), np.array(7), expected=[True, True])
+    x = np.zeros(3)
+    with pytest.raises(IndexError):
+        dy2st.to_static(fails_after_an_update)(x, np.array(7))
+    assert x.tolist() == [5.0, 0.0, 0.0]
