@@ -17,13 +17,16 @@ recurrence also with ``n`` a 0-d integer array, where the loop is a ``while_loop
 refuses (the row says so). Times are medians of alternating repeats after a warm-up (``run.py``'s
 method); peak memory is what ``tracemalloc`` sees one steady-state call allocate, plus for dy2st the
 buffers its memory plan keeps across calls. "first s" is what the first call spends converting,
-building, optimizing and generating the graph, a cost paid once per input signature.
+building, optimizing and generating the graph, a cost paid once per input signature. "time ratio"
+is the ratio of the medians; "best ratio" that of the fastest repeats, which moves less when other
+jobs share the machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 from dataclasses import dataclass
@@ -33,7 +36,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from run import MIB, interleaved_medians, traced_peak  # noqa: E402
+from run import MIB, _calls_per_repeat, _loop_time, traced_peak  # noqa: E402
 
 import dy2st  # noqa: E402
 from dy2st.backend.numpy.target import NUMPY_TARGET  # noqa: E402
@@ -94,6 +97,7 @@ class Row:
     loop: str
     eager_time: float = 0.0
     converted_time: float = 0.0
+    best_ratio: float = 0.0
     eager_peak: int = 0
     converted_peak: int = 0
     first_call: float = 0.0
@@ -112,11 +116,26 @@ def measure(case: Case, n: int, quick: bool) -> Row:
     except dy2st.Dy2stError as e:
         row.skipped = f"{type(e).__name__}: {str(e).splitlines()[0].split(': error: ')[-1]}"
         return row
-    repeats, min_seconds = (3, 0.01) if quick else (9, 0.2)
-    row.eager_time, row.converted_time = interleaved_medians([case.fn, static], args, repeats, min_seconds)
+    repeats, min_seconds = (3, 0.01) if quick else (15, 0.2)
+    eager, converted = interleaved_samples([case.fn, static], args, repeats, min_seconds)
+    row.eager_time, row.converted_time = statistics.median(eager), statistics.median(converted)
+    row.best_ratio = min(converted) / min(eager)
     row.eager_peak = traced_peak(case.fn, args)
     row.converted_peak = traced_peak(static, args) + memory_report(graph, NUMPY_TARGET).persistent
     return row
+
+
+def interleaved_samples(fns, args, repeats: int, min_seconds: float) -> list[list[float]]:
+    """Per-call times of each function over ``repeats`` alternating repeats, after a warm-up
+    (``run.interleaved_medians``, keeping every sample: the best ratio is steadier under load)."""
+    for fn in fns:
+        fn(*args)
+    number = _calls_per_repeat(fns, args, min_seconds)
+    samples: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, times in zip(fns, samples):
+            times.append(_loop_time(fn, args, number))
+    return samples
 
 
 def _check(static, fn, args) -> None:
@@ -132,8 +151,8 @@ def _check(static, fn, args) -> None:
 
 
 # --- the table ---------------------------------------------------------------------------------------
-COLUMNS = ("kernel", "n", "loop", "eager ms", "dy2st ms", "time ratio", "eager MiB", "dy2st MiB", "mem ratio")
-COLUMNS += ("first s",)
+COLUMNS = ("kernel", "n", "loop", "eager ms", "dy2st ms", "time ratio", "best ratio", "eager MiB", "dy2st MiB")
+COLUMNS += ("mem ratio", "first s")
 
 
 def cells(row: Row) -> list[str]:
@@ -145,6 +164,7 @@ def cells(row: Row) -> list[str]:
         f"{row.eager_time * 1e3:.2f}",
         f"{row.converted_time * 1e3:.2f}",
         f"{row.converted_time / row.eager_time:.2f}",
+        f"{row.best_ratio:.2f}",
         f"{row.eager_peak / MIB:.3f}",
         f"{row.converted_peak / MIB:.3f}",
         f"{row.converted_peak / max(row.eager_peak, 1):.2f}",
