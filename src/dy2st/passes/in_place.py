@@ -1,4 +1,4 @@
-"""In-place updates: a functional update writes into its operand where the old value is dead.
+"""In-place updates: an update writes into its operand where the operand's old value is dead.
 
 ``A[i] = v`` stages as ``%A_1 = setitem %A, %v, %i``, a new value, since SSA values never change.
 Run as written, its kernel copies all of ``A`` for every update: an unrolled ``for i in range(800):
@@ -10,8 +10,9 @@ does, and the result is that buffer. Functional updates are the ops whose
 ``x.real``/``x.imag``). An elementwise ufunc is marked too where it updates an argument the
 function updates in place (``x += y``, ``data -= mean``: eager code writes into the caller's
 array; the graph computed a new one and copied it back after the call); it then runs its
-``out=`` form into that argument. Other elementwise results are the memory planner's, which
-writes them into dying planned buffers.
+``out=`` form into that argument, unless that operand is a view or a reduction reads the
+result's memory order (``overwritable_operands``). Other elementwise results are the memory
+planner's, which writes them into dying planned buffers.
 
 The rule. An update of operand ``o`` runs in place when every value that may share ``o``'s buffer
 (its *buffer class*, below)
@@ -21,8 +22,8 @@ The rule. An update of operand ``o`` runs in place when every value that may sha
   call (``writes_back`` on ``return``), so its old contents are the function's to overwrite;
 - and, if it is computed before the update on the way to it, is not read after the update: not by
   a later op of the same block or by anything inside one, and not by anything inside a loop that
-  contains the update but not the value's definition (the next iteration reads it again). Reads
-  in the other branch of a ``cond`` never run with the update;
+  contains the update but not the value's definition, the update itself included (the next
+  iteration reads it again). Reads in the other branch of a ``cond`` never run with the update;
 - and is no index operand of the update itself.
 
 Buffer classes join the values that may share memory: a view and its base; the result of an op
@@ -45,7 +46,8 @@ An update never meets a read-only array: arguments the caller passes read-only r
 Everything here is a decision the memory planner and the backend read: the planner treats an
 in-place result as a view of its operand (the buffer lives until both are dead), alias analysis
 follows it to the inputs (an output that is an argument's buffer is copied for the caller), and
-the code generator calls ``OpDef.in_place_kernel``.
+the code generator writes the update out (``a0[i, :] = v``), calls ``OpDef.in_place_kernel``, or
+gives a ufunc the operand as ``out=``.
 """
 
 from __future__ import annotations
@@ -163,8 +165,11 @@ def _shared_operands(op: Op, target: MemoryTarget) -> list[Value]:
 # --- where values are defined and read ----------------------------------------------------------
 def _viewing_results(op: Op, found: set[Value], target: MemoryTarget) -> list[Value]:
     """Results that may view another value's buffer: of a view op or of an op not known to return
-    a fresh array, and of an update run in place in a value that may be a view."""
+    a fresh array, and of an update that runs, or may be chosen to run, in place in a value that
+    may be a view (decided before any update is, so it holds whatever this pass decides)."""
     overwritten = overwritten_operand(op)
+    if overwritten is None:
+        overwritten = get_op(op.name).updates_operand
     if overwritten is not None:
         return op.results if op.operands[overwritten] in found else []
     return op.results if _shared_operands(op, target) else []
