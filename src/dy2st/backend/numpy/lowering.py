@@ -15,7 +15,7 @@ attributes the code generator emits from, so every such rewrite shows in ``dy2st
     already_python=True
                       an ``as_python_number`` of a Python operator's result (``k + 1``,
                       ``k << 3``): already a Python number, so nothing is emitted.
-    releases=(I, ...) the operands I, arrays NumPy allocated (no planned buffer), that die at
+    releases=(I, ...) the operands I, values NumPy allocated (no planned buffer), that die at
                       this op: the generated code drops its names for them right after it, so
                       NumPy can reuse their memory. Without it an unrolled loop would keep the
                       temporaries of every iteration until the function returns, as eager code,
@@ -306,30 +306,41 @@ def _decision(op: Op, users: dict[Value, list[Op]]) -> tuple[str, Any] | None:
     return None
 
 
+# Blocks this long are unrolled loops, in practice: there, dropping the 0-d temporaries as they
+# die saves what keeping thousands of NumPy scalars until the return costs (about 4% of an
+# unrolled 200-column Cholesky); in a short block the del statements would cost more than that.
+LONG_BLOCK_OPS = 64
+
+
 def _record_releases(graph: Graph) -> None:
-    """``releases`` on each op where arrays NumPy allocated die (see the module docstring): the
-    results of ops of the same block with no planned buffer, not 0-d (NumPy scalars are small),
-    whose last use is this op, which is no terminator (the block ends there anyway)."""
+    """``releases`` on each op where values NumPy allocated die (see the module docstring): the
+    results of ops of the same block with no planned buffer, whose last use is this op, which is
+    no terminator (the block ends there anyway). 0-d values only in long blocks outside loops
+    (``LONG_BLOCK_OPS``): one is small, but an unrolled loop makes thousands, while a loop rebinds
+    its names and a short block ends soon."""
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     for op in sched.ops:
         if get_op(op.name).terminator or op.attrs.get("already_python"):
             continue  # already_python: the result is the operand, under the same name
         position = sched.index[op]
+        outside_loops = not _in_loop(op)
+        scalars = outside_loops and op.parent is not None and len(op.parent.ops) >= LONG_BLOCK_OPS
         dying = [
             i
             for i, value in enumerate(op.operands)
-            if _allocated_by_numpy(value, op.parent)
+            if _allocated_by_numpy(value, op.parent, scalars)
             and intervals[value][1] == position
             and value not in op.operands[:i]
         ]
         if dying:
             op.attrs["releases"] = tuple(dying)
         if op.attrs.get("unfused"):
-            _record_group_releases(op.regions[0].block)
+            group = op.regions[0].block
+            _record_group_releases(group, outside_loops and len(group.ops) >= LONG_BLOCK_OPS)
 
 
-def _record_group_releases(block: Block) -> None:
+def _record_group_releases(block: Block, scalars: bool) -> None:
     """``releases`` inside a small fused group run op by op: its temporaries die within it."""
     ops = block.ops[:-1]
     yielded = set(block.ops[-1].operands)
@@ -338,7 +349,7 @@ def _record_group_releases(block: Block) -> None:
         dying = [
             k
             for k, value in enumerate(op.operands)
-            if _allocated_by_numpy(value, block)
+            if _allocated_by_numpy(value, block, scalars)
             and value not in yielded
             and last_use[value] == i
             and value not in op.operands[:k]
@@ -347,16 +358,28 @@ def _record_group_releases(block: Block) -> None:
             op.attrs["releases"] = tuple(dying)
 
 
-def _allocated_by_numpy(value: Value, block: Block | None) -> bool:
-    """Is ``value`` an array result of an op of ``block`` that holds no planned buffer?"""
+def _allocated_by_numpy(value: Value, block: Block | None, scalars: bool) -> bool:
+    """Is ``value`` a result of an op of ``block`` that holds no planned buffer (and is no 0-d
+    value, unless ``scalars``)?"""
     owner = value.owner
     return (
         isinstance(owner, Op)
         and owner.parent is block
         and owner.name != CONST
         and "out_buffer" not in owner.attrs
-        and value.type.ndim > 0
+        and (scalars or value.type.ndim > 0)
     )
+
+
+def _in_loop(op: Op) -> bool:
+    """Is ``op`` inside a ``while_loop``?"""
+    block = op.parent
+    while block is not None and block.parent is not None:
+        loop = block.parent.parent
+        if loop is not None and loop.name == WHILE_LOOP:
+            return True
+        block = loop.parent if loop is not None else None
+    return False
 
 
 def clear_lowering(graph: Graph) -> bool:
