@@ -11,9 +11,9 @@ Two kernels that are nothing but indexed updates:
 - a Cholesky factorization written with slices (``L[j + 1:, j] = (A[j + 1:, j] - L[j + 1:, :j] @
   L[j, :j]) / L[j, j]``), which fills a fresh ``L`` column by column.
 
-Each runs with ``n`` a Python int, where dy2st unrolls the loop (``loop`` column: unrolled), and the
-recurrence also with ``n`` a 0-d integer array, where the loop is a ``while_loop`` of the graph
-(tensor). The Cholesky cannot run as a tensor loop: its slice bounds would be tensors, which dy2st
+Each runs with ``n = A.shape[0]``, a Python int, where dy2st unrolls the loop (``loop`` column:
+unrolled), and with ``n`` passed as a 0-d integer array, where the loop is a ``while_loop`` of the
+graph (tensor). The Cholesky cannot run as a tensor loop: its slice bounds would be tensors, which dy2st
 refuses (the row says so). Times are medians of alternating repeats after a warm-up (``run.py``'s
 method); peak memory is what ``tracemalloc`` sees one steady-state call allocate, plus for dy2st the
 buffers its memory plan keeps across calls. "first s" is what the first call spends converting,
@@ -29,6 +29,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,20 +45,30 @@ from dy2st.passes.memory_plan import memory_report  # noqa: E402
 
 
 # --- the kernels ------------------------------------------------------------------------------------
-def recurrence(A, n):
+def recurrence_over(A, n):
     """Each row from the one before it, in the caller's array."""
     for i in range(1, n):
         A[i, :] = 0.5 * A[i - 1, :] + 1.0
     return A[-1].sum()
 
 
-def cholesky(A, n):
+def cholesky_over(A, n):
     """The lower-triangular L with L @ L.T == A, one column per step, written with slices."""
     L = np.zeros_like(A)
     for j in range(n):
         L[j, j] = np.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
         L[j + 1 :, j] = (A[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j]) / L[j, j]
     return L
+
+
+# Unrolled: n is the Python int A.shape[0]. The array-only signature takes dy2st's fast call path,
+# as users' kernels do; a Python int argument would add the general path's 10-40 us per call.
+def recurrence(A):
+    return recurrence_over(A, A.shape[0])
+
+
+def cholesky(A):
+    return cholesky_over(A, A.shape[0])
 
 
 def _rows(n: int) -> np.ndarray:
@@ -72,20 +83,19 @@ def _positive_definite(n: int) -> np.ndarray:
 @dataclass
 class Case:
     name: str
-    fn: object
-    make: object
-    tensor_loop: bool
+    fn: Callable
+    make: Callable
+    tensor_loop: bool  # fn takes (A, n) with n a 0-d array: the loop is a while_loop
 
     def arguments(self, n: int) -> tuple:
-        bound = np.array(n) if self.tensor_loop else n
-        return self.make(n), bound
+        return (self.make(n), np.array(n)) if self.tensor_loop else (self.make(n),)
 
 
 CASES = [
     Case("recurrence A[i, :] = f(A[i - 1, :])", recurrence, _rows, tensor_loop=False),
-    Case("recurrence A[i, :] = f(A[i - 1, :])", recurrence, _rows, tensor_loop=True),
+    Case("recurrence A[i, :] = f(A[i - 1, :])", recurrence_over, _rows, tensor_loop=True),
     Case("cholesky with slices", cholesky, _positive_definite, tensor_loop=False),
-    Case("cholesky with slices", cholesky, _positive_definite, tensor_loop=True),
+    Case("cholesky with slices", cholesky_over, _positive_definite, tensor_loop=True),
 ]
 
 
