@@ -84,7 +84,7 @@ def main() -> None:
         # What the executor runs after memory planning: each product into a buffer kept across calls.
         buffers = {id(x1): np.empty((n, n), np.float32), id(x2): np.empty((n, n), np.float32)}
 
-        def into_buffer(x, w, buffers=buffers):
+        def into_buffer(x, w, buffers=buffers):  # bound now: each size has its own buffers
             return np.matmul(x, w, out=buffers[id(x)])
 
         compare("  same, into planned buffers", into_buffer, x1, w1, x2, w2, helper, options.repeats)

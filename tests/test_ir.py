@@ -104,7 +104,7 @@ def test_golden_in_place_updates_are_new_ssa_values_returned_for_writeback():
           %x_2 = add %x_1, 1 : f64[4]
           %0 = getitem %x_2 {template=(1:,)} : f64[3]
           %1 = sum %0 {axis=None, keepdims=False} : f64[]
-          return %1, %x_2 {result_kinds=('scalar',)}
+          return %1, %x_2 {result_kinds=('scalar',), writes_back=(None, 0)}
         }
     """)
 

@@ -92,6 +92,8 @@ CONSTRUCTS = {
     "search_logic": ["break\n", "    else:\n", " < n and x[", " and x[", " or ", "idx = -1", "cnt += 1"],
     "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "% 2 == 0", "range(len(x) - 1, 0, -2)",
                      "coef[", "parts.append(", "x[:", "np.zeros(m)", "break\n"],
+    "stale_reads": ["old = L * 1.0", "snap = L[", "keep[", "Z[", "A[1:] = A[:-1]", "] = np.tanh(A[",
+                    "@ L[", "A[1:-1] = 0.25", "x[x.astype(np.int64) % 4]", "acc = acc + old["],
 }  # fmt: skip
 
 

@@ -80,8 +80,9 @@ def gelu_layers(x, w, b):
     h = x @ w + b  # matmul into a buffer kept across calls
     h = 0.5 * h * (1.0 + np.tanh(0.79788456 * (h + 0.044715 * h * h * h)))  # fused, with scratch tiles
     for i in range(3):
-        h[i] += np.sum(h[i + 1])  # in-place updates of a planned buffer
-    return h @ w.T, h.max(axis=1)
+        h[i] += np.sum(h[i + 1])  # updates in place
+    # Narrower than x @ w, so no output takes over its buffer: it stays kept across calls.
+    return h @ w.T[:, :32], h.max(axis=1)
 
 
 def test_threads_running_one_graph_at_once_never_share_a_buffer():

@@ -82,8 +82,8 @@ def test_a_small_fused_group_runs_unfused():
           {
             ^args(%x_1: f64[4], %y_1: f64[4])
             %1 = multiply %x_1, %y_1 : f64[4]
-            %2 = add %1, 1.0 {overwrites=0} : f64[4]
-            %3 = tanh %2 {overwrites=0} : f64[4]
+            %2 = add %1, 1.0 {overwrites=0, releases=(0,)} : f64[4]
+            %3 = tanh %2 {overwrites=0, releases=(0,)} : f64[4]
             yield %3
           }
           return %0
@@ -120,3 +120,24 @@ def test_operators_of_python_numbers_are_pythons_and_numpy_functions_keep_their_
     assert [op.attrs.get("python_operator") for op in shifts] == ["<<", None]
     converted = [op for op in graph.walk() if op.name == "as_python_number"]
     assert converted and all(op.attrs.get("already_python") for op in converted)
+
+
+WEIGHTS = [1.0, 0.5, 0.25, 0.125]
+
+
+def unrolled_scalars(x):
+    s = x[0]
+    for i in range(40):  # unrolled: the body indexes a Python list with the counter
+        s = s * 0.5 + x[i % 4] * WEIGHTS[i % 4]
+    return s
+
+
+def releases_of_scalars(graph) -> int:
+    return sum(1 for op in graph.walk() for i in op.attrs.get("releases", ()) if op.operands[i].type.ndim == 0)
+
+
+def test_only_long_straight_line_blocks_drop_their_dead_scalars():
+    # An unrolled loop keeps no NumPy scalar of every step until it returns; a short block, where
+    # the del statements would cost more than they save, keeps its few.
+    assert releases_of_scalars(dy2st.to_static(unrolled_scalars).graph(np.ones(4))) > 40
+    assert releases_of_scalars(dy2st.to_static(scalar).graph(np.float64(1.0), np.float64(2.0))) == 0

@@ -93,6 +93,13 @@ def concatenated_sum(x):
     return y.sum(axis=0)
 
 
+def updated_through_a_transpose_while_still_read(x):
+    y = x * 1.5
+    old = y * 1.0  # simplified to y: the old y stays alive, so the update runs in a copy
+    y.T[0] += 1.0  # eagerly a write into y's own buffer: y keeps its memory order
+    return y.sum(axis=0), y.sum(axis=1), old
+
+
 TWO_D = [
     transposed_sum_0,
     transposed_sum_1,
@@ -104,6 +111,7 @@ TWO_D = [
     layernorm_of_transpose,
     plain_sums,
     concatenated_sum,
+    updated_through_a_transpose_while_still_read,
 ]
 
 

@@ -246,3 +246,23 @@ def test_seed_model_matmuls_write_into_one_kept_buffer_and_match_eager():
         want = seed_like(x, np.array(flag), w1, w2, b)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def shrinking_columns(L, v):
+    total = np.zeros(1)
+    for j in range(1, 5):
+        total = total + (L[j:, :] @ v)[:1]  # products of 7, 6, 5, 4 rows, each dead at once
+    return total
+
+
+def test_smaller_values_reuse_the_first_elements_of_a_larger_free_buffer():
+    L, v = np.arange(32.0).reshape(8, 4), np.arange(4.0)
+    graph = staged_graph(shrinking_columns, L, v)
+    run_pass(MemoryPlan, graph)
+    products = [op for op in graph.walk() if op.name == "matmul"]
+    assert {op.attrs["out_buffer"] for op in products} == {0}  # not one buffer per size kept across calls
+    slots, per_call = planned_slots(graph)
+    assert slots[0] == ((7,), np.dtype(np.float64)) and 0 not in per_call
+    run = Executor(graph)
+    for _ in range(2):
+        np.testing.assert_array_equal(run(L, v)[0], shrinking_columns(L, v))

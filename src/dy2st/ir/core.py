@@ -15,7 +15,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from dy2st.errors import SourceLocation
-from dy2st.ir.opcodes import COND, CONST, RETURN, TERMINATORS, WHILE_LOOP, YIELD  # noqa: F401  (re-exported)
+from dy2st.ir.opcodes import (  # noqa: F401  (re-exported)
+    COND,
+    CONST,
+    IN_PLACE_UPDATE,
+    RETURN,
+    TERMINATORS,
+    WHILE_LOOP,
+    WRITES_BACK,
+    YIELD,
+)
 from dy2st.ir.printer import print_graph
 from dy2st.ir.types import TensorType
 
@@ -28,6 +37,9 @@ ANNOTATION_ATTRS: set[str] = set()
 # around it in the user's code), as sorted ``(name, value)`` pairs.
 ERRSTATE_ATTR = "errstate"
 ANNOTATION_ATTRS.add(ERRSTATE_ATTR)
+# Whether a functional update runs in place (see ir/opcodes.py): both of its kernels take the
+# same attributes, so they never see it.
+ANNOTATION_ATTRS.add(IN_PLACE_UPDATE)
 
 
 def kernel_attrs(op: Op) -> dict:

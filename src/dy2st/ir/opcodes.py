@@ -27,3 +27,15 @@ ZERO_D_ARRAY = "array"
 # int although the loop would have made it a float.
 KIND_FROM_OUTPUT = "kind from output"
 KIND_CODES = {ZERO_D_ARRAY: 0, NUMPY_SCALAR: 1, bool: 2, int: 3, float: 4, complex: 5}
+
+# The ``return`` op's attribute giving, for each output, the index of the graph argument (input or
+# capture) whose array the executor overwrites with it after the call, because the eager function
+# updates that argument in place (None for the function's own results). Passes read it: the
+# argument's buffer may then be updated in place during the call, as eager code does.
+WRITES_BACK = "writes_back"
+
+# The attribute the ``in-place-updates`` pass sets on an op whose result it writes into the buffer
+# of an operand that is dead afterwards: the index of that operand. The result is that buffer. A
+# functional update (``setitem``: its ``OpDef.updates_operand``) then runs
+# ``OpDef.in_place_kernel``, an elementwise ufunc its ``out=`` form.
+IN_PLACE_UPDATE = "in_place_update"

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dy2st.ir.opcodes import IN_PLACE_UPDATE
 from dy2st.ir.types import TensorType
+
+if TYPE_CHECKING:
+    from dy2st.ir.core import Op
 
 InferFn = Callable[..., "TensorType | list[TensorType]"]
 
@@ -71,6 +75,11 @@ class OpDef:
             others (``setitem``'s value), as an elementwise op does with all of its operands.
         c_ordered_result: the kernel's result is C-ordered whatever the memory order of its
             operands (matmul); other ops' results may follow their operands' order.
+        updates_operand: for a functional update, the position of the operand whose updated
+            copy the result is (``setitem``'s ``x`` in "``x`` with ``x[index] = value``").
+        in_place_kernel: ``in_place_kernel(*operands, **attrs)`` makes that update in the
+            operand's own buffer and returns it. The ``in-place-updates`` pass chooses it (the
+            ``in_place_update`` attribute) where nothing reads the operand's old value later.
     """
 
     name: str
@@ -100,6 +109,8 @@ class OpDef:
     returns_fresh: bool = False
     broadcast_operands: tuple[int, ...] = ()
     c_ordered_result: bool = False
+    updates_operand: int | None = None
+    in_place_kernel: Callable[..., Any] | None = None
 
 
 OPS: dict[str, OpDef] = {}
@@ -128,6 +139,13 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
     if operand_count > opdef.index_operands:
         return True
     return opdef.in_bounds is not None and not opdef.in_bounds(operand_types, **attrs)
+
+
+def overwritten_operand(op: Op) -> int | None:
+    """The operand ``op`` writes its result into when the ``in-place-updates`` pass chose to run
+    it in place (the result is then that operand's buffer), else None."""
+    index = op.attrs.get(IN_PLACE_UPDATE)
+    return index if isinstance(index, int) and not isinstance(index, bool) else None
 
 
 def get_op(name: str) -> OpDef:

@@ -81,6 +81,18 @@ def _with_imag_part(x, part):
     return out
 
 
+def _set_real_part(x, part):
+    """``x.real = part`` in ``x``'s own buffer (the ``in-place-updates`` pass: the old ``x`` is dead)."""
+    x.real = part
+    return x
+
+
+def _set_imag_part(x, part):
+    """``x.imag = part`` in ``x``'s own buffer (the ``in-place-updates`` pass: the old ``x`` is dead)."""
+    x.imag = part
+    return x
+
+
 # np.real/np.imag, not the attribute: the executor may hold a 0-d value as a Python number.
 register(OpDef(REAL_PART, _part_rule, np.real, view=True, doc="x.real: a view of the real parts"))
 register(OpDef(IMAG_PART, _part_rule, np.imag, view=True, doc="x.imag: a view of the imaginary parts (zeros if real)"))
@@ -90,6 +102,8 @@ register(
         _with_part_rule,
         _with_real_part,
         returns_fresh=True,
+        updates_operand=0,
+        in_place_kernel=_set_real_part,
         doc="x with its real parts replaced: functionally x.real = v",
     )
 )
@@ -99,6 +113,8 @@ register(
         _with_part_rule,
         _with_imag_part,
         returns_fresh=True,
+        updates_operand=0,
+        in_place_kernel=_set_imag_part,
         doc="x with its imaginary parts replaced: functionally x.imag = v",
     )
 )

@@ -195,9 +195,17 @@ def _setitem_rule(types, template):
 
 
 def _setitem_kernel(x, value, *index_arrays, template):
-    out = x.copy()
+    out = x.copy(order="K")
     out[_fill(template, index_arrays)] = value
     return out
+
+
+def _setitem_in_place(x, value, *index_arrays, template):
+    """``x[index] = value`` in ``x``'s own buffer, as eager code runs it; the ``in-place-updates``
+    pass chooses it where nothing reads the old ``x`` later. NumPy reads a ``value`` that overlaps
+    ``x`` (``A[1:] = A[:-1]``) before writing it."""
+    x[_fill(template, index_arrays)] = value
+    return x
 
 
 register(
@@ -231,6 +239,8 @@ register(
         index_operands=2,
         in_bounds=lambda types, template: _static_indices_in_bounds([types[0]], template),
         broadcast_operands=(1,),
+        updates_operand=0,
+        in_place_kernel=_setitem_in_place,
         doc="x with x[index] = value, functionally",
     )
 )

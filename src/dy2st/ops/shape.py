@@ -68,7 +68,7 @@ def _same_type(types, order="K"):
     return types[0].strong()
 
 
-RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST = "reshape", "transpose", "astype", "byte_order_cast"
+RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST, COPY = "reshape", "transpose", "astype", "byte_order_cast", "copy"
 """Opcodes other layers build or rewrite (simplification composes them)."""
 
 register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
@@ -103,7 +103,7 @@ register(
 )
 register(
     OpDef(
-        "copy",
+        COPY,
         _same_type,
         _copy,
         out_kernel=_copy_into,

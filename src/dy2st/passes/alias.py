@@ -9,7 +9,7 @@ branches or loop bodies yield.
 from __future__ import annotations
 
 from dy2st.ir.core import CONST, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.passes.dataflow import may_have
 
 
@@ -19,9 +19,14 @@ def may_alias_inputs(graph: Graph) -> set[Value]:
 
 
 def _aliasing_results(op: Op, aliasing: set[Value]) -> list[Value]:
-    """A constant's result is a buffer the graph holds; a view of an aliasing value aliases too."""
+    """A constant's result is a buffer the graph holds; a view of an aliasing value aliases too,
+    and so does an update run in place in an aliasing value's buffer (an argument the function
+    updates in place)."""
     if op.name == CONST:
         return op.results
     if get_op(op.name).view and op.operands and op.operands[0] in aliasing:
+        return op.results
+    overwritten = overwritten_operand(op)
+    if overwritten is not None and op.operands[overwritten] in aliasing:
         return op.results
     return []

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
@@ -89,6 +89,11 @@ class MemoryTarget:
         opdef = get_op(op.name)
         return (opdef.ufunc is not None and opdef.ufunc.nout == 1) or opdef.in_place_safe
 
+    def runs_in_place(self, op: Op) -> bool:
+        """Can the backend run this functional update in its operand's own buffer
+        (``OpDef.in_place_kernel``)? The ``in-place-updates`` pass asks."""
+        return get_op(op.name).in_place_kernel is not None
+
     def returns_fresh(self, op: Op) -> bool:
         """Does the kernel always return a new array? The result of any other op that is not a
         ``view`` may share memory with its operands (``np.diag`` of a matrix is a view, for one),
@@ -109,8 +114,8 @@ def _accepts_out(op: Op, target: MemoryTarget) -> bool:
     result = op.results[0].type
     if result.ndim == 0 or result.weak:
         return False  # 0-d results are NumPy scalars in eager code; keep them that way
-    if opdef.view or opdef.side_effect:
-        return False
+    if opdef.view or opdef.side_effect or overwritten_operand(op) is not None:
+        return False  # a view, or a result the in-place-updates pass writes into an operand
     return target.accepts_out(op)
 
 
@@ -212,13 +217,17 @@ def region_result_intervals(sched: Schedule, intervals: dict[Value, list[int]]) 
 
 def view_roots(sched: Schedule, target: MemoryTarget = DEFAULT_TARGET) -> dict[Value, set[Value]]:
     """For each result that may share memory with other values, the buffers it may share
-    (followed through chains): the first operand of a ``view`` op, every operand of an op not
-    known to return a fresh array."""
+    (followed through chains): the first operand of a ``view`` op, the operand an update running
+    in place overwrites, every operand of an op not known to return a fresh array."""
     roots: dict[Value, set[Value]] = {}
     for op in sched.ops:
-        if get_op(op.name).structural or not op.operands or target.returns_fresh(op):
+        overwritten = overwritten_operand(op)
+        if overwritten is not None:
+            bases = [op.operands[overwritten]]
+        elif get_op(op.name).structural or not op.operands or target.returns_fresh(op):
             continue
-        bases = op.operands[:1] if get_op(op.name).view else op.operands
+        else:
+            bases = op.operands[:1] if get_op(op.name).view else op.operands
         shared = set().union(*(roots.get(base, {base}) for base in bases))
         for result in op.results:
             roots[result] = shared
@@ -422,14 +431,29 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
 def _assign(
     plan: Plan, result: Value, slot: int | None, free: dict[tuple[int, np.dtype], list[int]], in_outputs: bool
 ) -> None:
-    """Give ``result`` the chosen slot, else a free one of its size and dtype, else a new one."""
+    """Give ``result`` the chosen slot, else a free one of its size and dtype, else (unless it is
+    an output) the smallest larger free one of its dtype, else a new one."""
     key = (result.type.nbytes, result.type.dtype)
+    if slot is None and free[key]:
+        slot = free[key].pop()
+    if slot is None and not in_outputs:
+        slot = _larger_free_slot(free, key)
     if slot is None:
-        slot = free[key].pop() if free[key] else len(plan.slot_types)
-    plan.slot_types[slot] = key
+        slot = len(plan.slot_types)
+        plan.slot_types[slot] = key
     plan.slot_of[result] = slot
     if in_outputs:
         plan.per_call.add(slot)
+
+
+def _larger_free_slot(free: dict[tuple[int, np.dtype], list[int]], key: tuple[int, np.dtype]) -> int | None:
+    """A free slot of ``key``'s dtype and more bytes (the fewest), which a value of ``key``
+    occupies from its start: the shrinking columns of an unrolled factorization share one buffer
+    instead of keeping one of each size across calls. Outputs never take one: the caller would
+    get a view of a larger buffer."""
+    nbytes, dtype = key
+    sizes = [size for (size, kind), slots in free.items() if kind == dtype and size > nbytes and slots]
+    return free[(min(sizes), dtype)].pop() if sizes else None
 
 
 def _without_lone_outputs(plan: Plan) -> Plan:
@@ -509,9 +533,10 @@ class MemoryReport:
 
 
 def _allocating(op: Op) -> bool:
-    """Does running ``op`` allocate its results (as opposed to viewing or forwarding)?"""
+    """Does running ``op`` allocate its results (as opposed to viewing, forwarding, or updating
+    its operand in place)?"""
     opdef = get_op(op.name)
-    return not opdef.structural and not opdef.view
+    return not opdef.structural and not opdef.view and overwritten_operand(op) is None
 
 
 def _peak(sizes: dict[Value, int], intervals: dict[Value, list[int]], length: int) -> int:
@@ -613,8 +638,9 @@ def planned_slots(graph: Graph) -> tuple[dict[int, tuple[tuple[int, ...], np.dty
 
     Returns:
         slot -> (shape, dtype) of its buffer: the shape of the output it ends up holding, else of
-        its first occupant (occupants of another shape with the same byte size use a reshaped
-        view); and the set of slots that hold a graph output, which are allocated at every call.
+        its first occupant, the largest (occupants of another shape use a reshaped view of its
+        first bytes); and the set of slots that hold a graph output, which are allocated at
+        every call.
     """
     occupants: dict[int, Value] = {}
     for op in schedule(graph).ops:

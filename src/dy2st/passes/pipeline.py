@@ -10,6 +10,7 @@ from dy2st.passes.cse import CommonSubexpressionElimination
 from dy2st.passes.dce import DeadCodeElimination
 from dy2st.passes.fold import ConstantFolding
 from dy2st.passes.fuse import FuseElementwise
+from dy2st.passes.in_place import InPlaceUpdates
 from dy2st.passes.licm import LoopInvariantCodeMotion
 from dy2st.passes.memory_plan import MemoryPlan, MemoryTarget
 from dy2st.passes.simplify import AlgebraicSimplification
@@ -33,6 +34,10 @@ DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
     # Fusion sees the final elementwise ops (simplify already turned x**k into multiplications);
     # memory planning then plans the fused ops' outputs like any other out= op.
     FuseElementwise,
+    # After every rewrite that moves or merges reads (CSE, LICM, fusion): whether an update may
+    # overwrite its operand depends on where the operand is read last. Before memory planning,
+    # which treats an update run in place as a view of its operand.
+    InPlaceUpdates,
     # Memory planning is always the very last: it reads the final schedule, and any rewrite after
     # it could invalidate the liveness its buffer assignment relies on.
     MemoryPlan,
@@ -47,7 +52,7 @@ PASSES_BY_NAME: dict[str, type[Pass]] = {cls.name: cls for cls in DEFAULT_PIPELI
 def default_passes(target: MemoryTarget | None = None) -> list[Pass]:
     """A fresh list of the default pipeline's passes; ``target`` is what the backend that will run
     the graph tells the memory planner (the op definitions' traits when None)."""
-    return [MemoryPlan(target) if cls is MemoryPlan else cls() for cls in DEFAULT_PIPELINE]
+    return [cls(target) if cls in (InPlaceUpdates, MemoryPlan) else cls() for cls in DEFAULT_PIPELINE]
 
 
 # Tests set DY2ST_VERIFY=1 so the verifier runs after every pass of every graph they build.

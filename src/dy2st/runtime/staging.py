@@ -12,7 +12,7 @@ import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, runtime_error
 from dy2st.ir.core import Graph, Op, Value
-from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
+from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
@@ -235,7 +235,10 @@ def _trace_once(fn, signature: inspect.Signature, arguments: dict[str, Any], nam
                 outputs.append(tensor._value)
                 first_updates[arg_index] = _first_update(argument, tensor._value)
         kinds = _zero_d_result_kinds(out_leaves, outputs)
-        graph = builder.finish(outputs, attrs={RESULT_KINDS: kinds} if any(kinds) else None)
+        attrs: dict[str, Any] = {RESULT_KINDS: kinds} if any(kinds) else {}
+        if writebacks:  # passes may then update those arguments in place, as the eager function does
+            attrs[WRITES_BACK] = tuple(writebacks.get(i) for i in range(len(outputs)))
+        graph = builder.finish(outputs, attrs=attrs or None)
     updates = [
         InPlaceUpdate(
             index,

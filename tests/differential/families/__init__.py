@@ -11,6 +11,7 @@ from .python_numbers import PythonNumbers
 from .random_draws import RandomDraws
 from .rolled_loops import RolledLoops
 from .search_logic import SearchLogic
+from .stale_reads import StaleReads
 from .swaps import Swaps
 from .views import Views
 
@@ -27,6 +28,7 @@ FAMILIES: dict[str, type[Family]] = {
         DefaultsReturns,
         SearchLogic,
         RolledLoops,
+        StaleReads,
     )
 }
 

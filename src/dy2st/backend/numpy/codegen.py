@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import keyword
+import math
 from typing import Any
 
 import numpy as np
@@ -40,7 +41,7 @@ from dy2st.backend.numpy.lowering import (
 )
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import KIND_CODES, KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
 from dy2st.passes.alias import may_alias_inputs
@@ -147,12 +148,15 @@ class CodeGenerator:
             # Ops with a body (fused groups) build one kernel per op instance from the op itself.
             return self.bind(build_fused_kernel(op), self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
+        stem = f"k_{op.name}"
+        if overwritten_operand(op) is not None and opdef.in_place_kernel is not None:
+            kernel, stem = opdef.in_place_kernel, f"k_{op.name}_in_place"  # the in-place-updates pass chose it
         if kernel is None:
             raise KeyError(f"no NumPy kernel for op {op.name!r}: the backend handles it itself or it is a bug")
         attrs = kernel_attrs(op)
         if attrs:
-            return self.bind(functools.partial(kernel, **attrs), self.fresh(f"k_{op.name}_"))
-        return self.bind(kernel, f"k_{op.name}")
+            return self.bind(functools.partial(kernel, **attrs), self.fresh(f"{stem}_"))
+        return self.bind(kernel, stem)
 
     def out_kernel_for(self, op: Op) -> str:
         kernel = out_kernel(op)
@@ -185,11 +189,15 @@ class CodeGenerator:
             if key in self.buffer_names:
                 continue
             base_name = self.buffer_names[(planned, slots[planned][0])]
+            count = math.prod(key[1])
+            # An occupant smaller than the slot (memory_plan._larger_free_slot) uses its first elements.
+            prefix = "" if count == math.prod(slots[planned][0]) else f".reshape(-1)[:{count}]"
             if planned in per_call:
                 self.buffer_names[key] = self.fresh(f"p{planned}_")
-                self.line(depth, f"{self.buffer_names[key]} = {base_name}.reshape({key[1]!r})")
+                self.line(depth, f"{self.buffer_names[key]} = {base_name}{prefix}.reshape({key[1]!r})")
             else:
-                view = self.namespace[base_name].reshape(key[1])
+                base = self.namespace[base_name]
+                view = (base.reshape(-1)[:count] if prefix else base).reshape(key[1])
                 self.buffer_names[key] = self.bind(view, self.fresh(f"m{planned}_"))
 
     def buffer_for(self, op: Op) -> str:
@@ -249,8 +257,17 @@ class CodeGenerator:
             self.emit_op_itself(op, depth + 1, aliasing)
             if len(self.lines) == start:
                 self.line(depth + 1, "pass")
-            return
-        self.emit_op_itself(op, depth, aliasing)
+        else:
+            self.emit_op_itself(op, depth, aliasing)
+        self.emit_releases(op, depth)
+
+    def emit_releases(self, op: Op, depth: int) -> None:
+        """``del v3, v7``: drop the names of the arrays that die at ``op`` (the lowering's
+        ``releases``), unless a result of ``op`` goes by the same name."""
+        kept = {self.names.get(result) for result in op.results}
+        names = {self.name_of(op.operands[i]) for i in op.attrs.get("releases", ())} - kept
+        if names:
+            self.line(depth, f"del {', '.join(sorted(names))}", op)
 
     def emit_op_itself(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         handler = getattr(self, f"emit_{op.name}", None)
@@ -262,16 +279,21 @@ class CodeGenerator:
             self.emit_kernel_call(op, depth)
 
     def emit_kernel_call(self, op: Op, depth: int) -> None:
-        """``v = kernel(operands)``, or its ``out=`` form when the op has a planned buffer."""
+        """``v = kernel(operands)``, or its ``out=`` form when the op has a planned buffer or
+        writes into an operand."""
         results = [self.fresh() for _ in op.results]
         for value, name in zip(op.results, results):
             self.names[value] = name
         arguments = ", ".join(self.name_of(v) for v in op.operands)
-        if self.plan and "out_buffer" in op.attrs:
+        overwritten = overwritten_operand(op)
+        if overwritten is not None and get_op(op.name).in_place_kernel is None:
+            # The in-place-updates pass chose an elementwise update of its operand (`x += y`).
+            call = f"{self.out_kernel_for(op)}({arguments}, out={self.name_of(op.operands[overwritten])})"
+        elif self.plan and "out_buffer" in op.attrs:
             call = f"{self.out_kernel_for(op)}({arguments}, out={self.buffer_for(op)})"
         elif self.plan and "overwrites" in op.attrs:  # the unplanned variant lets NumPy allocate
-            overwritten = self.name_of(op.operands[op.attrs["overwrites"]])
-            call = f"{self.out_kernel_for(op)}({arguments}, out={overwritten})"
+            temporary = self.name_of(op.operands[op.attrs["overwrites"]])
+            call = f"{self.out_kernel_for(op)}({arguments}, out={temporary})"
         else:
             call = f"{self.kernel_for(op)}({arguments})"
         if not results:
@@ -314,6 +336,19 @@ class CodeGenerator:
 
     emit_gather = emit_getitem
 
+    def emit_setitem(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """An update running in place written out, as eager code runs it (``a0[1, :] = v2``),
+        instead of a kernel call that rebuilds the index: in a loop of small row updates the
+        call costs more than the update."""
+        index = self.index_source(op, first=2) if overwritten_operand(op) is not None else None
+        if index is None:
+            self.emit_kernel_call(op, depth)
+            return
+        target, value = (self.name_of(v) for v in op.operands[:2])
+        result = self.names[op.results[0]] = self.fresh()
+        self.line(depth, f"{target}[{index}] = {value}", op)
+        self.line(depth, f"{result} = {target}", op)
+
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """A NumPy value becomes a Python number; a Python operator's result already is one (the
         lowering marks it ``already_python``), so nothing is emitted for it."""
@@ -322,9 +357,10 @@ class CodeGenerator:
             return
         self.emit_kernel_call(op, depth)
 
-    def index_source(self, op: Op) -> str | None:
-        """The subscript source of an indexing op's template (None if it holds anything else)."""
-        tensors = iter(op.operands[1:])
+    def index_source(self, op: Op, first: int = 1) -> str | None:
+        """The subscript source of an indexing op's template, whose tensor slots are the operands
+        from ``first`` on (None if the template holds anything else)."""
+        tensors = iter(op.operands[first:])
         items = []
         for item in op.attrs["template"]:
             if item is TENSOR_SLOT:
@@ -369,19 +405,11 @@ class CodeGenerator:
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
             kind = kinds[i] if i < len(kinds) else None
-            if kind == NUMPY_SCALAR:  # a new immutable scalar: no copy needed
-                name = f"{self.bind(as_numpy_scalar, 'as_numpy_scalar')}({name})"
+            converted = self._converted_kind(op, kind, name)
+            if converted is not None:  # a new immutable scalar or number, or a fresh 0-d array
                 if self.writebacks:  # taken before an argument it may be is written back
-                    name = self.bind_line(depth, name, op)
-                outputs.append(name)
-                returned.add(value)
-                continue
-            if isinstance(kind, tuple) and kind[0] == KIND_FROM_OUTPUT:
-                kind_name = self.name_of(op.operands[kind[1]])
-                name = f"{self.bind(as_path_kind, 'as_path_kind')}({name}, {kind_name})"
-                if self.writebacks:
-                    name = self.bind_line(depth, name, op)
-                outputs.append(name)
+                    converted = self.bind_line(depth, converted, op)
+                outputs.append(converted)
                 returned.add(value)
                 continue
             if kind == ZERO_D_ARRAY:
@@ -391,14 +419,30 @@ class CodeGenerator:
             # below: a returned value may be an argument's value on entry (`v = x * 1.0`
             # simplified to `x`), which writing the argument back would overwrite.
             if value in aliasing or (value in returned and i not in self.writebacks):
-                name = f"{self.bind(copy_output, 'copy_output')}({name})"
-                if self.writebacks:
-                    name = self.bind_line(depth, name, op)
+                copied = f"{self.bind(copy_output, 'copy_output')}({name})"
+                if i in self.writebacks and value in aliasing:
+                    # Updated in place in the argument's own buffer: nothing to copy or write back.
+                    copied = f"{name} if {name} is a{self.writebacks[i]} else {copied}"
+                name = self.bind_line(depth, copied, op) if self.writebacks else copied
             returned.add(value)
             outputs.append(name)
         for i, argument in self.writebacks.items():
-            self.line(depth, f"np.copyto(a{argument}, {outputs[i]})", op)
+            if op.operands[i] in aliasing:
+                self.line(depth, f"if {outputs[i]} is not a{argument}:", op)
+                self.line(depth + 1, f"np.copyto(a{argument}, {outputs[i]})", op)
+            else:
+                self.line(depth, f"np.copyto(a{argument}, {outputs[i]})", op)
         self.line(depth, "return (" + "".join(f"{o}, " for o in outputs) + ")", op)
+
+    def _converted_kind(self, op: Op, kind: Any, name: str) -> str | None:
+        """The expression converting a 0-d result to the kind eager code returns (``RESULT_KINDS``)
+        when that needs no copy: a NumPy scalar, or the kind the path taken computed."""
+        if kind == NUMPY_SCALAR:
+            return f"{self.bind(as_numpy_scalar, 'as_numpy_scalar')}({name})"
+        if isinstance(kind, tuple) and kind[0] == KIND_FROM_OUTPUT:
+            kind_name = self.name_of(op.operands[kind[1]])
+            return f"{self.bind(as_path_kind, 'as_path_kind')}({name}, {kind_name})"
+        return None
 
     def bind_line(self, depth: int, expression: str, op: Op) -> str:
         """Emit ``name = expression`` under a fresh name and return the name."""
