@@ -492,3 +492,20 @@ def test_an_update_in_place_before_a_failing_op_stays_in_the_callers_array_as_ea
     with pytest.raises(IndexError):
         dy2st.to_static(fails_after_an_update)(x, np.array(7))
     assert x.tolist() == [5.0, 0.0, 0.0]
+
+
+def views_updated_in_an_unrolled_loop(X, x):
+    # Differential generator, views seed 45011 (Python conditions): the returned value, updated
+    # in place in a buffer whose first bytes it shared with a larger temporary, sized that buffer
+    # to itself, and the larger temporary's reshape failed when the graph ran.
+    row = X[0]
+    lo = x[:3]
+    hi = x[3:]
+    for _ in range(3):
+        row[:] = row * 0.5
+        lo += hi
+    return lo
+
+
+def test_an_output_never_takes_a_buffer_a_larger_value_shares():
+    assert_like_eager(views_updated_in_an_unrolled_loop, np.arange(20.0).reshape(4, 5), np.arange(6.0))

@@ -434,6 +434,10 @@ def _assign(
     """Give ``result`` the chosen slot, else a free one of its size and dtype, else (unless it is
     an output) the smallest larger free one of its dtype, else a new one."""
     key = (result.type.nbytes, result.type.dtype)
+    if slot is not None and in_outputs and plan.slot_types.get(slot) != key:
+        # The dying operand's slot is a larger buffer (a smaller value took its first bytes): an
+        # output there would size the buffer to itself (``planned_slots``) under the larger value.
+        slot = None
     if slot is None and free[key]:
         slot = free[key].pop()
     if slot is None and not in_outputs:
