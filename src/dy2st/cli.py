@@ -63,6 +63,9 @@ argument values (--arg NAME=VALUE):
 FILE is imported to find FUNC: its top-level code runs (its 'if __name__ == "__main__":'
 block does not), and what it prints goes to stderr, so stdout holds only the dump.
 
+Every IR printout starts with a comment line per 'for' loop over a Python range: rolled into a
+while_loop, or unrolled and why (docs/shapes.md).
+
 exit codes:
   0  success
   1  dy2st rejects the function, or importing FILE raises (one error naming the file and line)
