@@ -26,6 +26,10 @@ _SHORT_NAMES = {
 _FROM_SHORT = {short: np.dtype(name) for name, short in _SHORT_NAMES.items()}
 
 
+PYTHON_TYPE_OF_DTYPE_KIND = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+"""The Python number type a weakly typed value of each dtype kind stands for."""
+
+
 def short_dtype_name(dtype: np.dtype) -> str:
     """``f32`` for float32, ``i64`` for int64, and so on (the IR's spelling)."""
     return _SHORT_NAMES.get(dtype.name, dtype.name)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import build_error, user_location
+from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
 
 _SYMBOLS = {
     np.add: "+",
@@ -48,8 +49,6 @@ _SYMBOLS = {
     np.not_equal: "!=",
 }
 
-_PYTHON_NUMBER_NAMES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
-
 
 def with_sequence_rules(ufunc: np.ufunc, method: Callable[[Any, Any], Any], *, reflected: bool = False):
     """``method(tensor, other)`` (a Python operator of Tensor) that first applies the rules above
@@ -70,7 +69,7 @@ def _scalar_with_sequence(ufunc, tensor, sequence, reflected: bool, elementwise:
     if ufunc is np.multiply:
         if kind in ("iub" if python_number else "iu"):
             operator.index(tensor)  # the repetition count: refused as a value only known at run time
-        type_name = _PYTHON_NUMBER_NAMES[kind] if python_number else f"numpy.{tensor.dtype.type.__name__}"
+        type_name = PYTHON_TYPE_OF_DTYPE_KIND[kind].__name__ if python_number else f"numpy.{tensor.dtype.type.__name__}"
         raise _type_error(f"can't multiply sequence by non-int of type '{type_name}'")
     if not python_number:
         return elementwise()
@@ -78,7 +77,7 @@ def _scalar_with_sequence(ufunc, tensor, sequence, reflected: bool, elementwise:
         return False
     if ufunc is np.not_equal:
         return True
-    names = [_PYTHON_NUMBER_NAMES[kind], type(sequence).__name__]
+    names = [PYTHON_TYPE_OF_DTYPE_KIND[kind].__name__, type(sequence).__name__]
     left, right = reversed(names) if reflected else names
     raise _type_error(
         f"unsupported operand type(s) for {_SYMBOLS.get(ufunc, f'{ufunc.__name__}()')}: '{left}' and '{right}'"

@@ -25,7 +25,7 @@ from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, 
 from dy2st.ir.core import Value
 from dy2st.ir.opcodes import KIND_CODES
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
-from dy2st.ir.types import TensorType
+from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.handlers import (
@@ -440,14 +440,11 @@ def _inherit_kind(result: Any, one: Any, other: Any) -> Any:
         return result
     # Kind codes (ir.opcodes.KIND_CODES): 0-d array 0 and NumPy scalar 1 give a NumPy scalar (1),
     # Python numbers (2 and up) the code of the result's Python type: 1 + (code - 1) * is_python.
-    python_code = KIND_CODES[_PYTHON_TYPE_OF_DTYPE[result.dtype.kind]]
+    python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result.dtype.kind]]
     is_python = apply_ufunc(np.greater_equal, source._kind_flag, np.int8(KIND_CODES[bool]))
     step = apply_ufunc(np.multiply, is_python, np.int8(python_code - 1))
     result._kind_flag = apply_ufunc(np.add, step, np.int8(1))
     return result
-
-
-_PYTHON_TYPE_OF_DTYPE = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
 
 
 def _plain_python_number(value: Any) -> bool:

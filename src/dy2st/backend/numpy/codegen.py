@@ -42,6 +42,7 @@ from dy2st.backend.numpy.lowering import (
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import KIND_CODES, KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
 from dy2st.passes.alias import may_alias_inputs
@@ -317,7 +318,7 @@ class CodeGenerator:
         elif operator == "**":
             # Python's power may change type with the values (``2 ** -1`` is a float): checked.
             power = self.bind(python_power, "python_power")
-            expected = _PYTHON_TYPES[op.results[0].type.dtype.kind]
+            expected = PYTHON_TYPE_OF_DTYPE_KIND[op.results[0].type.dtype.kind].__name__
             expression = f"{power}({operands[0]}, {operands[1]}, {expected})"
         elif len(operands) == 1:
             expression = f"{operator} {operands[0]}" if operator.isalpha() else f"{operator}{operands[0]}"
@@ -557,7 +558,6 @@ class CodeGenerator:
 
 
 # The Python type of a Python number of each dtype kind (the expected type of a checked power).
-_PYTHON_TYPES = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}
 
 
 def _targets(names: list[str]) -> str:

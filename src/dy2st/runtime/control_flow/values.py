@@ -17,7 +17,7 @@ from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
 from dy2st.ir.opcodes import KIND_CODES, NUMPY_SCALAR, ZERO_D_ARRAY
-from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
+from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
@@ -142,9 +142,6 @@ def zero_d_kind(values: list[Any]) -> bool | None:
     return kinds.pop() if len(kinds) == 1 else None
 
 
-_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
-
-
 def path_kind(value: Any) -> Any:
     """What a 0-d value is in eager code on this path: a kind code (``KIND_CODES``: 0-d array,
     NumPy scalar, or a Python bool, int, float or complex), the int8 tensor computing it where an earlier ``if`` or loop
@@ -155,7 +152,7 @@ def path_kind(value: Any) -> Any:
         if value._kind_flag is not None:
             return value._kind_flag
         if isinstance(value, PythonNumber):
-            return KIND_CODES[_PYTHON_TYPES[value.dtype.kind]]
+            return KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[value.dtype.kind]]
         return {True: KIND_CODES[NUMPY_SCALAR], False: KIND_CODES[ZERO_D_ARRAY]}.get(value._scalar)
     if isinstance(value, np.generic):  # before Python numbers: np.float64 is a float
         return KIND_CODES[NUMPY_SCALAR]
