@@ -54,7 +54,7 @@ def inputs(k: int):
 
 
 def test_concurrent_first_calls_build_one_graph_per_signature():
-    static = dy2st.to_static(slow_to_build)
+    static = dy2st.to_static(slow_to_build, dynamic=False)  # one graph per signature
     STAGINGS.clear()
     results = run_in_threads(lambda k: static(*inputs(k)))
     assert static.num_graphs == 2
@@ -64,7 +64,7 @@ def test_concurrent_first_calls_build_one_graph_per_signature():
 
 
 def test_concurrent_first_calls_through_keywords_and_graph_build_one_graph_per_signature():
-    static = dy2st.to_static(slow_to_build)
+    static = dy2st.to_static(slow_to_build, dynamic=False)  # one graph per signature
 
     def work(k: int):
         x, w = inputs(k)

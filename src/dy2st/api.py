@@ -34,13 +34,14 @@ from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_
 from dy2st.fast_call import CHANGED, build_fast_call, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
+from dy2st.ir.symbolic import Symbol, recording_guards
 from dy2st.ir.verifier import verify
 from dy2st.passes import optimize
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
 from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
-from dy2st.runtime.pytree import flatten, unflatten
-from dy2st.runtime.staging import Program, trace
+from dy2st.runtime.pytree import LEAF, TreeDef, flatten, unflatten
+from dy2st.runtime.staging import Program, symbolic_size_needed, trace
 
 # Held while a graph is staged, optimized and compiled (and while ``.code`` converts). One lock for
 # every function: builds are Python-bound, so building two at once would not be faster under the
@@ -88,15 +89,22 @@ class StaticFunction:
     """
 
     @public_api
-    def __init__(self, fn: Callable[..., Any], *, fallback: bool = False, optimize: bool = True):
+    def __init__(
+        self, fn: Callable[..., Any], *, fallback: bool = False, optimize: bool = True, dynamic: bool | None = None
+    ):
         if isinstance(fn, (staticmethod, classmethod)):
             raise TypeError("apply @to_static below @staticmethod/@classmethod")
         functools.update_wrapper(self, fn)
         self.fn = fn
         self.fallback = fallback
         self.optimize = optimize
+        self.dynamic = dynamic
         self.signature = inspect.signature(fn)
+        # Graphs for exact argument shapes, by cache key; graphs with symbolic sizes, by the key
+        # with every shape reduced to its rank; and for those keys, the shapes seen so far.
         self._cache: dict[tuple[Any, ...], list[CompiledProgram]] = {}
+        self._dynamic_cache: dict[tuple[Any, ...], list[CompiledProgram]] = {}
+        self._seen_shapes: dict[tuple[Any, ...], list[tuple[int, ...]]] = {}
         self._fell_back = False
         self._fast_calls: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
         self._positional_arity = positional_arity(self.signature)
@@ -112,21 +120,23 @@ class StaticFunction:
     @public_api
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
         """The graph for this input signature (after the optimizing passes unless ``optimize=False``)."""
-        key, arguments, _ = self._bind(args, kwargs)
+        key, arguments, leaves = self._bind(args, kwargs)
         if not optimize:
-            return self._stage(arguments).graph
-        return self._compiled(key, arguments).graph
+            return self._stage(arguments, self._dynamic_dims(key, leaves)).graph
+        return self._compiled(key, arguments, leaves).graph
 
     @public_api
     def executor_source(self, *args: Any, **kwargs: Any) -> str:
         """The Python source the backend generated for this input signature."""
-        key, arguments, _ = self._bind(args, kwargs)
-        return self._compiled(key, arguments).executor.source
+        key, arguments, leaves = self._bind(args, kwargs)
+        return self._compiled(key, arguments, leaves).executor.source
 
     @property
     def num_graphs(self) -> int:
-        """How many graphs are cached (one per input signature seen)."""
-        return sum(len(v) for v in list(self._cache.values()))
+        """How many graphs are cached: one per input signature seen, where a graph with symbolic
+        sizes (``to_static(dynamic=...)``) serves every signature its sizes fit."""
+        graphs = [*self._cache.values(), *self._dynamic_cache.values()]
+        return sum(len(v) for v in graphs)
 
     # --- calling -------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -168,7 +178,7 @@ class StaticFunction:
             return self.fn(*args, **kwargs)
         key, arguments, leaves = self._bind(args, kwargs)
         try:
-            compiled, captured = self._lookup(key, arguments)
+            compiled, captured = self._lookup(key, arguments, leaves)
         except UnsupportedSyntaxError as e:
             if not self.fallback:
                 raise
@@ -204,53 +214,124 @@ class StaticFunction:
         key = tuple(flatten(v, leaves) for v in bound.arguments.values())
         return key, bound.arguments, leaves
 
-    def _find(self, key: tuple[Any, ...]) -> tuple[CompiledProgram, list[Any]] | None:
-        """The cached graph for ``key`` whose captures and guards still hold, with the captured
-        arrays read for this call; None on a miss."""
-        for compiled in self._cache.get(key, ()):
+    def _find(self, key: tuple[Any, ...], leaves: list[Any]) -> tuple[CompiledProgram, list[Any]] | None:
+        """The cached graph for ``key`` (or one with symbolic sizes that fit ``leaves``) whose
+        captures and guards still hold, with the captured arrays read for this call; None on a miss."""
+        candidates = self._cache.get(key, ())
+        if not candidates and self._dynamic_cache:
+            dynamic = self._dynamic_cache.get(rank_key(key), ())
+            candidates = [c for c in dynamic if c.program.sizes_fit(leaves)]
+        for compiled in candidates:
             program = compiled.program
             captured = [source.read() for source in program.capture_sources]
             if program.captures_match(captured) and program.guards_hold():
                 return compiled, captured
         return None
 
-    def _lookup(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> tuple[CompiledProgram, list[Any]]:
+    def _lookup(
+        self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]
+    ) -> tuple[CompiledProgram, list[Any]]:
         """The graph for ``key`` with the captured arrays read for this call, built on a miss."""
-        found = self._find(key)
+        found = self._find(key, leaves)
         if found is not None:
             return found
         with _BUILD_LOCK:
             # Another thread may have built it while this one waited for the lock.
-            found = self._find(key)
+            found = self._find(key, leaves)
             if found is not None:
                 return found
-            compiled = self._build(key, arguments)
+            compiled = self._build(key, arguments, leaves)
         return compiled, [source.read() for source in compiled.program.capture_sources]
 
-    def _stage(self, arguments: dict[str, Any]) -> Program:
+    def _dynamic_dims(self, key: tuple[Any, ...], leaves: list[Any]) -> frozenset[tuple[int, int]]:
+        """The (array leaf, axis) sizes to make symbolic in a graph built for this call.
+
+        ``dynamic=True``: all of them. ``dynamic=False``: none. By default (automatic dynamic
+        shapes), those that differ from the sizes of the first call with the same ranks and dtypes,
+        so that the second size seen in a dimension builds a graph serving every size.
+        """
+        shapes = [tuple(leaf.shape) for leaf in leaves]
+        if self.dynamic is True:
+            return frozenset((i, k) for i, shape in enumerate(shapes) for k in range(len(shape)))
+        if self.dynamic is False:
+            return frozenset()
+        first = self._seen_shapes.setdefault(rank_key(key), shapes)
+        return frozenset((i, k) for i, (a, b) in enumerate(zip(first, shapes)) for k in range(len(a)) if a[k] != b[k])
+
+    def _stage(self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]] = frozenset()) -> Program:
         with _BUILD_LOCK, _without_automatic_collection():
             return trace(
-                converted_function(cast(types.FunctionType, self.fn)), self.signature, arguments, self.fn.__name__
+                converted_function(cast(types.FunctionType, self.fn)),
+                self.signature,
+                arguments,
+                self.fn.__name__,
+                dynamic,
             )
 
-    def _compiled(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
-        return self._lookup(key, arguments)[0]
+    def _compiled(self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]) -> CompiledProgram:
+        return self._lookup(key, arguments, leaves)[0]
 
-    def _build(self, key: tuple[Any, ...], arguments: dict[str, Any]) -> CompiledProgram:
-        """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``)."""
+    def _build(self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]) -> CompiledProgram:
+        """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``).
+
+        A graph with symbolic sizes is tried first where ``_dynamic_dims`` asks for one. Sizes the
+        build needed as numbers (``SymbolicSizeNeeded``) are made static and the build tried
+        again; any other failure of a build with symbolic sizes builds with static ones, so that
+        symbolic sizes never make a function fail that builds without them.
+        """
+        dynamic = self._dynamic_dims(key, leaves)
         with _without_automatic_collection():
-            program = self._stage(arguments)
+            while dynamic:
+                try:
+                    compiled = self._build_once(arguments, dynamic)
+                except Exception as error:
+                    needed = symbolic_size_needed(error)
+                    if needed is None:
+                        dynamic = frozenset()
+                        break
+                    dynamic = dynamic - {place for s in needed.symbols for place in _places_of(s, leaves, dynamic)}
+                    continue
+                if compiled.program.is_dynamic:
+                    self._dynamic_cache.setdefault(rank_key(key), []).append(compiled)
+                    return compiled
+                self._cache.setdefault(key, []).append(compiled)
+                return compiled
+            compiled = self._build_once(arguments, frozenset())
+        self._cache.setdefault(key, []).append(compiled)
+        return compiled
+
+    def _build_once(self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]]) -> CompiledProgram:
+        with recording_guards() as size_guards:
+            program = self._stage(arguments, dynamic)
             graph = program.graph
             if VERIFY_EVERY_PASS:
                 verify(graph)
             if self.optimize:
                 graph = optimize(graph, passes=numpy_passes())
             compiled = CompiledProgram(program, graph, Executor(graph, program.writebacks))
-        self._cache.setdefault(key, []).append(compiled)
+        program.size_guards = list(size_guards)
         return compiled
 
     def __repr__(self) -> str:
         return f"<dy2st.StaticFunction {self.fn.__qualname__}>"
+
+
+def rank_key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A cache key with each array's shape replaced by its rank: the key of graphs with symbolic
+    sizes, which serve every shape of those ranks (and dtypes) that fits them."""
+    return tuple(tree.map_leaves(_leaf_rank) for tree in key)
+
+
+def _leaf_rank(leaf: TreeDef) -> TreeDef:
+    if leaf.data is None:
+        return leaf
+    shape, dtype, scalar = leaf.data
+    return TreeDef(LEAF, (), (len(shape), dtype, scalar))
+
+
+def _places_of(symbol: Symbol, leaves: list[Any], dynamic: frozenset[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The dynamic (leaf, axis) places a symbol was given to (every place of its hint size)."""
+    return {(i, k) for i, k in dynamic if leaves[i].shape[k] == symbol.hint}
 
 
 class _WithBoundArguments(abc.ABC):
@@ -349,7 +430,7 @@ register_wrapper_type(
 
 @public_api
 def to_static(
-    fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True
+    fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True, dynamic: bool | None = None
 ) -> Converted | Callable[[Callable[..., Any]], Converted]:
     """Convert ``fn`` into a static-graph function with the same results.
 
@@ -365,27 +446,33 @@ def to_static(
         fallback: if the function uses syntax dy2st cannot convert, run it eagerly with a
             warning instead of raising ``UnsupportedSyntaxError``.
         optimize: run the optimizing passes on each graph (on by default).
+        dynamic: which argument sizes the graphs leave symbolic (docs/shapes.md). None (the
+            default): a size that changes between calls, so that a stream of lengths builds at
+            most two graphs; True: every size from the first call; False: none (one graph per
+            shape).
     """
     if fn is None:
-        return public_api(lambda f: _convert(f, fallback, optimize))
-    return _convert(fn, fallback, optimize)
+        return public_api(lambda f: _convert(f, fallback, optimize, dynamic))
+    return _convert(fn, fallback, optimize, dynamic)
 
 
-def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool) -> Converted:
+def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool, dynamic: bool | None = None) -> Converted:
     """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to
     or to the arguments of a ``functools.partial``."""
     if isinstance(fn, (StaticFunction, BoundStaticFunction, PartialStaticFunction)):
         return fn  # converted already (its __call__ is dy2st's, not code to convert)
     if isinstance(fn, functools.partial):
-        return PartialStaticFunction(_convert(fn.func, fallback, optimize), fn.args, fn.keywords)
+        return PartialStaticFunction(_convert(fn.func, fallback, optimize, dynamic), fn.args, fn.keywords)
     if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
-        return BoundStaticFunction(StaticFunction(fn.__func__, fallback=fallback, optimize=optimize), fn.__self__)
+        return BoundStaticFunction(
+            StaticFunction(fn.__func__, fallback=fallback, optimize=optimize, dynamic=dynamic), fn.__self__
+        )
     if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):
-        return StaticFunction(fn, fallback=fallback, optimize=optimize)
+        return StaticFunction(fn, fallback=fallback, optimize=optimize, dynamic=dynamic)
     # The class's own __call__, looked up without calling getattr on the object.
     call = next((vars(base)["__call__"] for base in type(fn).__mro__ if "__call__" in vars(base)), None)
     if isinstance(call, types.FunctionType):  # an instance of a class with a Python __call__
-        return BoundStaticFunction(StaticFunction(call, fallback=fallback, optimize=optimize), fn)
+        return BoundStaticFunction(StaticFunction(call, fallback=fallback, optimize=optimize, dynamic=dynamic), fn)
     raise ConversionError(
         f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
         "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"

@@ -7,6 +7,8 @@ from typing import Literal
 
 import numpy as np
 
+from dy2st.ir.symbolic import Dim, dim_product
+
 _SHORT_NAMES = {
     "bool": "bool",
     "int8": "i8",
@@ -47,7 +49,7 @@ class TensorType:
     """The static type of an IR value.
 
     Attributes:
-        shape: every dimension is a known int.
+        shape: each dimension a known int or a ``SymExpr`` resolved at run time (``ir/symbolic.py``).
         dtype: the NumPy dtype, in native byte order.
         weak: True for a Python scalar (int/float/bool/complex literal or constant). NumPy 2
             promotion treats these as "weakly typed": ``float32_array * 2.0`` stays float32.
@@ -61,7 +63,7 @@ class TensorType:
     (``np.zeros_like`` of a big-endian array is big-endian).
     """
 
-    shape: tuple[int, ...]
+    shape: tuple[Dim, ...]
     dtype: np.dtype
     weak: bool = False
     byteorder: Literal["=", "<", ">"] = field(default="=", compare=False)
@@ -81,14 +83,11 @@ class TensorType:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+    def size(self) -> Dim:
+        return dim_product(self.shape)
 
     @property
-    def nbytes(self) -> int:
+    def nbytes(self) -> Dim:
         return self.size * self.dtype.itemsize
 
     def strong(self) -> TensorType:

@@ -19,6 +19,7 @@ import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported
 from dy2st.staging.handlers import handles
@@ -60,7 +61,7 @@ def _label_sizes(terms: list[str], shapes: list[tuple[int, ...]]) -> tuple[dict[
             if known != size and 1 not in (known, size):
                 raise ValueError(f"label {label!r} has size {known} in one operand and {size} in another")
             sizes[label] = size if known == 1 else known
-    return sizes, tuple(np.broadcast_shapes(*ellipsis_shapes)) if ellipsis_shapes else ()
+    return sizes, broadcast_shapes(*ellipsis_shapes) if ellipsis_shapes else ()
 
 
 def einsum_shape(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:

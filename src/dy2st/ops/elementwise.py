@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 
 
@@ -28,7 +29,7 @@ def ufunc_rule(ufunc: np.ufunc):
     def infer(types: list[TensorType]) -> list[TensorType]:
         if len(types) != ufunc.nin:
             raise TypeError(f"{ufunc.__name__} takes {ufunc.nin} operands, got {len(types)}")
-        shape = tuple(np.broadcast_shapes(*(t.shape for t in types)))
+        shape = broadcast_shapes(*(t.shape for t in types))
         if all(t.weak for t in types):
             # Only constant folding builds these: both operands are Python scalars.
             probe = ufunc(*(t.dtype.type(1) for t in types))

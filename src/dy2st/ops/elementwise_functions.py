@@ -27,6 +27,7 @@ import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
@@ -61,7 +62,7 @@ def _probed_dtype(func_name: str, operands: tuple[TensorType, ...], attrs: tuple
 
 
 def _where_rule(types):
-    shape = tuple(np.broadcast_shapes(*(t.shape for t in types)))
+    shape = broadcast_shapes(*(t.shape for t in types))
     operand_types = tuple(TensorType((), t.dtype, t.weak) for t in types)
     return TensorType(shape, _probed_dtype("where", operand_types, ()))
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import Dim, SymbolicSizeNeeded, SymExpr, broadcast_shapes, has_symbolic, is_one
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.ops.join import array_from_nested, contains_tensor
@@ -109,6 +110,8 @@ def indexed_shape(shape: tuple[int, ...], template: tuple, tensor_types: list[Te
     """The shape of ``x[index]``; an index out of bounds (``x[8]`` of a 6-element ``x``) gives the
     shape it would have in bounds: the op raises IndexError when it runs (``in_bounds``), so a
     branch eager code never takes may hold it. Other invalid indices raise IndexError now."""
+    if has_symbolic(shape) or any(has_symbolic(t.shape) for t in tensor_types):
+        return symbolic_indexed_shape(shape, template, tensor_types, check_bounds=False)
     dummy = np.broadcast_to(np.empty((), np.uint8), shape)
     tensors = [np.zeros(t.shape, np.intp) for t in tensor_types]
     try:
@@ -147,6 +150,106 @@ def _shape_without_indexed_axes(shape: tuple[int, ...], template: tuple) -> tupl
     return tuple(result)
 
 
+def symbolic_indexed_shape(
+    shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType], check_bounds: bool = True
+) -> tuple[Dim, ...]:
+    """The shape of ``x[index]`` worked out by NumPy's rules, for shapes with symbolic sizes.
+
+    Slices give their length (with a guard where it depends on a symbolic size, see
+    ``slice_length``); an integer or 0-d index drops its axis; ``None`` adds a unit axis. Index
+    arrays (tensors or concrete arrays of at least one dimension) make the index advanced: their
+    broadcast shape replaces the axes they index where they are adjacent, else it comes first.
+    With ``check_bounds``, a static integer out of bounds raises NumPy's IndexError.
+    """
+    types = iter(tensor_types)
+    items = [(item, next(types).shape) if item is TENSOR_SLOT else (item, None) for item in template]
+    consuming = sum(1 for item, _ in items if item is not None and item is not Ellipsis)
+    if consuming > len(shape):
+        raise IndexError(
+            f"too many indices for array: array is {len(shape)}-dimensional, but {consuming} were indexed"
+        )
+    expanded: list[tuple[Any, Any]] = []
+    for item, item_shape in items:
+        if item is Ellipsis:
+            expanded.extend([(slice(None), None)] * (len(shape) - consuming))
+        else:
+            expanded.append((item, item_shape))
+    expanded.extend([(slice(None), None)] * (len(shape) - sum(1 for item, _ in expanded if item is not None)))
+
+    def array_shape(item: Any, item_shape: Any) -> tuple[Dim, ...] | None:
+        if item_shape is not None:
+            return item_shape
+        return tuple(item.shape) if isinstance(item, np.ndarray) else None
+
+    advanced = any((s := array_shape(item, item_shape)) is not None and len(s) for item, item_shape in expanded)
+    parts: list[tuple[Dim, ...] | None] = []  # None marks where advanced-index dimensions go
+    advanced_shapes: list[tuple[Dim, ...]] = []
+    advanced_at: list[int] = []
+    axis = 0
+    for item, item_shape in expanded:
+        if item is None:
+            parts.append((1,))
+            continue
+        size = shape[axis]
+        if isinstance(item, slice):
+            parts.append((slice_length(item, size),))
+        else:
+            index_shape = array_shape(item, item_shape)
+            if index_shape is None:  # a Python or NumPy integer
+                if check_bounds and not (-size <= int(item) < size):
+                    raise IndexError(f"index {int(item)} is out of bounds for axis {axis} with size {size}")
+                index_shape = ()
+            if advanced:
+                advanced_at.append(len(parts))
+                advanced_shapes.append(index_shape)
+                parts.append(None)
+        axis += 1
+    if not advanced:
+        return tuple(d for part in parts if part is not None for d in part)
+    broadcast = broadcast_shapes(*advanced_shapes)
+    adjacent = advanced_at == list(range(advanced_at[0], advanced_at[0] + len(advanced_at)))
+    basic = [part for part in parts if part is not None]
+    if adjacent:
+        before = [d for part in parts[: advanced_at[0]] for d in part or ()]
+        after = [d for part in parts[advanced_at[-1] + 1 :] for d in part or ()]
+        return (*before, *broadcast, *after)
+    return (*broadcast, *(d for part in basic for d in part))
+
+
+def slice_length(item: slice, size: Dim) -> Dim:
+    """``len(range(*item.indices(size)))`` for a slice of static bounds, when ``size`` may be
+    symbolic: a decision about a symbolic size (is ``n0 >= 3`` for ``[:3]``) is guarded. Steps
+    other than 1 and -1 on a symbolic size need the size (``SymbolicSizeNeeded``)."""
+    if not isinstance(size, SymExpr):
+        return len(range(*item.indices(size)))
+    step = 1 if item.step is None else int(item.step)
+    if step == 1:
+        start = _clamped_bound(item.start, size, 0)
+        stop = _clamped_bound(item.stop, size, size)
+        return stop - start if stop >= start else 0
+    if step == -1:
+        # Bounds of a reversed slice lie in [-1, size - 1]: -1 is "before the first element".
+        start = _clamped_bound(item.start, size, size - 1, low=-1, high=size - 1)
+        stop = _clamped_bound(item.stop, size, -1, low=-1, high=size - 1)
+        return start - stop if start >= stop else 0
+    raise SymbolicSizeNeeded(size.symbols, f"a slice with step {step} of the size {size}")
+
+
+def _clamped_bound(bound: Any, size: Dim, default: Dim, low: Dim = 0, high: Dim | None = None) -> Dim:
+    """A slice bound as ``slice.indices`` normalises it: negative counts from the end, clamped."""
+    if bound is None:
+        return default
+    value: Dim = int(bound)
+    if value < 0:
+        value = value + size
+    high = size if high is None else high
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
 def _in_bounds_template(template: tuple) -> tuple:
     """``template`` with every static integer index replaced by 0 (the result's shape does not
     depend on which element an integer index picks)."""
@@ -162,6 +265,12 @@ def _in_bounds_template(template: tuple) -> tuple:
 
 def _static_indices_in_bounds(types, template) -> bool:
     x, *_ = types
+    if has_symbolic(x.shape):
+        try:
+            symbolic_indexed_shape(x.shape, template, [TensorType((), np.dtype(np.intp))] * template.count(TENSOR_SLOT))
+        except IndexError:
+            return False
+        return True
     dummy = np.broadcast_to(np.empty((), np.uint8), x.shape)
     try:
         dummy[_fill(template, [np.zeros((), np.intp)] * sum(item is TENSOR_SLOT for item in template))]
@@ -184,10 +293,10 @@ def _setitem_rule(types, template):
     target = indexed_shape(x.shape, template, index_types)
     # NumPy drops leading unit axes of the value first: x[0] = v works for v of shape (1, 1, n).
     value_shape = value.shape
-    while len(value_shape) > len(target) and value_shape[0] == 1:
+    while len(value_shape) > len(target) and is_one(value_shape[0]):
         value_shape = value_shape[1:]
     try:
-        if np.broadcast_shapes(value_shape, target) != target:
+        if broadcast_shapes(value_shape, target) != target:
             raise ValueError
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {target}") from None
@@ -252,6 +361,13 @@ def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tu
     code does only on a path that reaches it (``indexed_shape``)."""
     builder = getattr(tensor, "_builder", None)
     if builder is None or builder.block is not builder.graph.body:
+        return
+    if has_symbolic(tensor.shape):
+        try:
+            scalar_index = TensorType((), np.dtype(np.intp))
+            symbolic_indexed_shape(tensor.shape, template, [scalar_index] * template.count(TENSOR_SLOT))
+        except IndexError as e:
+            raise build_error(e, f"{opname}({tensor.type}): {e}", user_location()) from None
         return
     try:
         np.broadcast_to(np.empty((), np.uint8), tensor.shape)[

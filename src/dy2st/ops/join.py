@@ -23,6 +23,7 @@ import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import dim_product
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
 from dy2st.ops.shape import as_array, cast
@@ -124,7 +125,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     options = _join_options("np.concatenate", out, dtype, casting)
     operands = _as_operands("np.concatenate", arrays)
     if axis is None:
-        operands = [apply("reshape", a, shape=(int(np.prod(a.shape)),)) for a in operands]
+        operands = [apply("reshape", a, shape=(dim_product(a.shape),)) for a in operands]
         axis = 0
     ndim = np.ndim(operands[0]) if not isinstance(operands[0], Tensor) else operands[0].ndim
     if ndim == 0:

@@ -6,6 +6,7 @@ import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
+from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
@@ -24,7 +25,7 @@ def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
             f"matmul: core dimension mismatch: {a2[-1]} (last of the left operand) is not {b2[-2]} "
             f"(second to last of the right operand)"
         )
-    batch = tuple(np.broadcast_shapes(a2[:-2], b2[:-2]))
+    batch = broadcast_shapes(a2[:-2], b2[:-2])
     out = batch + (a2[-2], b2[-1])
     if len(a) == 1:
         out = out[:-2] + out[-1:]
@@ -42,7 +43,7 @@ def _matmul_rule(types):
 def _dot_rule(types):
     a, b = types
     if a.ndim == 0 or b.ndim == 0:
-        return TensorType(np.broadcast_shapes(a.shape, b.shape), np.result_type(a.dtype, b.dtype))
+        return TensorType(broadcast_shapes(a.shape, b.shape), np.result_type(a.dtype, b.dtype))
     if a.ndim <= 2 and b.ndim <= 2:
         return _matmul_rule(types)
     k = b.shape[-2] if b.ndim > 1 else b.shape[0]

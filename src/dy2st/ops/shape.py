@@ -17,6 +17,7 @@ import numpy as np
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
 from dy2st.staging.handlers import CREATION_HANDLERS, RUNTIME_QUERIES, handles, method, prop, setter
@@ -415,7 +416,7 @@ def _only_c_order(name, order):
 def _broadcast_to_rule(types, shape):
     (t,) = types
     try:
-        fits = len(t.shape) <= len(shape) and np.broadcast_shapes(t.shape, shape) == tuple(shape)
+        fits = len(t.shape) <= len(shape) and broadcast_shapes(t.shape, tuple(shape)) == tuple(shape)
     except ValueError:
         fits = False
     if not fits:

@@ -30,6 +30,7 @@ import numpy as np
 
 from dy2st.ir.core import COND, CONST, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.passes.base import Pass
 
 MAX_FOLDED_ELEMENTS = 1024
@@ -108,7 +109,7 @@ def is_foldable(op: Op) -> bool:
     opdef = get_op(op.name)
     if opdef.kernel is None or opdef.side_effect:
         return False
-    if any(r.type.size > MAX_FOLDED_ELEMENTS for r in op.results):
+    if any(has_symbolic(r.type.shape) or r.type.size > MAX_FOLDED_ELEMENTS for r in op.results):
         return False
     return all(constant_value(v) is not None for v in op.operands)
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.symbolic import has_symbolic, hint_of
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
@@ -402,7 +403,12 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
     eager_ordered = eager_ordered_values(sched)
     # A buffer is C-ordered: fine where NumPy's result is C-ordered too, whatever the operands.
     order_kept = {v for v in eager_ordered if isinstance(v.owner, Op) and get_op(v.owner.name).c_ordered_result}
-    unplannable = _escaping_values(sched, roots, handovers) | output_views | (eager_ordered - order_kept)
+    unplannable = (
+        _escaping_values(sched, roots, handovers)
+        | output_views
+        | (eager_ordered - order_kept)
+        | _symbolically_sized(sched)
+    )
     plan = Plan()
     plan.eager_layout = {
         op for op in sched.ops if get_op(op.name).region_kernel and any(r in eager_ordered for r in op.results)
@@ -426,6 +432,12 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
             if value not in handed_over:
                 free[plan.slot_types[plan.slot_of[value]]].append(plan.slot_of[value])
     return _without_lone_outputs(plan)
+
+
+def _symbolically_sized(sched: Schedule) -> set[Value]:
+    """Results whose size is known only at run time: NumPy allocates them (slots are sized when
+    the graph is compiled)."""
+    return {v for op in sched.ops for v in op.results if has_symbolic(v.type.shape)}
 
 
 def _assign(
@@ -581,13 +593,13 @@ def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Memory
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     plan = plan_memory(graph, target)
-    allocated = {v: v.type.nbytes for op in sched.ops if _allocating(op) for v in op.results}
+    allocated = {v: hint_of(v.type.nbytes) for op in sched.ops if _allocating(op) for v in op.results}
     # Region results are buffers too (a branch's or the last iteration's), unless they may be inputs.
     aliasing = may_alias_inputs(graph)
     for value, span in region_result_intervals(sched, intervals).items():
         intervals[value] = span
         if value not in aliasing:
-            allocated[value] = value.type.nbytes
+            allocated[value] = hint_of(value.type.nbytes)
     unplanned = {
         v: n for v, n in allocated.items() if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)
     }

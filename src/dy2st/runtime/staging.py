@@ -14,7 +14,8 @@ from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, run
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
-from dy2st.ir.types import type_of_array
+from dy2st.ir.symbolic import MIN_SYMBOLIC_SIZE, Guard, Symbol, SymbolicSizeNeeded, SymExpr
+from dy2st.ir.types import TensorType, type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.rolling import attempts, rolling
 from dy2st.runtime.control_flow.values import PythonNumber
@@ -77,6 +78,34 @@ class Program:
     writebacks: dict[int, int] = field(default_factory=dict)
     num_results: int = 0
     in_place_updates: list[InPlaceUpdate] = field(default_factory=list)
+    symbols: dict[Symbol, list[tuple[int, int]]] = field(default_factory=dict)
+    size_guards: list[Guard] = field(default_factory=list)
+
+    @property
+    def is_dynamic(self) -> bool:
+        """Does the graph have argument dimensions of symbolic size (it serves many shapes)?"""
+        return bool(self.symbols)
+
+    def sizes_fit(self, leaves: Sequence[Any]) -> bool:
+        """Can a call with these argument array leaves run this graph: static dimensions equal,
+        each symbol's dimensions equal to each other and at least ``MIN_SYMBOLIC_SIZE``, and every
+        decision the build made about symbolic sizes (``size_guards``) true for them?"""
+        inputs = self.graph.inputs
+        if len(leaves) != len(inputs):
+            return False
+        for leaf, value in zip(leaves, inputs):
+            shape = value.type.shape
+            if leaf.ndim != len(shape) or leaf.dtype != value.type.exact_dtype:
+                return False
+            if any(type(d) is int and d != n for d, n in zip(shape, leaf.shape)):
+                return False
+        sizes = {}
+        for symbol, places in self.symbols.items():
+            size = leaves[places[0][0]].shape[places[0][1]]
+            if size < MIN_SYMBOLIC_SIZE or any(leaves[i].shape[k] != size for i, k in places[1:]):
+                return False
+            sizes[symbol] = size
+        return all(guard.holds(sizes) for guard in self.size_guards)
 
     def captures_match(self, captured: list[Any]) -> bool:
         """Do the arrays read from globals now still have the types the graph was built for?"""
@@ -178,18 +207,29 @@ def is_output_leaf(x: Any) -> bool:
     return isinstance(x, Tensor) or is_array(x)
 
 
-def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str) -> Program:
+def trace(
+    fn,
+    signature: inspect.Signature,
+    arguments: dict[str, Any],
+    name: str,
+    dynamic: frozenset[tuple[int, int]] = frozenset(),
+) -> Program:
     """Stage ``fn`` (a converted function) on the bound ``arguments``.
+
+    ``dynamic`` lists the (array leaf, axis) pairs whose sizes get symbols instead of the call's
+    sizes (``symbolic_input_types``).
 
     Loops over a Python ``range`` are rolled into ``while_loop`` ops where they can be; a build
     that fails with a loop rolled starts again with it unrolled (``control_flow/rolling.py``).
+    A build that needs a symbolic size as a number (``SymbolicSizeNeeded``) is left to the
+    caller, which builds again with those sizes static.
     """
     for policy in attempts():
         try:
             with rolling(policy):
-                program = _trace_once(fn, signature, arguments, name)
+                program = _trace_once(fn, signature, arguments, name, dynamic)
         except Exception as error:
-            if not policy.unroll_after(error):
+            if symbolic_size_needed(error) is not None or not policy.unroll_after(error):
                 raise
             continue
         program.graph.notes = [str(decision) for decision in policy.decisions.values()]
@@ -197,17 +237,63 @@ def trace(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str
     raise AssertionError("unreachable: the last attempt unrolls every loop")
 
 
-def _trace_once(fn, signature: inspect.Signature, arguments: dict[str, Any], name: str) -> Program:
+def symbolic_size_needed(error: BaseException | None) -> SymbolicSizeNeeded | None:
+    """The ``SymbolicSizeNeeded`` behind ``error`` (itself, or its cause or context), if any."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, SymbolicSizeNeeded):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def symbolic_input_types(
+    leaves: Sequence[Any], dynamic: frozenset[tuple[int, int]]
+) -> tuple[list[TensorType], dict[Symbol, list[tuple[int, int]]]]:
+    """The input types of array ``leaves`` with the ``dynamic`` (leaf, axis) sizes symbolic.
+
+    Dynamic dimensions of equal size in this call share one symbol ("duck sizing"), so that
+    ``x + y`` of two arguments of one length needs no check; a later call where they differ
+    does not fit the graph (``Program.sizes_fit``) and builds another. Sizes below
+    ``MIN_SYMBOLIC_SIZE`` stay static.
+    """
+    by_size: dict[int, Symbol] = {}
+    places: dict[Symbol, list[tuple[int, int]]] = {}
+    types = []
+    for index, leaf in enumerate(leaves):
+        base = type_of_array(leaf)
+        shape: list[Any] = list(base.shape)
+        for axis, size in enumerate(base.shape):
+            if (index, axis) in dynamic and size >= MIN_SYMBOLIC_SIZE:
+                symbol = by_size.get(size)
+                if symbol is None:
+                    symbol = by_size[size] = Symbol(f"n{len(by_size)}", size)
+                places.setdefault(symbol, []).append((index, axis))
+                shape[axis] = SymExpr.of(symbol)
+        types.append(TensorType(tuple(shape), base.dtype, byteorder=base.byteorder))
+    return types, places
+
+
+def _trace_once(
+    fn, signature: inspect.Signature, arguments: dict[str, Any], name: str, dynamic: frozenset[tuple[int, int]]
+) -> Program:
     builder = GraphBuilder(name)
     with builder:
         inputs: list[Tensor] = []
         symbolic_arguments = {}
+        trees = {}
+        all_leaves: list = []
         for param, value in arguments.items():
+            trees[param] = flatten(value, all_leaves)
+        input_types, symbols = symbolic_input_types(all_leaves, dynamic)
+        types_in_order = iter(input_types)
+        for param, treedef in trees.items():
             leaves: list = []
-            treedef = flatten(value, leaves)
+            flatten(arguments[param], leaves)
             tensors = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
-                placeholder = builder.add_input(type_of_array(leaf), path)
+                placeholder = builder.add_input(next(types_in_order), path)
                 tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
                 builder.caller_arrays[id(tensor)] = tensor
                 tensors.append(tensor)
@@ -248,7 +334,9 @@ def _trace_once(fn, signature: inspect.Signature, arguments: dict[str, Any], nam
         )
         for index, first in first_updates.items()
     ]
-    return Program(graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results, updates)
+    return Program(
+        graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results, updates, symbols
+    )
 
 
 def _first_update(argument: Value, final: Value) -> Op | None:

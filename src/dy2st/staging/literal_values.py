@@ -19,6 +19,7 @@ import numpy as np
 
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.symbolic import has_symbolic
 
 # Larger created arrays stay symbolic: computing them at build time would cost as much as a run.
 MAX_LITERAL_ELEMENTS = 1 << 16
@@ -35,7 +36,13 @@ def literal_value(value: Value, memo: dict[Value, Any] | None = None) -> np.ndar
 
 def _evaluate(value: Value, memo: dict[Value, Any]) -> np.ndarray | None:
     op = value.op
-    if op is None or op.regions or get_op(op.name).uninitialized or value.type.size > MAX_LITERAL_ELEMENTS:
+    if (
+        op is None
+        or op.regions
+        or get_op(op.name).uninitialized
+        or has_symbolic(value.type.shape)
+        or value.type.size > MAX_LITERAL_ELEMENTS
+    ):
         return None  # a block argument (input, capture, loop-carried value) or a control-flow result
     if op.name == CONST:
         return np.asarray(op.attrs["value"])

@@ -51,6 +51,7 @@ machine the second core is rarely free.
 
 from __future__ import annotations
 
+import copy
 import functools
 import threading
 from typing import Any
@@ -61,6 +62,7 @@ from dy2st.errors import runtime_error
 from dy2st.ir.core import CONST, Block, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
+from dy2st.ir.symbolic import SymExpr, broadcast_shapes, has_symbolic
 from dy2st.ops.fused import FUSED
 
 TILE_ELEMENTS = 65536
@@ -85,7 +87,7 @@ def iteration_shape(block: Block) -> tuple[int, ...]:
             shapes.append(op.operands[0].type.shape)
         elif op.name != CONST:
             shapes.append(op.results[0].type.shape)
-    return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    return broadcast_shapes(*shapes) if shapes else ()
 
 
 def has_row_reductions(block: Block) -> bool:
@@ -253,21 +255,53 @@ class FusedKernel:
         self.name = op.attrs.get("name", FUSED)
         block = op.regions[0].block
         self.program = TileProgram(block, self.name)
-        self.shape = self.program.shape
-        self.size = int(np.prod(self.shape, dtype=np.int64))
         self.whole_rows = has_row_reductions(block)
-        self.result_types = [(r.type.shape, r.type.dtype) for r in op.results]
         self.single = len(op.results) == 1
         self.tile_elements = max(1, TILE_ELEMENTS if tile_elements is None else tile_elements)
-        self.split = TileSplit(self.shape, self.tile_elements, self.whole_rows)
         # Tiles write C-ordered results and reduce C-ordered rows, which is what unfused NumPy
         # does only when its inputs are laid out in C order (``_c_ordered``).
         self.keeps_eager_layout = self.whole_rows or bool(op.attrs.get("eager_layout"))
+        self._scratch_lock = threading.Lock()
+        self.symbolic_shape = self.program.shape
+        self.symbolic_results = [(r.type.shape, r.type.dtype) for r in op.results]
+        # A group whose sizes are known only at run time keeps one kernel per concrete shape.
+        self.sized: dict[tuple[int, ...], FusedKernel] | None = None
+        if has_symbolic(self.symbolic_shape):
+            self.sized = {}
+            return
+        self._set_shape(self.symbolic_shape, self.symbolic_results)
+
+    def _set_shape(self, shape: tuple[int, ...], result_types: list[tuple[tuple[int, ...], np.dtype]]) -> None:
+        """Size the tiling and scratch buffers for one concrete iteration shape."""
+        self.shape = shape
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.result_types = result_types
+        self.split = TileSplit(self.shape, self.tile_elements, self.whole_rows)
         self._scratch: list[np.ndarray] | None = None
         self._whole_view_cache: tuple[list[np.ndarray], list[np.ndarray]] | None = None
-        self._scratch_lock = threading.Lock()
+
+    def _for_inputs(self, inputs: tuple) -> FusedKernel:
+        """The kernel sized for these inputs (a group with symbolic sizes): the iteration shape is
+        the broadcast of the inputs' shapes, and each symbolic size of a result is the size of
+        the iteration axis that has it."""
+        assert self.sized is not None
+        shape = np.broadcast_shapes(*(np.shape(a) for a in inputs))
+        kernel = self.sized.get(shape)
+        if kernel is None:
+            if len(self.sized) >= _MAX_SIZED_KERNELS:
+                self.sized.pop(next(iter(self.sized)))
+            sizes = {d: n for d, n in zip(self.symbolic_shape, shape) if isinstance(d, SymExpr)}
+            results = [(tuple(sizes[d] if isinstance(d, SymExpr) else d for d in s), t) for s, t in self.symbolic_results]
+            kernel = copy.copy(self)
+            kernel.sized = None
+            kernel._scratch_lock = threading.Lock()
+            kernel._set_shape(shape, results)
+            self.sized[shape] = kernel
+        return kernel
 
     def __call__(self, *inputs: Any, out: Any = None) -> Any:
+        if self.sized is not None:
+            return self._for_inputs(inputs)(*inputs, out=out)
         if self.keeps_eager_layout and not all(map(_c_ordered, inputs)):
             return self._run_unfused(inputs, out)
         outputs = self._outputs(out)
@@ -546,6 +580,10 @@ def _count(shape: tuple[int, ...]) -> int:
 
 def _overlaps(inputs: tuple, outputs: list[np.ndarray]) -> bool:
     return any(isinstance(a, np.ndarray) and np.may_share_memory(a, o) for a in inputs for o in outputs)
+
+
+_MAX_SIZED_KERNELS = 16
+"""Concrete shapes a fused kernel with symbolic sizes keeps tile plans and scratch buffers for."""
 
 
 def build_fused_kernel(op: Op) -> FusedKernel:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dy2st.ir.core import CONST, Op
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.passes.memory_plan import MemoryTarget
 
 # Fused groups whose arrays are all this small run as separate NumPy calls: the tiled kernel's
@@ -22,7 +23,10 @@ def runs_unfused(op: Op) -> bool:
     }
     if not all(v in fresh for v in block.ops[-1].operands):
         return False  # a yielded argument, constant or view could alias an input
-    return max(v.type.nbytes for v in (*op.operands, *op.results)) <= SMALL_FUSED_BYTES
+    values = (*op.operands, *op.results)
+    if any(has_symbolic(v.type.shape) for v in values):
+        return False  # sizes known only at run time: the tiled kernel handles any size
+    return max(v.type.nbytes for v in values) <= SMALL_FUSED_BYTES
 
 
 class NumpyTarget(MemoryTarget):

@@ -21,6 +21,7 @@ import numpy as np
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import Block, Value
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
@@ -140,7 +141,7 @@ def common_type(values: list[Any]) -> TensorType | None:
         return None
     alternatives = [t for group in types for t in group]  # type: ignore[union-attr]
     try:
-        shape = np.broadcast_shapes(*(t.shape for t in alternatives))
+        shape = broadcast_shapes(*(t.shape for t in alternatives))
     except ValueError:
         return None
     numbers = [v for v in values if isinstance(v, (bool, int, float, complex)) and not isinstance(v, np.generic)]

@@ -1,0 +1,408 @@
+"""Symbolic dimensions: sizes known only when a graph runs.
+
+A dimension of a ``TensorType`` is either an ``int`` or a ``SymExpr``, a polynomial with integer
+coefficients over ``Symbol``s (``n0``, ``n0 - 2``, ``3*n0*n1``). Polynomials are kept in one
+canonical form, so two sizes that the shape rules derive the same way compare equal: ``x[1:-1]``
+and ``y[2:]`` of two arguments of length ``n0`` both have size ``n0 - 2``, and adding them needs no
+check. An expression without symbols is the ``int`` itself (``SymExpr`` never holds a constant).
+
+A symbol stands for one argument dimension (every argument dimension whose size the first
+building call gave the same value shares it: "duck sizing") and carries that call's size as its
+*hint*. Shape rules that must decide something about a symbolic size (is ``n0 >= 3``, for the
+length of ``x[:3]``?) decide it from the hints and record the decision as a *guard*; a later call
+uses the graph only where every guard holds for its own sizes (``Guard.holds``). Every symbolic
+size is assumed to be at least 2 (a guard of every dynamic graph), so broadcasting never has to
+ask whether a symbolic size is 1: sizes 0 and 1 get graphs of their own, as in PyTorch.
+
+Where a rule needs a concrete Python int (``range(n)``, ``int(n)``, a Python call), the build
+raises ``SymbolicSizeNeeded`` naming the symbols, and the caller builds again with those
+dimensions static.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import operator
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Union
+
+MIN_SYMBOLIC_SIZE = 2
+"""Every symbolic size is at least this; smaller sizes are specialised (see the module doc)."""
+
+
+class SymbolicSizeNeeded(Exception):
+    """A build needed a symbolic size as a concrete number; ``symbols`` must be made static."""
+
+    def __init__(self, symbols: frozenset[Symbol], why: str):
+        super().__init__(f"{why}: the size {', '.join(sorted(s.name for s in symbols))} is known only at run time")
+        self.symbols = symbols
+
+
+@dataclass(frozen=True, eq=False)
+class Symbol:
+    """One run-time size. Symbols compare by identity; ``name`` is how the IR prints them.
+
+    Attributes:
+        name: ``n0``, ``n1``... unique within one graph.
+        hint: the size in the call that built the graph (shape decisions read it).
+    """
+
+    name: str
+    hint: int
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Monomial = tuple[Symbol, ...]  # sorted by name; () is the constant term
+
+
+def _monomial_key(monomial: Monomial) -> tuple[int, tuple[str, ...]]:
+    return (-len(monomial), tuple(s.name for s in monomial))
+
+
+class SymExpr:
+    """A polynomial over symbols with integer coefficients, in canonical form (immutable).
+
+    Arithmetic with ints and other expressions gives a ``SymExpr`` or, when every symbol cancels,
+    an ``int``. ``==`` is structural (provable equality); ordering comparisons and ``bool`` decide
+    from the symbols' hints and record a guard (``decide``).
+    """
+
+    __slots__ = ("terms", "_hash")
+
+    def __init__(self, terms: Mapping[Monomial, int]):
+        items = sorted(((m, c) for m, c in terms.items() if c), key=lambda mc: _monomial_key(mc[0]))
+        self.terms: tuple[tuple[Monomial, int], ...] = tuple(items)
+        self._hash = hash(tuple((tuple(s.name for s in m), c) for m, c in self.terms))
+
+    # --- construction ------------------------------------------------------------------------
+    @staticmethod
+    def of(symbol: Symbol) -> SymExpr:
+        return SymExpr({(symbol,): 1})
+
+    @staticmethod
+    def _normal(terms: dict[Monomial, int]) -> Dim:
+        terms = {m: c for m, c in terms.items() if c}
+        if not terms:
+            return 0
+        if set(terms) == {()}:
+            return terms[()]
+        return SymExpr(terms)
+
+    def _terms(self) -> dict[Monomial, int]:
+        return dict(self.terms)
+
+    @property
+    def symbols(self) -> frozenset[Symbol]:
+        return frozenset(s for m, _ in self.terms for s in m)
+
+    # --- arithmetic ---------------------------------------------------------------------------
+    def __add__(self, other: Any) -> Dim:
+        other_terms = _as_terms(other)
+        if other_terms is None:
+            return NotImplemented
+        terms = self._terms()
+        for m, c in other_terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return SymExpr._normal(terms)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Dim:
+        return SymExpr._normal({m: -c for m, c in self.terms})
+
+    def __sub__(self, other: Any) -> Dim:
+        other_terms = _as_terms(other)
+        if other_terms is None:
+            return NotImplemented
+        return self + SymExpr._normal({m: -c for m, c in other_terms.items()})
+
+    def __rsub__(self, other: Any) -> Dim:
+        return (-self) + other
+
+    def __mul__(self, other: Any) -> Dim:
+        other_terms = _as_terms(other)
+        if other_terms is None:
+            return NotImplemented
+        terms: dict[Monomial, int] = {}
+        for m1, c1 in self.terms:
+            for m2, c2 in other_terms.items():
+                m = tuple(sorted(m1 + m2, key=lambda s: s.name))
+                terms[m] = terms.get(m, 0) + c1 * c2
+        return SymExpr._normal(terms)
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other: Any) -> Dim:
+        """Exact division by a nonzero int (``3*n0 // 3``); anything else needs the value."""
+        if isinstance(other, int) and other and all(c % other == 0 for _, c in self.terms):
+            return SymExpr._normal({m: c // other for m, c in self.terms})
+        if isinstance(other, SymExpr) and other == self:
+            return 1
+        raise SymbolicSizeNeeded(self.symbols | _symbols_of(other), f"dividing {self} by {other}")
+
+    def __rfloordiv__(self, other: Any) -> Dim:
+        raise SymbolicSizeNeeded(self.symbols, f"dividing {other} by {self}")
+
+    def __mod__(self, other: Any) -> Dim:
+        if isinstance(other, int) and other and all(c % other == 0 for _, c in self.terms):
+            return 0
+        raise SymbolicSizeNeeded(self.symbols | _symbols_of(other), f"{self} modulo {other}")
+
+    def __rmod__(self, other: Any) -> Dim:
+        raise SymbolicSizeNeeded(self.symbols, f"{other} modulo {self}")
+
+    # --- values ---------------------------------------------------------------------------------
+    def evaluate(self, sizes: Mapping[Symbol, int]) -> int:
+        """The size for concrete symbol values."""
+        total = 0
+        for m, c in self.terms:
+            term = c
+            for s in m:
+                term *= sizes[s]
+            total += term
+        return total
+
+    @property
+    def hint(self) -> int:
+        """The value in the call that built the graph."""
+        return self.evaluate({s: s.hint for s in self.symbols})
+
+    def __index__(self) -> int:
+        raise SymbolicSizeNeeded(self.symbols, f"a Python int was needed for the size {self}")
+
+    __int__ = __index__
+
+    def __float__(self) -> float:
+        raise SymbolicSizeNeeded(self.symbols, f"a Python float was needed for the size {self}")
+
+    # --- comparisons ----------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SymExpr) and self.terms == other.terms
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __lt__(self, other: Any) -> bool:
+        return decide(self - other, operator.lt)
+
+    def __le__(self, other: Any) -> bool:
+        return decide(self - other, operator.le)
+
+    def __gt__(self, other: Any) -> bool:
+        return decide(self - other, operator.gt)
+
+    def __ge__(self, other: Any) -> bool:
+        return decide(self - other, operator.ge)
+
+    def __bool__(self) -> bool:
+        return decide(self, operator.ne)
+
+    # --- printing --------------------------------------------------------------------------------
+    def __str__(self) -> str:
+        parts = []
+        for m, c in self.terms:
+            body = "*".join(s.name for s in m)
+            magnitude = abs(c)
+            text = str(magnitude) if not body else body if magnitude == 1 else f"{magnitude}*{body}"
+            if not parts:
+                parts.append(text if c > 0 else f"-{text}")
+            else:
+                parts.append(f"+ {text}" if c > 0 else f"- {text}")
+        return " ".join(parts)
+
+    __repr__ = __str__
+
+
+Dim = Union[int, SymExpr]  # noqa: UP007 (a runtime alias; `int | SymExpr` needs SymExpr defined)
+
+
+def _as_terms(value: Any) -> dict[Monomial, int] | None:
+    if isinstance(value, SymExpr):
+        return dict(value.terms)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return {(): value}
+    if hasattr(value, "__index__") and not isinstance(value, bool):
+        try:
+            return {(): operator.index(value)}
+        except TypeError:
+            return None
+    return None
+
+
+def _symbols_of(value: Any) -> frozenset[Symbol]:
+    return value.symbols if isinstance(value, SymExpr) else frozenset()
+
+
+def is_symbolic(dim: Any) -> bool:
+    return isinstance(dim, SymExpr)
+
+
+def has_symbolic(shape: tuple[Any, ...]) -> bool:
+    """Does any dimension of ``shape`` have a size known only at run time?"""
+    return any(isinstance(d, SymExpr) for d in shape)
+
+
+def symbols_of_shape(shape: tuple[Any, ...]) -> frozenset[Symbol]:
+    found: frozenset[Symbol] = frozenset()
+    for d in shape:
+        found |= _symbols_of(d)
+    return found
+
+
+def evaluate_dim(dim: Dim, sizes: Mapping[Symbol, int]) -> int:
+    return dim.evaluate(sizes) if isinstance(dim, SymExpr) else dim
+
+
+def hint_of(dim: Dim) -> int:
+    return dim.hint if isinstance(dim, SymExpr) else dim
+
+
+def dim_product(dims: Any) -> Dim:
+    total: Dim = 1
+    for d in dims:
+        total = total * d
+    return total
+
+
+# --- guards ----------------------------------------------------------------------------------------
+_RELATIONS: dict[Callable[[Any, Any], bool], str] = {
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+    operator.eq: "==",
+    operator.ne: "!=",
+}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A decision a graph was built on: ``expr <relation> 0`` held for the building call."""
+
+    expr: SymExpr
+    relation: Callable[[Any, Any], bool]
+
+    def holds(self, sizes: Mapping[Symbol, int]) -> bool:
+        return bool(self.relation(self.expr.evaluate(sizes), 0))
+
+    def __str__(self) -> str:
+        return f"{self.expr} {_RELATIONS[self.relation]} 0"
+
+
+_recorders: list[list[Guard]] = []
+
+
+@contextlib.contextmanager
+def recording_guards() -> Iterator[list[Guard]]:
+    """Collect the guards of the decisions made while a graph is built (staged, optimized,
+    compiled): the graph is valid exactly where all of them hold."""
+    guards: list[Guard] = []
+    _recorders.append(guards)
+    try:
+        yield guards
+    finally:
+        _recorders.pop()
+
+
+def decide(expr: Dim, relation: Callable[[Any, Any], bool]) -> bool:
+    """``relation(expr, 0)`` for the building call's sizes, recorded as a guard.
+
+    Facts that hold for every allowed size (each symbol at least ``MIN_SYMBOLIC_SIZE``, and the
+    expression a sum of such products with nonnegative coefficients) are answered without a guard.
+    """
+    if not isinstance(expr, SymExpr):
+        return bool(relation(expr, 0))
+    lowest = _lower_bound(expr)
+    if lowest is not None:
+        if relation in (operator.gt, operator.ne) and lowest > 0:
+            return True
+        if relation is operator.ge and lowest >= 0:
+            return True
+        if relation in (operator.lt, operator.le, operator.eq) and lowest > 0:
+            return False
+    result = bool(relation(expr.hint, 0))
+    if not _recorders:
+        raise SymbolicSizeNeeded(expr.symbols, f"deciding whether {expr} {_RELATIONS[relation]} 0 outside a build")
+    guard = Guard(expr, relation if result else _NEGATION[relation])
+    if guard not in _recorders[-1]:
+        _recorders[-1].append(guard)
+    return result
+
+
+_NEGATION: dict[Callable[[Any, Any], bool], Callable[[Any, Any], bool]] = {
+    operator.lt: operator.ge,
+    operator.ge: operator.lt,
+    operator.le: operator.gt,
+    operator.gt: operator.le,
+    operator.eq: operator.ne,
+    operator.ne: operator.eq,
+}
+
+
+def _lower_bound(expr: SymExpr) -> int | None:
+    """The least value over allowed sizes when every non-constant coefficient is nonnegative."""
+    total = 0
+    for m, c in expr.terms:
+        if m and c < 0:
+            return None
+        total += c * MIN_SYMBOLIC_SIZE ** len(m)
+    return total
+
+
+def dims_equal(a: Dim, b: Dim) -> bool:
+    """Are two sizes equal for this build (provably, or by the hints with a guard)?"""
+    if a == b:
+        return True
+    if isinstance(a, SymExpr) or isinstance(b, SymExpr):
+        return decide(a - b, operator.eq)
+    return False
+
+
+def is_one(dim: Dim) -> bool:
+    """Is a size 1 for this build (a symbolic size decided by the hints, with a guard)?"""
+    if not isinstance(dim, SymExpr):
+        return dim == 1
+    lowest = _lower_bound(dim)
+    if lowest is not None and lowest >= 2:
+        return False
+    return decide(dim - 1, operator.eq)
+
+
+def broadcast_shapes(*shapes: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    """``np.broadcast_shapes`` for shapes with symbolic sizes (raises NumPy's own ValueError)."""
+    if not any(has_symbolic(s) for s in shapes):
+        import numpy as np
+
+        return tuple(np.broadcast_shapes(*shapes))
+    ndim = max(len(s) for s in shapes)
+    result: list[Dim] = []
+    for axis in range(ndim):
+        size: Dim = 1
+        for shape in shapes:
+            k = axis - (ndim - len(shape))
+            if k < 0:
+                continue
+            d = shape[k]
+            if d == size:
+                continue
+            if is_one(d):
+                continue
+            if is_one(size):
+                size = d
+            elif not dims_equal(size, d):
+                raise ValueError(
+                    "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
+                    f"between {_format_shapes(shapes)}"
+                )
+        result.append(size)
+    return tuple(result)
+
+
+def _format_shapes(shapes: tuple[tuple[Dim, ...], ...]) -> str:
+    return " and ".join("(" + ", ".join(str(d) for d in s) + ("," if len(s) == 1 else "") + ")" for s in shapes)
