@@ -27,3 +27,5 @@ class Program:
     seed: int
     source: str
     calls: tuple[Call, ...]
+    # The arrays of each call are longer than the last call's (``Knobs.changing_sizes``).
+    changing_sizes: bool = False

@@ -176,6 +176,11 @@ def parse_arguments(argv: list[str] | None, description: str) -> argparse.Namesp
     )
     parser.add_argument("--max-depth", type=int, default=Knobs.max_depth, help="nesting of if/for/while")
     parser.add_argument("--calls", type=int, default=Knobs.calls, help="calls per program (state carries over)")
+    parser.add_argument(
+        "--changing-sizes",
+        action="store_true",
+        help="each call's arrays longer than the last's (the later calls run a graph with symbolic sizes)",
+    )
     parser.add_argument("--reduce-seconds", type=float, default=20, help="time to reduce each failure class")
     parser.add_argument("--reduce-budget", type=float, default=300, help="total time for reducing (0: none)")
     parser.add_argument("--json", type=Path, help="also write every program's outcome to this file")
@@ -194,8 +199,14 @@ def main(argv: list[str] | None = None, description: str = __doc__ or "") -> int
         for name, family in FAMILIES.items():
             print(f"{name:<20}{family.summary}")
         return 0
-    knobs = Knobs(max_depth=args.max_depth, tensor_conditions=not args.python_conditions, calls=args.calls)
+    knobs = Knobs(
+        max_depth=args.max_depth,
+        tensor_conditions=not args.python_conditions,
+        calls=args.calls,
+        changing_sizes=args.changing_sizes,
+    )
     flags = " --python-conditions" if args.python_conditions else ""
+    flags += " --changing-sizes" if args.changing_sizes else ""
     seeds = range(args.first_seed, args.first_seed + args.programs)
     total = len(seeds) * len(args.families)
     started = time.monotonic()

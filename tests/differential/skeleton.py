@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .program import Program
+from .program import Call, Program
 
 if TYPE_CHECKING:  # the families import this module
     from .families.base import Family
@@ -35,6 +35,7 @@ class Knobs:
     max_block: int = 3  # statements per block
     tensor_conditions: bool = True  # False: Python conditions and loops, no idioms (the lowering alone)
     calls: int = 3  # calls per program, on one side after the other (state carries over)
+    changing_sizes: bool = False  # each call's arrays longer than the last's (graphs with symbolic sizes)
 
 
 DEFAULT_KNOBS = Knobs()
@@ -73,7 +74,9 @@ class ProgramGenerator:
     def program(self, seed: int) -> Program:
         source = self.source()
         calls = self.family.calls(np.random.default_rng(seed), self.knobs.calls)
-        return Program(self.family.name, seed, source, tuple(calls))
+        if self.knobs.changing_sizes:
+            calls = [with_longer_arrays(call, growth) for call, growth in zip(calls, SIZE_GROWTH * len(calls))]
+        return Program(self.family.name, seed, source, tuple(calls), self.knobs.changing_sizes)
 
     def source(self) -> str:
         family = self.family
@@ -176,6 +179,23 @@ class ProgramGenerator:
             return f"not ({self.predicate(scope, depth + 1)})"
         joiner = self.rng.choice(["and", "or"])
         return f"({self.predicate(scope, depth + 1)}) {joiner} ({self.predicate(scope, depth + 1)})"
+
+
+SIZE_GROWTH = (0, 3, 1, 6, 2)
+"""How much longer every axis of the arrays of successive calls is (``Knobs.changing_sizes``):
+the second call builds a graph with symbolic sizes, the later ones run it."""
+
+
+def with_longer_arrays(call: Call, growth: int) -> Call:
+    """``call`` with every axis of its array arguments ``growth`` longer (values repeated), so that
+    axes of equal length stay equal."""
+
+    def grown(value):
+        if isinstance(value, np.ndarray) and value.ndim and value.size:
+            return np.resize(value, tuple(n + growth for n in value.shape)).astype(value.dtype)
+        return value
+
+    return replace(call, args=tuple(grown(a) for a in call.args), kwargs={k: grown(v) for k, v in call.kwargs.items()})
 
 
 def generate(family: type[Family], seed: int, knobs: Knobs = DEFAULT_KNOBS) -> Program:

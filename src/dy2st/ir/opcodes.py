@@ -39,3 +39,9 @@ WRITES_BACK = "writes_back"
 # functional update (``setitem``: its ``OpDef.updates_operand``) then runs
 # ``OpDef.in_place_kernel``, an elementwise ufunc its ``out=`` form.
 IN_PLACE_UPDATE = "in_place_update"
+
+# Opcodes the tracer emits itself (defined in ``dy2st.ops.python_numbers``): a Python number
+# carried as a 0-d value, and the size of an argument's axis read when the graph runs (a symbolic
+# size used as a number, ``GraphBuilder.size_value``).
+AS_PYTHON_NUMBER = "as_python_number"
+DIM = "dim"

@@ -205,7 +205,7 @@ class SymExpr:
 
     # --- printing --------------------------------------------------------------------------------
     def __str__(self) -> str:
-        parts = []
+        parts: list[str] = []
         for m, c in self.terms:
             body = "*".join(s.name for s in m)
             magnitude = abs(c)

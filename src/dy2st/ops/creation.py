@@ -255,7 +255,7 @@ def _like_signature(func_name, a, dtype, order, shape, device) -> tuple[tuple[in
     if shape is not None:
         new_shape = static_shape(shape, func_name)
     else:
-        new_shape = a.shape if isinstance(a, Tensor) else tuple(np.shape(a))
+        new_shape = tuple(int(d) for d in a.shape) if isinstance(a, Tensor) else tuple(np.shape(a))
     if dtype is not None:
         return new_shape, np.dtype(dtype)
     # The byte order too: np.zeros_like of a big-endian array is big-endian.

@@ -15,6 +15,8 @@ After (IR)::
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
@@ -61,10 +63,10 @@ def _label_sizes(terms: list[str], shapes: list[tuple[int, ...]]) -> tuple[dict[
             if known != size and 1 not in (known, size):
                 raise ValueError(f"label {label!r} has size {known} in one operand and {size} in another")
             sizes[label] = size if known == 1 else known
-    return sizes, broadcast_shapes(*ellipsis_shapes) if ellipsis_shapes else ()
+    return sizes, tuple(int(d) for d in broadcast_shapes(*ellipsis_shapes)) if ellipsis_shapes else ()
 
 
-def einsum_shape(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+def einsum_shape(subscripts: str, shapes: list[tuple[Any, ...]]) -> tuple[Any, ...]:
     """The result shape of ``np.einsum(subscripts, *operands)`` for operands of these shapes."""
     terms, output = _split_subscripts(subscripts, len(shapes))
     sizes, ellipsis_shape = _label_sizes(terms, shapes)

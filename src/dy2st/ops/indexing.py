@@ -106,13 +106,13 @@ def is_basic(template: tuple, tensor_types: list[TensorType]) -> bool:
     return True
 
 
-def indexed_shape(shape: tuple[int, ...], template: tuple, tensor_types: list[TensorType]) -> tuple[int, ...]:
+def indexed_shape(shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType]) -> tuple[Dim, ...]:
     """The shape of ``x[index]``; an index out of bounds (``x[8]`` of a 6-element ``x``) gives the
     shape it would have in bounds: the op raises IndexError when it runs (``in_bounds``), so a
     branch eager code never takes may hold it. Other invalid indices raise IndexError now."""
     if has_symbolic(shape) or any(has_symbolic(t.shape) for t in tensor_types):
         return symbolic_indexed_shape(shape, template, tensor_types, check_bounds=False)
-    dummy = np.broadcast_to(np.empty((), np.uint8), shape)
+    dummy = np.broadcast_to(np.empty((), np.uint8), shape)  # type: ignore[arg-type]  # static here
     tensors = [np.zeros(t.shape, np.intp) for t in tensor_types]
     try:
         return dummy[_fill(template, tensors)].shape
@@ -127,7 +127,7 @@ def indexed_shape(shape: tuple[int, ...], template: tuple, tensor_types: list[Te
             raise IndexError(str(e)) from None
 
 
-def _shape_without_indexed_axes(shape: tuple[int, ...], template: tuple) -> tuple[int, ...]:
+def _shape_without_indexed_axes(shape: tuple[Any, ...], template: tuple) -> tuple[Any, ...]:
     """The shape of a basic index (ints, 0-d tensors, slices, None, Ellipsis), worked out axis by
     axis: integers drop their axis, slices keep what they select, None adds a unit axis."""
     consuming = sum(1 for item in template if item is not None and item is not Ellipsis)
@@ -161,27 +161,8 @@ def symbolic_indexed_shape(
     broadcast shape replaces the axes they index where they are adjacent, else it comes first.
     With ``check_bounds``, a static integer out of bounds raises NumPy's IndexError.
     """
-    types = iter(tensor_types)
-    items = [(item, next(types).shape) if item is TENSOR_SLOT else (item, None) for item in template]
-    consuming = sum(1 for item, _ in items if item is not None and item is not Ellipsis)
-    if consuming > len(shape):
-        raise IndexError(
-            f"too many indices for array: array is {len(shape)}-dimensional, but {consuming} were indexed"
-        )
-    expanded: list[tuple[Any, Any]] = []
-    for item, item_shape in items:
-        if item is Ellipsis:
-            expanded.extend([(slice(None), None)] * (len(shape) - consuming))
-        else:
-            expanded.append((item, item_shape))
-    expanded.extend([(slice(None), None)] * (len(shape) - sum(1 for item, _ in expanded if item is not None)))
-
-    def array_shape(item: Any, item_shape: Any) -> tuple[Dim, ...] | None:
-        if item_shape is not None:
-            return item_shape
-        return tuple(item.shape) if isinstance(item, np.ndarray) else None
-
-    advanced = any((s := array_shape(item, item_shape)) is not None and len(s) for item, item_shape in expanded)
+    expanded = _expanded_index(shape, template, tensor_types)
+    advanced = any((s := _index_array_shape(item, item_shape)) is not None and len(s) for item, item_shape in expanded)
     parts: list[tuple[Dim, ...] | None] = []  # None marks where advanced-index dimensions go
     advanced_shapes: list[tuple[Dim, ...]] = []
     advanced_at: list[int] = []
@@ -194,7 +175,7 @@ def symbolic_indexed_shape(
         if isinstance(item, slice):
             parts.append((slice_length(item, size),))
         else:
-            index_shape = array_shape(item, item_shape)
+            index_shape = _index_array_shape(item, item_shape)
             if index_shape is None:  # a Python or NumPy integer
                 if check_bounds and not (-size <= int(item) < size):
                     raise IndexError(f"index {int(item)} is out of bounds for axis {axis} with size {size}")
@@ -206,7 +187,14 @@ def symbolic_indexed_shape(
         axis += 1
     if not advanced:
         return tuple(d for part in parts if part is not None for d in part)
-    broadcast = broadcast_shapes(*advanced_shapes)
+    return _place_advanced(parts, advanced_at, broadcast_shapes(*advanced_shapes))
+
+
+def _place_advanced(
+    parts: list[tuple[Dim, ...] | None], advanced_at: list[int], broadcast: tuple[Dim, ...]
+) -> tuple[Dim, ...]:
+    """NumPy's placement of the advanced-index dimensions: where the index arrays are, when they
+    are adjacent, else first."""
     adjacent = advanced_at == list(range(advanced_at[0], advanced_at[0] + len(advanced_at)))
     basic = [part for part in parts if part is not None]
     if adjacent:
@@ -214,6 +202,31 @@ def symbolic_indexed_shape(
         after = [d for part in parts[advanced_at[-1] + 1 :] for d in part or ()]
         return (*before, *broadcast, *after)
     return (*broadcast, *(d for part in basic for d in part))
+
+
+def _expanded_index(shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType]) -> list[tuple[Any, Any]]:
+    """The index as (item, shape of its tensor or None), one item per axis plus the ``None``s:
+    ``Ellipsis`` and the missing trailing axes become full slices."""
+    types = iter(tensor_types)
+    items = [(item, next(types).shape) if item is TENSOR_SLOT else (item, None) for item in template]
+    consuming = sum(1 for item, _ in items if item is not None and item is not Ellipsis)
+    if consuming > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {consuming} were indexed")
+    expanded: list[tuple[Any, Any]] = []
+    for item, item_shape in items:
+        if item is Ellipsis:
+            expanded.extend([(slice(None), None)] * (len(shape) - consuming))
+        else:
+            expanded.append((item, item_shape))
+    expanded.extend([(slice(None), None)] * (len(shape) - sum(1 for item, _ in expanded if item is not None)))
+    return expanded
+
+
+def _index_array_shape(item: Any, item_shape: Any) -> tuple[Dim, ...] | None:
+    """The shape of an index array (a tensor's, or a concrete array's), None for other items."""
+    if item_shape is not None:
+        return item_shape
+    return tuple(item.shape) if isinstance(item, np.ndarray) else None
 
 
 def slice_length(item: slice, size: Dim) -> Dim:

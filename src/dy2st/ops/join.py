@@ -241,7 +241,7 @@ def contains_tensor(obj: Any) -> bool:
 def _probe(obj: Any) -> Any:
     """``obj`` with every tensor replaced by a zero-strided array of its type (no data copied)."""
     if isinstance(obj, Tensor):
-        return np.broadcast_to(np.zeros((), obj.dtype), obj.shape)
+        return np.broadcast_to(np.zeros((), obj.dtype), tuple(int(d) for d in obj.shape))
     if isinstance(obj, (list, tuple)):
         return [_probe(x) for x in obj]
     return obj

@@ -6,7 +6,7 @@ import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
-from dy2st.ir.symbolic import broadcast_shapes
+from dy2st.ir.symbolic import Dim, broadcast_shapes, dims_equal
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
@@ -14,13 +14,13 @@ from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
 
-def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+def matmul_shape(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...]:
     """NumPy's matmul shape rule, 1-d operands included."""
     if not a or not b:
         raise ValueError("matmul: input operand does not have enough dimensions (0-d operand)")
     a2 = (1,) + a if len(a) == 1 else a
     b2 = b + (1,) if len(b) == 1 else b
-    if a2[-1] != b2[-2]:
+    if not dims_equal(a2[-1], b2[-2]):
         raise ValueError(
             f"matmul: core dimension mismatch: {a2[-1]} (last of the left operand) is not {b2[-2]} "
             f"(second to last of the right operand)"

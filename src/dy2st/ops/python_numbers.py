@@ -6,10 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.ir.opcodes import AS_PYTHON_NUMBER, DIM
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
-
-AS_PYTHON_NUMBER = "as_python_number"
 
 
 def _as_python_number_rule(types: list[TensorType]) -> TensorType:
@@ -76,6 +75,25 @@ register(
         doc="int/float/round/bool of a 0-d value at run time: a Python number (attributes builtin, ndigits)",
     )
 )
+
+
+# A symbolic size used as a number (``x / len(x)``, ``n = x.shape[0]; s / n``): the size of an
+# argument's axis, read when the graph runs, as the Python int eager code has (staging/builder.py
+# ``size_value`` builds a polynomial size from these).
+
+
+def _dim_rule(types: list[TensorType], *, axis: int) -> TensorType:
+    (t,) = types
+    if not 0 <= axis < t.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for {t}")
+    return TensorType((), np.dtype(np.int64), weak=True)
+
+
+def _dim(x: Any, *, axis: int) -> int:
+    return x.shape[axis]
+
+
+register(OpDef(DIM, _dim_rule, _dim, doc="the size of axis `axis` of an array, as a Python int"))
 
 
 def python_power(base: Any, exponent: Any, expected: type) -> Any:

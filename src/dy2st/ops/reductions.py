@@ -103,6 +103,7 @@ def _check_empty(name: str, t: TensorType, axis, keepdims: bool, options: dict) 
 def reduction_rule(name: str):
     def infer(types: list[TensorType], axis=None, keepdims: bool = False, **options) -> TensorType:
         (t,) = types
+        shape: tuple[Any, ...]
         if axis is None:
             shape = (1,) * t.ndim if keepdims else ()
         else:

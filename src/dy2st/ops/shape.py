@@ -11,6 +11,7 @@ its operand is updated, and updating it is refused.
 from __future__ import annotations
 
 import operator
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ from dy2st.staging.tensor import Tensor, apply
 from dy2st.staging.views import OpView, make_view
 
 
-def resolve_newshape(size: int, newshape) -> tuple[int, ...]:
+def resolve_newshape(size: Any, newshape) -> tuple[Any, ...]:
     """``newshape`` with a ``-1`` filled in, checked against ``size`` like NumPy does."""
     if isinstance(newshape, (int, np.integer)):
         newshape = (newshape,)
@@ -114,7 +115,7 @@ register(
 )
 
 
-def always_a_view(old: tuple[int, ...], new: tuple[int, ...]) -> bool:
+def always_a_view(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
     """Does NumPy reshape ``old`` into ``new`` as a view for every memory layout? Yes when the
     reshape only splits axes and adds or drops unit axes (merging axes needs them contiguous)."""
     if 0 in old:

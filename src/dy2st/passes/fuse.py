@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from typing import Any
 
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
@@ -89,7 +90,7 @@ def is_row_reduction(op: Op) -> bool:
     )
 
 
-def iteration_shape(op: Op) -> tuple[int, ...]:
+def iteration_shape(op: Op) -> tuple[Any, ...]:
     """The shape an op iterates over: a reduction's input, an elementwise op's result."""
     return op.operands[0].type.shape if is_row_reduction(op) else op.results[0].type.shape
 
@@ -147,7 +148,7 @@ class Group:
             group_of[member] = self
 
 
-def _row_shape(shape: tuple[int, ...]) -> tuple[int, ...] | None:
+def _row_shape(shape: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return shape[:-1] + (1,) if shape else None
 
 

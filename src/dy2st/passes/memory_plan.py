@@ -445,7 +445,9 @@ def _assign(
 ) -> None:
     """Give ``result`` the chosen slot, else a free one of its size and dtype, else (unless it is
     an output) the smallest larger free one of its dtype, else a new one."""
-    key = (result.type.nbytes, result.type.dtype)
+    nbytes = result.type.nbytes
+    assert isinstance(nbytes, int), "values of symbolic size are not planned (_symbolically_sized)"
+    key = (nbytes, result.type.dtype)
     if slot is not None and in_outputs and plan.slot_types.get(slot) != key:
         # The dying operand's slot is a larger buffer (a smaller value took its first bytes): an
         # output there would size the buffer to itself (``planned_slots``) under the larger value.
@@ -669,7 +671,7 @@ def planned_slots(graph: Graph) -> tuple[dict[int, tuple[tuple[int, ...], np.dty
         if slot is not None:
             occupants[slot] = value
             per_call.add(slot)
-    return {slot: (v.type.shape, v.type.dtype) for slot, v in occupants.items()}, per_call
+    return {slot: (tuple(int(d) for d in v.type.shape), v.type.dtype) for slot, v in occupants.items()}, per_call
 
 
 class MemoryPlan(Pass):

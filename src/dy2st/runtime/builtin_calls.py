@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, build_error, user_location
+from dy2st.ir.symbolic import SymExpr
 from dy2st.ops.python_numbers import PYTHON_CONVERSION
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.values import wrap_result
@@ -34,8 +35,22 @@ def _converted(x: Tensor, builtin: Callable[..., Any], **options: Any) -> Any:
     return wrap_result(result._builder, result._value)
 
 
+def staged_len(obj: Any) -> Any:
+    """``len(t)``: the length of the first axis, a symbolic size where the graph serves many
+    (used as a number, it is read when the graph runs; ``ir/symbolic.py``)."""
+    if isinstance(obj, Tensor):
+        shape = obj.shape
+        if not shape:
+            raise TypeError("len() of unsized object")
+        return shape[0]
+    return builtins.len(obj)
+
+
 def staged_int(x: Any = 0, *args: Any) -> Any:
-    """``int(t)``: truncates toward zero, raises on NaN and infinity, as eagerly."""
+    """``int(t)``: truncates toward zero, raises on NaN and infinity, as eagerly. ``int`` of a
+    symbolic size is the size."""
+    if isinstance(x, SymExpr) and not args:
+        return x
     if not isinstance(x, Tensor) or args:
         return builtins.int(x, *args)
     return _converted(x, builtins.int)
@@ -84,7 +99,7 @@ def _eager_error(error: Exception) -> Exception:
 # what Python's loop gives: the same element, or the same sums in the same order.
 
 
-def _rows(x: Tensor) -> int:
+def _rows(x: Tensor) -> Any:
     """The number of rows a builtin iterating ``x`` sees (NumPy's TypeError for a 0-d tensor)."""
     if x.ndim == 0:
         raise _eager_error(TypeError("iteration over a 0-d array"))
@@ -153,7 +168,7 @@ def _first_extreme_index(values: Tensor, largest: bool, builtin_name: str) -> An
     return np.where(nan[0], 0, index)
 
 
-def _truth_value_error(size: int) -> ValueError:
+def _truth_value_error(size: Any) -> ValueError:
     if size == 0:
         return ValueError(
             "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty."
@@ -237,6 +252,7 @@ staged_max = _pick(True, builtins.max)
 staged_min = _pick(False, builtins.min)
 
 STAGED_BUILTINS: dict[Any, Callable[..., Any]] = {
+    builtins.len: staged_len,
     builtins.int: staged_int,
     builtins.float: staged_float,
     builtins.round: staged_round,

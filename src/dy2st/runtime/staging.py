@@ -18,7 +18,7 @@ from dy2st.ir.symbolic import MIN_SYMBOLIC_SIZE, Guard, Symbol, SymbolicSizeNeed
 from dy2st.ir.types import TensorType, type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.rolling import attempts, rolling
-from dy2st.runtime.control_flow.values import PythonNumber
+from dy2st.runtime.control_flow.values import PythonNumber, size_number
 from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
 from dy2st.runtime.recursion import watch_recursion
 from dy2st.staging.builder import FORMAT_MARK, GraphBuilder
@@ -264,7 +264,7 @@ def symbolic_input_types(
     for index, leaf in enumerate(leaves):
         base = type_of_array(leaf)
         shape: list[Any] = list(base.shape)
-        for axis, size in enumerate(base.shape):
+        for axis, size in enumerate(leaf.shape):
             if (index, axis) in dynamic and size >= MIN_SYMBOLIC_SIZE:
                 symbol = by_size.get(size)
                 if symbol is None:
@@ -294,6 +294,10 @@ def _trace_once(
             tensors = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
                 placeholder = builder.add_input(next(types_in_order), path)
+                for axis, size in enumerate(placeholder.type.shape):
+                    if isinstance(size, SymExpr):
+                        (symbol,) = size.symbols
+                        builder.symbol_places.setdefault(symbol, (placeholder, axis))
                 tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
                 builder.caller_arrays[id(tensor)] = tensor
                 tensors.append(tensor)
@@ -304,7 +308,7 @@ def _trace_once(
             symbolic_arguments[param] = unflatten(treedef, tensors, hook)
         bound = inspect.BoundArguments(signature, symbolic_arguments)
         # Watched like the calls inside it, so that recursion back into fn is seen from its first call.
-        result = watch_recursion(fn, builder)(*bound.args, **bound.kwargs)
+        result = _sizes_as_numbers(builder, watch_recursion(fn, builder)(*bound.args, **bound.kwargs))
         _refuse_formatted_strings(result)
 
         out_leaves: list = []
@@ -388,6 +392,18 @@ def _zero_d_result_kinds(leaves: list[Any], outputs: list[Value]) -> tuple[Any, 
         else:
             kinds.append({True: NUMPY_SCALAR, False: ZERO_D_ARRAY}.get(leaf._scalar))
     return tuple(kinds)
+
+
+def _sizes_as_numbers(builder: GraphBuilder, result: Any) -> Any:
+    """The result with each symbolic size in it (``return len(x)``) the Python int it is when
+    the graph runs."""
+    if isinstance(result, SymExpr):
+        return size_number(builder, result)
+    if type(result) in (tuple, list):
+        return type(result)(_sizes_as_numbers(builder, item) for item in result)
+    if type(result) is dict:
+        return {key: _sizes_as_numbers(builder, item) for key, item in result.items()}
+    return result
 
 
 def _refuse_formatted_strings(result: Any) -> None:

@@ -11,7 +11,9 @@ import numpy as np
 
 from dy2st.errors import SourceLocation, build_error, user_frame, user_location
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, RETURN, Block, Graph, Op, Region, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opcodes import AS_PYTHON_NUMBER, DIM
+from dy2st.ir.opdefs import UFUNC_OPS, get_op
+from dy2st.ir.symbolic import Symbol, SymbolicSizeNeeded, SymExpr
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 
 _state = threading.local()
@@ -56,6 +58,8 @@ class GraphBuilder:
         # Tensors formatted into strings (f"{t:.2f}"): the string holds a placeholder naming the
         # entry, and print turns it back into the tensor, formatted when the graph runs.
         self.formatted: list[tuple[Any, str]] = []
+        # For each symbolic size of the arguments, an input and axis that has it (``size_value``).
+        self.symbol_places: dict[Symbol, tuple[Value, int]] = {}
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
@@ -109,6 +113,26 @@ class GraphBuilder:
         owner = value.owner
         block = owner if isinstance(owner, Block) else owner.parent
         return any(open_block is block for open_block in self.blocks)
+
+    def size_value(self, size: SymExpr, loc: SourceLocation | None = None) -> Value:
+        """A symbolic size used as a number: a weakly typed int computed when the graph runs from
+        the sizes of the argument axes its symbols stand for (``dim`` ops)."""
+        total: Value | None = None
+        for monomial, coefficient in size.terms:
+            term: Value | None = None if coefficient == 1 or not monomial else self.const(coefficient, loc)
+            for symbol in monomial:
+                place = self.symbol_places.get(symbol)
+                if place is None:
+                    raise SymbolicSizeNeeded(frozenset({symbol}), f"the size {size} used as a number")
+                factor = self.emit(DIM, [place[0]], {"axis": place[1]}, loc=loc).results[0]
+                term = factor if term is None else self.emit(UFUNC_OPS[np.multiply], [term, factor], loc=loc).results[0]
+            if term is None:
+                term = self.const(coefficient, loc)
+            total = term if total is None else self.emit(UFUNC_OPS[np.add], [total, term], loc=loc).results[0]
+        assert total is not None
+        if not total.type.weak:  # NumPy typed the arithmetic int64; Python's int promotes weakly
+            total = self.emit(AS_PYTHON_NUMBER, [total], loc=loc).results[0]
+        return total
 
     # --- emitting ops ----------------------------------------------------------------------
     def emit(

@@ -25,6 +25,7 @@ from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, 
 from dy2st.ir.core import Value
 from dy2st.ir.opcodes import KIND_CODES
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
+from dy2st.ir.symbolic import Dim, SymExpr
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
@@ -169,7 +170,7 @@ class Tensor:
         return self._own.type  # a view's type never changes when its contents are derived again
 
     @property
-    def shape(self) -> tuple[int, ...]:
+    def shape(self) -> tuple[Dim, ...]:
         return self._own.type.shape
 
     @property
@@ -181,7 +182,7 @@ class Tensor:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
+    def size(self) -> Dim:
         return self._own.type.size
 
     @property
@@ -189,13 +190,13 @@ class Tensor:
         return self.dtype.itemsize
 
     @property
-    def nbytes(self) -> int:
+    def nbytes(self) -> Dim:
         return self._own.type.nbytes
 
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
-        return self.shape[0]
+        return int(self.shape[0])  # a symbolic size raises SymbolicSizeNeeded (``len`` is staged)
 
     def __format__(self, spec: str) -> str:
         """A placeholder for the value formatted with ``spec`` when the graph runs.
@@ -368,6 +369,8 @@ def as_value(builder: GraphBuilder, operand: Any, path_shaped_ok: bool = False) 
         return operand._value
     if isinstance(operand, (PYTHON_SCALARS, np.ndarray, np.generic)):
         return builder.const(operand, user_location(3))
+    if isinstance(operand, SymExpr):
+        return builder.size_value(operand, user_location(3))
     if isinstance(operand, (list, tuple)):
         # NumPy makes an array of a sequence operand (np.asarray, which stacks the tensors it
         # holds) and promotes it as an array: `x_f32 * [1.0, 2.0]` is float64.

@@ -107,7 +107,7 @@ class CodeGenerator:
         self.graph = graph
         self.writebacks = writebacks or {}
         self.plan = plan
-        self.buffer_names: dict[tuple[int, tuple[int, ...]], str] = {}
+        self.buffer_names: dict[tuple[int, tuple[Any, ...]], str] = {}
         self.persistent_bytes = 0
         self.names: dict[Value, str] = {}
         self.namespace: dict[str, Any] = {"np": np}

@@ -79,7 +79,7 @@ FULL, ROW = "full tile", "row"
 """Scratch kinds: one element per tile element, or one per tile row (reduced values)."""
 
 
-def iteration_shape(block: Block) -> tuple[int, ...]:
+def iteration_shape(block: Block) -> tuple[Any, ...]:
     """The shape a fused region iterates over: its elementwise results and reduction inputs."""
     shapes = []
     for op in block.ops[:-1]:
@@ -271,7 +271,7 @@ class FusedKernel:
             return
         self._set_shape(self.symbolic_shape, self.symbolic_results)
 
-    def _set_shape(self, shape: tuple[int, ...], result_types: list[tuple[tuple[int, ...], np.dtype]]) -> None:
+    def _set_shape(self, shape: tuple[Any, ...], result_types: list[tuple[tuple[Any, ...], np.dtype]]) -> None:
         """Size the tiling and scratch buffers for one concrete iteration shape."""
         self.shape = shape
         self.size = int(np.prod(self.shape, dtype=np.int64))
@@ -290,8 +290,10 @@ class FusedKernel:
         if kernel is None:
             if len(self.sized) >= _MAX_SIZED_KERNELS:
                 self.sized.pop(next(iter(self.sized)))
-            sizes = {d: n for d, n in zip(self.symbolic_shape, shape) if isinstance(d, SymExpr)}
-            results = [(tuple(sizes[d] if isinstance(d, SymExpr) else d for d in s), t) for s, t in self.symbolic_results]
+            sizes: dict[Any, int] = {d: n for d, n in zip(self.symbolic_shape, shape) if isinstance(d, SymExpr)}
+            results = [
+                (tuple(sizes[d] if isinstance(d, SymExpr) else d for d in s), t) for s, t in self.symbolic_results
+            ]
             kernel = copy.copy(self)
             kernel.sized = None
             kernel._scratch_lock = threading.Lock()

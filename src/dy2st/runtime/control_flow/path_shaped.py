@@ -172,7 +172,7 @@ def broadcast_in_block(builder: GraphBuilder, value: Value, type: TensorType, bl
         # Broadcast first: a Python number is a Python float or int when the graph runs, and
         # becomes an array (which ``astype`` casts) only then.
         if value.type.shape != type.shape:
-            tensor = np.broadcast_to(tensor, type.shape)
+            tensor = np.broadcast_to(tensor, type.shape)  # type: ignore[arg-type]  # staged: symbolic sizes are fine
         if value.type.dtype != type.dtype:
             tensor = tensor.astype(type.dtype)
         return tensor._value

@@ -17,6 +17,7 @@ from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
 from dy2st.ir.opcodes import KIND_CODES, NUMPY_SCALAR, ZERO_D_ARRAY
+from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
@@ -88,6 +89,8 @@ def _python_number_operator(name: str, stem: str, reflected: bool):
     tensor_operator = getattr(Tensor, name)
 
     def operator(self, *others):
+        # A symbolic size (``t + len(x)``) is the Python int it stands for.
+        others = tuple(size_number(self._builder, o) if isinstance(o, SymExpr) else o for o in others)
         if not all(_is_weak(o) for o in others):
             return tensor_operator(self, *others)  # it meets an array: NumPy's operator
         result = tensor_operator(*_python_operands(stem, reflected, [self, *others]))
@@ -112,6 +115,11 @@ for _stem in "neg pos abs invert lt le gt ge eq ne".split():
 for _name, _reflected in (("__divmod__", False), ("__rdivmod__", True)):
     setattr(PythonNumber, _name, _python_number_operator(_name, "divmod", _reflected))
 PythonNumber.__hash__ = Tensor.__hash__  # type: ignore[method-assign]  # defining __eq__ dropped it
+
+
+def size_number(builder: GraphBuilder, size: SymExpr) -> PythonNumber:
+    """A symbolic size as the Python int it is when the graph runs."""
+    return PythonNumber(builder.size_value(size), builder, scalar=True)
 
 
 def python_number(tensor: Tensor) -> PythonNumber:
@@ -214,6 +222,8 @@ def static_type(value: Any) -> TensorType | None:
         if value._alternatives is not None:  # its shape depends on a tensor if's path
             raise value.shape_observed("merged by another tensor 'if' or carried by a tensor loop")
         return value.type
+    if isinstance(value, SymExpr):
+        raise SymbolicSizeNeeded(value.symbols, "a size merged by a tensor 'if' or carried by a tensor loop")
     if is_concrete_array(value):
         return type_of_array(np.asarray(value))
     if is_python_number(value):
