@@ -250,12 +250,13 @@ def _filled_like(func_name, a, fill_value, dtype, order, shape, device) -> Tenso
     return full_array(func_name, new_shape, fill_value, new_dtype)
 
 
-def _like_signature(func_name, a, dtype, order, shape, device) -> tuple[tuple[int, ...], np.dtype]:
+def _like_signature(func_name, a, dtype, order, shape, device) -> tuple[tuple[Any, ...], np.dtype]:
     _check_placement(func_name, order, device, None)
+    new_shape: tuple[Any, ...]
     if shape is not None:
         new_shape = static_shape(shape, func_name)
     else:
-        new_shape = tuple(int(d) for d in a.shape) if isinstance(a, Tensor) else tuple(np.shape(a))
+        new_shape = a.shape if isinstance(a, Tensor) else tuple(np.shape(a))
     if dtype is not None:
         return new_shape, np.dtype(dtype)
     # The byte order too: np.zeros_like of a big-endian array is big-endian.

@@ -42,6 +42,7 @@ from dy2st.backend.numpy.lowering import (
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import KIND_CODES, KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.symbolic import Symbol, SymExpr
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
@@ -100,6 +101,35 @@ def copy_output(value: Any) -> Any:
     return np.array(value, copy=True) if isinstance(value, np.ndarray) else value
 
 
+_SYMBOL_PREFIX = "z_"
+
+
+def symbols_in(value: Any) -> frozenset[Symbol]:
+    """The symbols of the symbolic sizes in an attribute value (a size, or a tuple of them)."""
+    if isinstance(value, SymExpr):
+        return value.symbols
+    if isinstance(value, tuple):
+        found: frozenset[Symbol] = frozenset()
+        for item in value:
+            found |= symbols_in(item)
+        return found
+    return frozenset()
+
+
+def _attr_code(value: Any) -> str:
+    """Python source computing an attribute holding symbolic sizes from the ``z_`` size names."""
+    if isinstance(value, SymExpr):
+        terms = []
+        for monomial, coefficient in value.terms:
+            factors = [str(coefficient)] if coefficient != 1 or not monomial else []
+            factors += [f"{_SYMBOL_PREFIX}{s.name}" for s in monomial]
+            terms.append("*".join(factors))
+        return "(" + " + ".join(terms) + ")"
+    if isinstance(value, tuple):
+        return "(" + "".join(f"{_attr_code(item)}, " for item in value) + ")"
+    return repr(value)
+
+
 class CodeGenerator:
     """Turns a graph into Python source; subclasses may override ``emit_op`` for new op kinds."""
 
@@ -154,10 +184,15 @@ class CodeGenerator:
             kernel, stem = opdef.in_place_kernel, f"k_{op.name}_in_place"  # the in-place-updates pass chose it
         if kernel is None:
             raise KeyError(f"no NumPy kernel for op {op.name!r}: the backend handles it itself or it is a bug")
-        attrs = kernel_attrs(op)
+        attrs = {k: v for k, v in kernel_attrs(op).items() if not symbols_in(v)}
         if attrs:
             return self.bind(functools.partial(kernel, **attrs), self.fresh(f"{stem}_"))
         return self.bind(kernel, stem)
+
+    def symbolic_attrs(self, op: Op) -> list[str]:
+        """``shape=(z_n0, 3)``: the attributes holding symbolic sizes, passed at the call as the
+        sizes of this call (``emit_symbol_sizes``); the others are bound to the kernel."""
+        return [f"{name}={_attr_code(value)}" for name, value in kernel_attrs(op).items() if symbols_in(value)]
 
     def out_kernel_for(self, op: Op) -> str:
         kernel = out_kernel(op)
@@ -217,10 +252,22 @@ class CodeGenerator:
             self.names[value] = f"a{i}"
             args.append(f"a{i}")
         self.line(0, f"def run({', '.join(args)}):")
+        self.emit_symbol_sizes(1)
         self.emit_buffers(1)
         self.emit_scalar_args(1)
         self.emit_block(self.graph.body, 1, aliasing)
         return "\n".join(self.lines) + "\n"
+
+    def emit_symbol_sizes(self, depth: int) -> None:
+        """``z_n0 = a0.shape[0]`` for each symbolic size an attribute uses (``np.zeros_like`` of an
+        argument of symbolic length has a ``shape`` attribute holding it)."""
+        used = {s for op in self.graph.walk() for value in kernel_attrs(op).values() for s in symbols_in(value)}
+        for index, value in enumerate(self.graph.body.args):
+            for axis, size in enumerate(value.type.shape):
+                if isinstance(size, SymExpr) and size.symbols <= used:
+                    (symbol,) = size.symbols
+                    used.discard(symbol)
+                    self.line(depth, f"{_SYMBOL_PREFIX}{symbol.name} = a{index}.shape[{axis}]")
 
     def emit_scalar_args(self, depth: int) -> None:
         """``s0 = a0[()]`` for each 0-d argument a scalar operator reads: NumPy scalar math on
@@ -285,7 +332,7 @@ class CodeGenerator:
         results = [self.fresh() for _ in op.results]
         for value, name in zip(op.results, results):
             self.names[value] = name
-        arguments = ", ".join(self.name_of(v) for v in op.operands)
+        arguments = ", ".join([*(self.name_of(v) for v in op.operands), *self.symbolic_attrs(op)])
         overwritten = overwritten_operand(op)
         if overwritten is not None and get_op(op.name).in_place_kernel is None:
             # The in-place-updates pass chose an elementwise update of its operand (`x += y`).

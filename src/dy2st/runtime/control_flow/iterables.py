@@ -31,11 +31,12 @@ from dy2st.errors import (
     user_frame,
     user_location,
 )
+from dy2st.ir.symbolic import SymExpr
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
 from dy2st.runtime.control_flow.rolling import current_policy
-from dy2st.runtime.control_flow.values import python_number, wrap_result
+from dy2st.runtime.control_flow.values import python_number, size_number, wrap_result
 from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.tensor import Tensor
 
@@ -190,6 +191,10 @@ def for_range(*args: Any) -> Any:
     shadowing = _shadowed("range", builtins.range)
     if shadowing is not None:
         return shadowing(*args)  # the user's own ``range``: called, and its result iterated
+    builder = current_builder()
+    if builder is not None and any(isinstance(a, SymExpr) for a in args):
+        # ``range(len(x))`` in a graph serving many lengths: the bound is read when the graph runs.
+        args = tuple(size_number(builder, a) if isinstance(a, SymExpr) else a for a in args)
     tensors = [a for a in args if isinstance(a, Tensor)]
     if not tensors:
         return range(*args)
