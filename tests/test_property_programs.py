@@ -78,6 +78,18 @@ def test_program_with_python_conditions_matches_eager(seed, tmp_path):
     check(program, tmp_path, refusals_fail=True)
 
 
+CHANGING_SIZE_PROGRAMS = range(6)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("seed", CHANGING_SIZE_PROGRAMS)
+def test_program_with_changing_sizes_matches_eager(family, seed, tmp_path):
+    """Each call's arrays longer than the last's: the second call builds a graph with symbolic
+    sizes (automatic dynamic shapes) that the later calls run."""
+    program = generate(FAMILIES[family], seed, Knobs(changing_sizes=True))
+    check(program, tmp_path, refusals_fail=family in MEANT_TO_CONVERT)
+
+
 CONSTRUCTS = {
     "control_flow": ["break", "continue", "return", " and ", " or ", "not (", "while ", "in range(k)",
                      "in range(3)", " if ", "else:", "-1.0 < s < 2.0", "u["],

@@ -383,13 +383,14 @@ def broadcast_shapes(*shapes: tuple[Dim, ...]) -> tuple[Dim, ...]:
     ndim = max(len(s) for s in shapes)
     result: list[Dim] = []
     for axis in range(ndim):
-        size: Dim = 1
+        size: Dim | None = None
         for shape in shapes:
             k = axis - (ndim - len(shape))
             if k < 0:
                 continue
             d = shape[k]
-            if d == size:
+            if size is None or d == size:
+                size = d
                 continue
             if is_one(d):
                 continue
@@ -400,7 +401,7 @@ def broadcast_shapes(*shapes: tuple[Dim, ...]) -> tuple[Dim, ...]:
                     "shape mismatch: objects cannot be broadcast to a single shape.  Mismatch is "
                     f"between {_format_shapes(shapes)}"
                 )
-        result.append(size)
+        result.append(1 if size is None else size)
     return tuple(result)
 
 

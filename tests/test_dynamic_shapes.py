@@ -1,0 +1,154 @@
+"""One graph for many sizes: automatic dynamic shapes, ``to_static(dynamic=...)``, symbolic sizes
+used as numbers, and the fallback to static sizes where a build needs a size as a number."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dy2st
+
+LENGTHS = range(5, 55)
+
+
+def same(converted, eager):
+    assert type(converted) is type(eager)
+    if isinstance(eager, tuple):
+        assert len(converted) == len(eager)
+        for c, e in zip(converted, eager):
+            same(c, e)
+    elif isinstance(eager, np.ndarray):
+        assert converted.shape == eager.shape and converted.dtype == eager.dtype
+        np.testing.assert_allclose(converted, eager, rtol=1e-12)
+    else:
+        assert converted == pytest.approx(eager)
+
+
+def centered_differences(x, y):
+    z = x * 2.0 + y
+    return np.sum(z), z[1:] - z[:-1]
+
+
+def smooth(x):
+    n = len(x)
+    y = x.copy()
+    for i in range(1, n - 1):
+        y[i] = 0.5 * x[i] + 0.25 * (x[i - 1] + x[i + 1])
+    return y
+
+
+def running_sum(x):
+    out = np.empty_like(x)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+        out[i] = s
+    return out
+
+
+def normalize_rows(A):
+    d = A - A.mean(axis=1, keepdims=True)
+    return d / np.sqrt((d * d).sum(axis=1, keepdims=True) + 1e-9), A.T @ A
+
+
+def heat(u, steps):
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+    return u
+
+
+def mean_and_length(x):
+    n = len(x)
+    return x.sum() / n, n, x.shape, 2 * n + 1
+
+
+def arguments(fn, n, rng):
+    if fn is normalize_rows:
+        return (rng.standard_normal((n, 3)),)
+    if fn is heat:
+        return (rng.standard_normal(n), 20)
+    if fn is centered_differences:
+        return (rng.standard_normal(n), rng.standard_normal(n))
+    return (rng.standard_normal(n),)
+
+
+@pytest.mark.parametrize("fn", [centered_differences, smooth, running_sum, normalize_rows, heat, mean_and_length])
+def test_fifty_lengths_build_at_most_two_graphs(fn):
+    static = dy2st.to_static(fn)
+    rng = np.random.default_rng(0)
+    for n in LENGTHS:
+        args = arguments(fn, n, rng)
+        copies = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+        same(static(*args), fn(*copies))
+        for a, c in zip(args, copies):  # arguments updated in place end up as eager leaves them
+            if isinstance(a, np.ndarray):
+                np.testing.assert_array_equal(a, c)
+    assert static.num_graphs <= 2
+
+
+@pytest.mark.parametrize("fn", [centered_differences, smooth, normalize_rows, heat])
+def test_dynamic_true_builds_one_graph(fn):
+    static = dy2st.to_static(fn, dynamic=True)
+    rng = np.random.default_rng(1)
+    for n in LENGTHS:
+        args = arguments(fn, n, rng)
+        same(static(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), fn(*args))
+    assert static.num_graphs == 1
+
+
+def test_dynamic_false_builds_one_graph_per_shape():
+    static = dy2st.to_static(centered_differences, dynamic=False)
+    for n in range(5, 10):
+        static(np.ones(n), np.ones(n))
+    assert static.num_graphs == 5
+
+
+def test_the_ir_prints_symbolic_sizes():
+    static = dy2st.to_static(centered_differences, dynamic=True)
+    text = str(static.graph(np.ones(8), np.ones(8)))
+    assert "func @centered_differences(%x: f64[n0], %y: f64[n0]) -> (f64[], f64[n0 - 1])" in text
+
+
+def test_sizes_used_as_numbers_are_read_at_run_time():
+    static = dy2st.to_static(mean_and_length, dynamic=True)
+    for n in (4, 9):
+        x = np.arange(n, dtype=np.float32)
+        result = static(x)
+        same(result, mean_and_length(x))
+        assert type(result[1]) is int and type(result[0]) is np.float32
+
+
+def test_sizes_below_two_get_graphs_of_their_own():
+    static = dy2st.to_static(centered_differences, dynamic=True)
+    for n in (1, 5, 1, 6):
+        same(static(np.ones(n), np.ones(n)), centered_differences(np.ones(n), np.ones(n)))
+    assert static.num_graphs == 2  # one for length 1, one for every length from 2
+
+
+def test_a_decision_about_a_size_is_guarded():
+    def head(x):
+        return x[:3] * 2.0
+
+    static = dy2st.to_static(head, dynamic=True)
+    for n in (8, 9, 2, 10, 3):
+        same(static(np.arange(float(n))), head(np.arange(float(n))))
+    assert static.num_graphs == 2  # n >= 3 (a slice of length 3), n < 3 (a slice of length n)
+
+
+def test_arguments_of_equal_length_share_a_size():
+    static = dy2st.to_static(centered_differences, dynamic=True)
+    static(np.ones(6), np.ones(6))
+    with pytest.raises(ValueError, match="broadcast"):
+        static(np.ones(6), np.ones(7))
+    same(static(np.ones(7), np.ones(7)), centered_differences(np.ones(7), np.ones(7)))
+
+
+def test_a_size_needed_as_a_number_makes_that_size_static():
+    def rows_of(x):
+        parts = [x[i] * i for i in range(len(x) // 2)]  # a Python list as long as half of x
+        return np.stack(parts) if parts else x
+
+    static = dy2st.to_static(rows_of)
+    for n in (4, 6, 8):
+        same(static(np.ones((n, 2))), rows_of(np.ones((n, 2))))
+    assert static.num_graphs == 3
