@@ -3,6 +3,7 @@
     python benchmarks/run.py                # full sizes (a few minutes on 2 cores)
     python benchmarks/run.py --quick        # small sizes, few repeats: a smoke run
     python benchmarks/run.py --json out.json --only W1,W5
+    python benchmarks/run.py --dynamic      # every argument size symbolic (to_static(dynamic=True))
 
 Times are medians over repeats after a warm-up; eager and converted repeats alternate, so a ratio is
 measured in one run under the same load. Peak memory is what ``tracemalloc`` sees NumPy allocate
@@ -116,12 +117,13 @@ def _leaves(result) -> list:
     return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
-def measure(workload: workloads.Workload, quick: bool) -> Row:
-    """One table row; a workload that fails to convert comes back with ``skipped`` set."""
+def measure(workload: workloads.Workload, quick: bool, dynamic: bool | None = None) -> Row:
+    """One table row; a workload that fails to convert comes back with ``skipped`` set.
+    ``dynamic=True`` measures the graph with every argument size symbolic."""
     row = Row(workload.name, target=workload.target)
     workload.setup(quick)
     args = workload.make_args(quick)
-    static = dy2st.to_static(workload.converted)
+    static = dy2st.to_static(workload.converted, dynamic=dynamic)
     try:
         start = time.perf_counter()
         graph = static.graph(*args)  # convert + build + optimize + generate, without running
@@ -297,18 +299,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke run)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures to PATH as JSON")
     parser.add_argument("--only", metavar="NAMES", help="comma-separated prefixes of workload names, e.g. W1,W5")
+    parser.add_argument(
+        "--dynamic", action="store_true", help="graphs with every argument size symbolic (to_static(dynamic=True))"
+    )
     options = parser.parse_args(argv)
     prefixes = options.only.split(",") if options.only else None
 
     def wanted(name: str) -> bool:
         return prefixes is None or any(name.startswith(p) for p in prefixes)
 
-    rows = [measure(w, options.quick) for w in workloads.WORKLOADS if wanted(w.name)]
+    dynamic = True if options.dynamic else None
+    rows = [measure(w, options.quick, dynamic) for w in workloads.WORKLOADS if wanted(w.name)]
     if wanted("W4"):
         rows += first_call_rows(options.quick)
     blas_threads = os.environ.get("OPENBLAS_NUM_THREADS", "default")
     print(
-        f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; numpy {np.__version__}; "
+        f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; "
+        f"{'symbolic sizes; ' if options.dynamic else ''}numpy {np.__version__}; "
         f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
         f"{'' if numexpr else '; numexpr not installed'}"
     )

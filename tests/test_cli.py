@@ -327,13 +327,34 @@ def test_huge_arrays_are_stand_ins_that_allocate_nothing(tmp_path):
     assert headers == ["// ---- IR after all passes", "// ---- generated executor", "// ---- memory"]
 
 
+def test_dynamic_prints_symbolic_sizes(tmp_path):
+    (tmp_path / "diff.py").write_text("def diff(x, y):\n    z = x * 2.0 + y\n    return z[1:] - z[:-1]\n")
+    result = run_cli(tmp_path, "dump", "diff.py::diff", "--ir", "--dynamic", "--arg", "x=f64[8]", "--arg", "y=f64[8]")
+    assert result.returncode == 0, result.stderr
+    assert "func @diff(%x: f64[n0], %y: f64[n0]) -> f64[n0 - 1]" in result.stdout
+    executor = run_cli(
+        tmp_path, "dump", "diff.py::diff", "--executor", "--dynamic", "--arg", "x=f64[8]", "--arg", "y=f64[8]"
+    )
+    assert executor.returncode == 0, executor.stderr
+
+
 def test_help_is_complete_with_examples(workdir):
     top = run_cli(workdir, "--help")
     assert top.returncode == 0
     for word in ("dump", "passes", "examples:"):
         assert word in top.stdout
     dump = run_cli(workdir, "dump", "--help").stdout
-    for option in ("--arg", "--ir", "--before", "--after", "--passes", "--executor", "--locs", "examples:"):
+    for option in (
+        "--arg",
+        "--ir",
+        "--before",
+        "--after",
+        "--passes",
+        "--executor",
+        "--locs",
+        "--dynamic",
+        "examples:",
+    ):
         assert option in dump
     assert "FILE is imported to find FUNC: its top-level code runs" in dump
     assert "exit codes:" in dump

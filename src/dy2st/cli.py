@@ -51,6 +51,8 @@ examples:
       print the IR right after the 'dce' pass
   dy2st dump examples/newton_sqrt.py::newton_sqrt --passes --executor --arg a=f64[] --arg tol=1e-12
       print the IR after every pass, then the generated NumPy executor
+  dy2st dump examples/two_branch_model.py::model --ir --dynamic --arg X1=f32[64,128] --arg X2=f32[64,128]
+      print the IR with every array size symbolic (f32[n0,n1]): the graph that serves every size
 
 argument values (--arg NAME=VALUE):
   f32[512,512]  float32[512,512]  int64[]  bool[4]   an array of that dtype and shape
@@ -166,6 +168,11 @@ def _add_dump_parser(commands) -> None:
     )
     dump.add_argument(
         "--locs", action="store_true", help="end every IR op with the user's source line (# file.py:LINE)"
+    )
+    dump.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="make every array size symbolic (to_static(dynamic=True); sizes print as n0, n1, ...)",
     )
     dump.add_argument(
         "--memory",
@@ -412,13 +419,17 @@ def wants_graph(options: argparse.Namespace) -> bool:
 def run_dump(options: argparse.Namespace) -> str:
     """Everything ``dy2st dump`` prints, as one string."""
     if not wants_graph(options):
-        for flag, given in (("--arg", options.args), ("--locs", options.locs)):
+        for flag, given in (("--arg", options.args), ("--locs", options.locs), ("--dynamic", options.dynamic)):
             if given:
                 raise UsageError(f"{flag} needs an IR option: --ir, --before, --after, --passes or --executor")
     check_pass_names(options.after)
     path, qualname = split_target(options.target)
     module = load_module(path)
     static = find_function(module, qualname, path)
+    if options.dynamic:
+        from dy2st.api import to_static
+
+        static = to_static(static.fn, dynamic=True)
     out = Output()
     if options.source or not wants_graph(options):
         out.add(f"transformed source of {qualname}", static.code)
