@@ -268,6 +268,11 @@ class FusedKernel:
         self.sized: dict[tuple[int, ...], FusedKernel] | None = None
         if has_symbolic(self.symbolic_shape):
             self.sized = {}
+            iteration_sizes = set(self.symbolic_shape)
+            # Each symbolic size of a result is an iteration axis's (``_for_inputs`` reads it there).
+            assert all(
+                d in iteration_sizes for shape, _ in self.symbolic_results for d in shape if isinstance(d, SymExpr)
+            ), f"{self.name}: a result size is not an iteration size"
             return
         self._set_shape(self.symbolic_shape, self.symbolic_results)
 
@@ -287,7 +292,9 @@ class FusedKernel:
         assert self.sized is not None
         shape = np.broadcast_shapes(*(np.shape(a) for a in inputs))
         kernel = self.sized.get(shape)
-        if kernel is None:
+        if kernel is not None:
+            return kernel
+        with self._scratch_lock:  # another thread may be adding or dropping a size
             if len(self.sized) >= _MAX_SIZED_KERNELS:
                 self.sized.pop(next(iter(self.sized)))
             sizes: dict[Any, int] = {d: n for d, n in zip(self.symbolic_shape, shape) if isinstance(d, SymExpr)}
