@@ -152,3 +152,33 @@ def test_a_size_needed_as_a_number_makes_that_size_static():
     for n in (4, 6, 8):
         same(static(np.ones((n, 2))), rows_of(np.ones((n, 2))))
     assert static.num_graphs == 3
+
+
+def test_size_arithmetic_is_pythons_unbounded_int():
+    """Differential generator, python_numbers seed 60107 with changing sizes."""
+
+    def grow(x):
+        t = 0
+        big = 2**64
+        for _ in range(3):
+            big = big + t
+            t = len(x)
+        return big, 3 * len(x) * len(x) + 2**70
+
+    static = dy2st.to_static(grow, dynamic=True)
+    for n in (6, 7):
+        assert static(np.ones(n)) == grow(np.ones(n))
+
+
+def test_a_numpy_scalar_literal_in_a_fused_group_of_symbolic_size():
+    """Differential generator, broadcast_branches seed 60147 with changing sizes: the tiled kernel
+    of a symbolic-size group names the literal np.float64(1.0)."""
+
+    def ratio(M):
+        y = np.abs(1.0)
+        return y / np.abs(M[2])
+
+    static = dy2st.to_static(ratio, dynamic=True)
+    for n in (4, 5):
+        M = np.arange(float(n * n)).reshape(n, n) - 7.0
+        same(static(M), ratio(M))

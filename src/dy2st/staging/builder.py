@@ -125,14 +125,19 @@ class GraphBuilder:
                 if place is None:
                     raise SymbolicSizeNeeded(frozenset({symbol}), f"the size {size} used as a number")
                 factor = self.emit(DIM, [place[0]], {"axis": place[1]}, loc=loc).results[0]
-                term = factor if term is None else self.emit(UFUNC_OPS[np.multiply], [term, factor], loc=loc).results[0]
+                term = factor if term is None else self._python_int_operator(np.multiply, term, factor, loc)
             if term is None:
                 term = self.const(coefficient, loc)
-            total = term if total is None else self.emit(UFUNC_OPS[np.add], [total, term], loc=loc).results[0]
+            total = term if total is None else self._python_int_operator(np.add, total, term, loc)
         assert total is not None
-        if not total.type.weak:  # NumPy typed the arithmetic int64; Python's int promotes weakly
-            total = self.emit(AS_PYTHON_NUMBER, [total], loc=loc).results[0]
         return total
+
+    def _python_int_operator(self, ufunc: np.ufunc, a: Value, b: Value, loc: SourceLocation | None) -> Value:
+        """``a + b`` or ``a * b`` of Python ints, as Python computes it (unbounded: a size times
+        ``2**64`` does not wrap): the result turned back into a Python number at once is what the
+        NumPy backend runs as Python's own operator."""
+        result = self.emit(UFUNC_OPS[ufunc], [a, b], loc=loc).results[0]
+        return self.emit(AS_PYTHON_NUMBER, [result], loc=loc).results[0]
 
     # --- emitting ops ----------------------------------------------------------------------
     def emit(

@@ -108,7 +108,7 @@ class TileProgram:
 
     def __init__(self, block: Block, name: str):
         self.filename = f"<dy2st-fused {name}>"
-        self.namespace: dict[str, Any] = {}
+        self.namespace: dict[str, Any] = {"np": np}  # repr of a NumPy scalar literal: np.float64(1.0)
         self.line_ops: dict[int, Op] = {}
         self.scratch: list[tuple[np.dtype, str]] = []
         self.shape = iteration_shape(block)
