@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numpy.target import SMALL_FUSED_BYTES
 from dy2st.errors import runtime_error
 from dy2st.ir.core import CONST, Block, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
@@ -310,6 +311,10 @@ class FusedKernel:
 
     def __call__(self, *inputs: Any, out: Any = None) -> Any:
         if self.sized is not None:
+            if out is None and _small_vectors(inputs):
+                # What the backend does for a small group of static size (``runs_unfused``):
+                # one NumPy call per op costs less than setting up tiles.
+                return self._run_unfused(inputs, None)
             return self._for_inputs(inputs)(*inputs, out=out)
         if self.keeps_eager_layout and not all(map(_c_ordered, inputs)):
             return self._run_unfused(inputs, out)
@@ -589,6 +594,14 @@ def _count(shape: tuple[int, ...]) -> int:
 
 def _overlaps(inputs: tuple, outputs: list[np.ndarray]) -> bool:
     return any(isinstance(a, np.ndarray) and np.may_share_memory(a, o) for a in inputs for o in outputs)
+
+
+def _small_vectors(inputs: tuple) -> bool:
+    """Are the inputs at most 1-D (so the results are no larger) and small (``SMALL_FUSED_BYTES``)?"""
+    for a in inputs:
+        if getattr(a, "ndim", 0) > 1 or getattr(a, "nbytes", 0) > SMALL_FUSED_BYTES:
+            return False
+    return True
 
 
 _MAX_SIZED_KERNELS = 16
