@@ -303,6 +303,26 @@ def test_a_view_a_loop_keeps_past_an_update_of_its_base_is_refused_not_stale():
         assert_like_eager(view_retaken_after_each_update, X.copy(), np.array(k))
 
 
+def view_an_inner_loop_may_not_retake(X, k):
+    # Differential generator, views seed 70067 (changing sizes; the first call, so not about
+    # symbolic sizes): an inner loop of zero iterations leaves `row` the view from before the outer
+    # loop, whose rows the outer loop halves; eager code sees the halving, the graph held `row`'s
+    # old contents (a wrong answer). Now reading it after the loop is refused.
+    row = X[0]
+    for r in X:
+        r *= 0.5
+        for t in range(k):
+            row = X[t]
+    return row.sum()
+
+
+def test_a_view_an_inner_loop_may_not_retake_is_refused_not_stale():
+    X = np.arange(20.0).reshape(4, 5)
+    for k in (0, 2):
+        with pytest.raises(dy2st.GraphBuildError, match="may share memory with an array that was updated"):
+            dy2st.to_static(view_an_inner_loop_may_not_retake)(X.copy(), np.array(k))
+
+
 def path_chosen_view_returned_after_an_update(X, x):
     # Differential generator, views seed 31055: the early return lowered to `retval = row` let a
     # view chosen by a tensor if, read after its base was updated, through unchecked (stale).

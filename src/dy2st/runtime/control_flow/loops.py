@@ -720,11 +720,17 @@ def _refuse_stale_views(rebound: list, after_loop: dict[int, Any], plan: _Plan, 
 
 
 def _forwards(value: Any, arg: Value) -> bool:
-    """Is ``value`` the block argument ``arg`` on some path (through the yields of ``cond`` ops)?"""
+    """Is ``value`` the block argument ``arg`` on some path (through the yields of ``cond`` ops,
+    and through inner ``while_loop`` ops, whose result is their initial value when they run no
+    iteration)?"""
     if value is arg:
         return True
     op = getattr(value, "op", None)
-    if op is None or op.name != COND:
+    if op is None:
+        return False
+    if op.name == WHILE_LOOP:
+        return _forwards(op.operands[op.results.index(value)], arg)
+    if op.name != COND:
         return False
     index = op.results.index(value)
     return any(_forwards(region.block.ops[-1].operands[index], arg) for region in op.regions)
