@@ -64,3 +64,37 @@ def returns_a_formatted_string(x):
 def test_a_formatted_string_cannot_be_returned():
     with pytest.raises(dy2st.GraphBuildError, match="string formatted from a tensor"):
         dy2st.to_static(returns_a_formatted_string)(np.ones(2))
+
+
+def early_returns_of_a_flag_around_an_inner_loop(x, n, k, p):
+    # Differential generator, search_logic seed 70239 (changing sizes; the first call, so not
+    # about symbolic sizes): the kind code of `retval` that an inner tensor loop carried was
+    # attached to the value from before the loop, which the other branch of the enclosing `if`
+    # also returns, out of the code's scope there (an internal KeyError).
+    cnt = 0
+    best = x[0]
+    found = False
+    for i in range(3):
+        for _ in range(3):
+            if x[0] > 0:
+                break
+            found = best > 1.0
+        if not cnt > 1:
+            cnt += 1
+            if found:
+                return (best, found)
+        else:
+            if n > 5:
+                break
+            for _ in range(k):
+                if i > p:
+                    return found
+    return (best, found)
+
+
+@pytest.mark.parametrize("first", [-1.5, 1.5])
+@pytest.mark.parametrize("n, k", [(3, 2), (7, 1), (3, 0)])
+def test_a_loop_carried_kind_code_stays_in_its_scope(first, n, k):
+    x = np.array([first, -0.5, 0.5, -0.5, 1.5, -0.0])
+    # p = 2: `return found` (a bool where the other returns are pairs, a refusal) is never staged.
+    assert_like_eager(early_returns_of_a_flag_around_an_inner_loop, x, np.array(n), np.array(k), 2)
