@@ -62,6 +62,14 @@ def mean_and_length(x):
     return x.sum() / n, n, x.shape, 2 * n + 1
 
 
+def created_from_sizes(x):
+    n = len(x)
+    out = np.zeros((n, 3))
+    out[:, 0] = x
+    out[:, 1] = x * 2
+    return out, np.ones(n - 1) + x[1:], np.full(n, 2.5) * x, np.broadcast_to(x, (2, n))
+
+
 def arguments(fn, n, rng):
     if fn is normalize_rows:
         return (rng.standard_normal((n, 3)),)
@@ -72,7 +80,9 @@ def arguments(fn, n, rng):
     return (rng.standard_normal(n),)
 
 
-@pytest.mark.parametrize("fn", [centered_differences, smooth, running_sum, normalize_rows, heat, mean_and_length])
+@pytest.mark.parametrize(
+    "fn", [centered_differences, smooth, running_sum, normalize_rows, heat, mean_and_length, created_from_sizes]
+)
 def test_fifty_lengths_build_at_most_two_graphs(fn):
     static = dy2st.to_static(fn)
     rng = np.random.default_rng(0)

@@ -14,6 +14,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.errors import build_error as error_at_build
+from dy2st.ir.symbolic import SymExpr
 
 # Default values that mean "not given" for arguments we refuse.
 NOT_GIVEN = object()
@@ -58,10 +59,13 @@ def static_int(value: Any, what: str) -> int:
         raise GraphBuildError(f"{what} must be an integer, got {type(value).__name__}", user_location()) from None
 
 
-def static_shape(shape: Any, func_name: str) -> tuple[int, ...]:
-    """A shape argument (an int or a sequence of ints) as a tuple, checked like NumPy does."""
+def static_shape(shape: Any, func_name: str) -> tuple[Any, ...]:
+    """A shape argument (an int or a sequence of ints) as a tuple, checked like NumPy does. A
+    symbolic size (``np.zeros((len(x), 3))`` in a graph serving many lengths) stays symbolic."""
     dims = (shape,) if not isinstance(shape, (tuple, list)) else shape
-    result = tuple(static_int(d, f"{func_name}: each dimension of the shape") for d in dims)
+    result = tuple(
+        d if isinstance(d, SymExpr) else static_int(d, f"{func_name}: each dimension of the shape") for d in dims
+    )
     if any(d < 0 for d in result):
         raise GraphBuildError(f"{func_name}: negative dimensions are not allowed", user_location())
     return result
