@@ -70,6 +70,19 @@ def created_from_sizes(x):
     return out, np.ones(n - 1) + x[1:], np.full(n, 2.5) * x, np.broadcast_to(x, (2, n))
 
 
+def sized_ranges_and_reshapes(x):
+    n = len(x)
+    grid = np.outer(x, x).reshape(n, -1) @ x
+    return (
+        np.arange(n) * x,
+        np.arange(n, 0, -1),
+        np.linspace(0.0, 1.0, n) * x,
+        x.reshape(-1, 1).T,
+        grid,
+        x[[0, 1]] + np.linalg.norm(x),
+    )
+
+
 def arguments(fn, n, rng):
     if fn is normalize_rows:
         return (rng.standard_normal((n, 3)),)
@@ -81,7 +94,17 @@ def arguments(fn, n, rng):
 
 
 @pytest.mark.parametrize(
-    "fn", [centered_differences, smooth, running_sum, normalize_rows, heat, mean_and_length, created_from_sizes]
+    "fn",
+    [
+        centered_differences,
+        smooth,
+        running_sum,
+        normalize_rows,
+        heat,
+        mean_and_length,
+        created_from_sizes,
+        sized_ranges_and_reshapes,
+    ],
 )
 def test_fifty_lengths_build_at_most_two_graphs(fn):
     static = dy2st.to_static(fn)
@@ -96,7 +119,7 @@ def test_fifty_lengths_build_at_most_two_graphs(fn):
     assert static.num_graphs <= 2
 
 
-@pytest.mark.parametrize("fn", [centered_differences, smooth, normalize_rows, heat])
+@pytest.mark.parametrize("fn", [centered_differences, smooth, normalize_rows, heat, sized_ranges_and_reshapes])
 def test_dynamic_true_builds_one_graph(fn):
     static = dy2st.to_static(fn, dynamic=True)
     rng = np.random.default_rng(1)

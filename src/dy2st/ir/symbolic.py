@@ -136,18 +136,37 @@ class SymExpr:
     __rmul__ = __mul__
 
     def __floordiv__(self, other: Any) -> Dim:
-        """Exact division by a nonzero int (``3*n0 // 3``); anything else needs the value."""
+        """Exact division by a nonzero int (``3*n0 // 3``) or by a single term (``3*n0*n1 // n0``);
+        anything else needs the value."""
         if isinstance(other, int) and other and all(c % other == 0 for _, c in self.terms):
             return SymExpr._normal({m: c // other for m, c in self.terms})
-        if isinstance(other, SymExpr) and other == self:
-            return 1
+        if isinstance(other, SymExpr) and len(other.terms) == 1:
+            quotient = self._divided_by_term(*other.terms[0])
+            if quotient is not None:
+                return quotient
         raise SymbolicSizeNeeded(self.symbols | _symbols_of(other), f"dividing {self} by {other}")
+
+    def _divided_by_term(self, monomial: Monomial, coefficient: int) -> Dim | None:
+        """``self / (coefficient * monomial)`` when every term divides exactly, else None."""
+        terms: dict[Monomial, int] = {}
+        for m, c in self.terms:
+            rest = list(m)
+            for s in monomial:
+                if s not in rest:
+                    return None
+                rest.remove(s)
+            if c % coefficient:
+                return None
+            terms[tuple(rest)] = c // coefficient
+        return SymExpr._normal(terms)
 
     def __rfloordiv__(self, other: Any) -> Dim:
         raise SymbolicSizeNeeded(self.symbols, f"dividing {other} by {self}")
 
     def __mod__(self, other: Any) -> Dim:
         if isinstance(other, int) and other and all(c % other == 0 for _, c in self.terms):
+            return 0
+        if isinstance(other, SymExpr) and len(other.terms) == 1 and self._divided_by_term(*other.terms[0]) is not None:
             return 0
         raise SymbolicSizeNeeded(self.symbols | _symbols_of(other), f"{self} modulo {other}")
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from dy2st.errors import TensorValueError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, symbols_of_shape
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import (
     build_error,
@@ -66,7 +67,18 @@ def _shaped_rule(types, *, shape, dtype, **unused):
 
 def _arange_rule(types, *, start, stop, step, dtype):
     # NumPy computes the length from the Python values: ceil((stop - start) / step).
+    if isinstance(start, SymExpr) or isinstance(stop, SymExpr):
+        return TensorType((_symbolic_arange_length(start, stop, step),), dtype)
     return TensorType((max(0, math.ceil((stop - start) / step)),), dtype)
+
+
+def _symbolic_arange_length(start: Any, stop: Any, step: Any) -> Any:
+    """The length of ``np.arange(start, stop, step)`` with a symbolic bound (``arange(len(x))``):
+    exact for integer bounds and a step of 1 or -1 (a decision about its sign is guarded)."""
+    if not isinstance(start, (int, SymExpr)) or not isinstance(stop, (int, SymExpr)) or step not in (1, -1):
+        raise SymbolicSizeNeeded(symbols_of_shape((start, stop)), f"np.arange({start}, {stop}, {step})")
+    length = (stop - start) * int(step)
+    return length if length >= 0 else 0
 
 
 def _linspace_rule(types, *, start, stop, num, endpoint, dtype):
@@ -168,6 +180,8 @@ def _static_number(value: Any, func_name: str, what: str) -> Any:
             user_location(),
             "pass Python numbers (or arguments that are Python ints) as bounds",
         )
+    if isinstance(value, SymExpr):
+        return value  # a symbolic size: a Python int known when the graph runs
     value = python_scalar(value)
     if not isinstance(value, (bool, int, float)):
         raise UnsupportedOpError(
@@ -186,8 +200,10 @@ def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like
     step = 1 if step is None else _static_number(step, "np.arange", "step")
     if step == 0:
         raise build_error("np.arange", ZeroDivisionError("division by zero (step is 0)"))
-    # NumPy promotes the bounds as Python values, even when they are NumPy scalars.
-    dtype = np.result_type(start, stop, step) if dtype is None else np.dtype(dtype)
+    # NumPy promotes the bounds as Python values, even when they are NumPy scalars (a symbolic
+    # size is a Python int).
+    bounds = [0 if isinstance(v, SymExpr) else v for v in (start, stop, step)]
+    dtype = np.result_type(*bounds) if dtype is None else np.dtype(dtype)
     return fresh_array("arange", start=start, stop=stop, step=step, dtype=dtype)
 
 
@@ -197,11 +213,12 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     reject_unsupported("np.linspace", retstep=(retstep, False), axis=(axis, 0))
     for value, what in ((start, "start"), (stop, "stop")):
         _static_number(value, "np.linspace", what)
-    num = static_int(num, "np.linspace: num")
+    num = num if isinstance(num, SymExpr) else static_int(num, "np.linspace: num")
     if num < 0:
         raise build_error("np.linspace", ValueError(f"Number of samples, {num}, must be non-negative."))
     # An empty probe gives NumPy's own dtype choice, NumPy-scalar bounds included.
-    dtype = np.linspace(start, stop, 0, dtype=dtype).dtype
+    low, high = (0 if isinstance(v, SymExpr) else v for v in (start, stop))
+    dtype = np.linspace(low, high, 0, dtype=dtype).dtype
     return fresh_array("linspace", start=start, stop=stop, num=num, endpoint=bool(endpoint), dtype=dtype)
 
 

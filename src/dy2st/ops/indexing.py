@@ -180,6 +180,11 @@ def symbolic_indexed_shape(
                 if check_bounds and not (-size <= int(item) < size):
                     raise IndexError(f"index {int(item)} is out of bounds for axis {axis} with size {size}")
                 index_shape = ()
+            elif check_bounds and isinstance(item, np.ndarray) and item.size:
+                low, high = int(item.min()), int(item.max())
+                if not (-size <= low and high < size):
+                    bad = high if high >= 0 else low
+                    raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
             if advanced:
                 advanced_at.append(len(parts))
                 advanced_shapes.append(index_shape)
@@ -280,7 +285,8 @@ def _static_indices_in_bounds(types, template) -> bool:
     x, *_ = types
     if has_symbolic(x.shape):
         try:
-            symbolic_indexed_shape(x.shape, template, [TensorType((), np.dtype(np.intp))] * template.count(TENSOR_SLOT))
+            slots = sum(item is TENSOR_SLOT for item in template)
+            symbolic_indexed_shape(x.shape, template, [TensorType((), np.dtype(np.intp))] * slots)
         except IndexError:
             return False
         return True
@@ -378,7 +384,8 @@ def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tu
     if has_symbolic(tensor.shape):
         try:
             scalar_index = TensorType((), np.dtype(np.intp))
-            symbolic_indexed_shape(tensor.shape, template, [scalar_index] * template.count(TENSOR_SLOT))
+            slots = sum(item is TENSOR_SLOT for item in template)
+            symbolic_indexed_shape(tensor.shape, template, [scalar_index] * slots)
         except IndexError as e:
             raise build_error(e, f"{opname}({tensor.type}): {e}", user_location()) from None
         return

@@ -6,7 +6,7 @@ import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
-from dy2st.ir.symbolic import Dim, broadcast_shapes, dims_equal
+from dy2st.ir.symbolic import Dim, broadcast_shapes, dim_product, dims_equal
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
@@ -82,8 +82,8 @@ def dot(a, b, out=None):
 def outer(a, b, out=None):
     """Staged ``np.outer``: NumPy's own definition, ``ravel(a)[:, None] * ravel(b)[None, :]``."""
     reject_unsupported("np.outer", out=(out, None))
-    column = apply("reshape", a, shape=(int(np.prod(np.shape(a))), 1))
-    row = apply("reshape", b, shape=(1, int(np.prod(np.shape(b)))))
+    column = apply("reshape", a, shape=(dim_product(np.shape(a)), 1))
+    row = apply("reshape", b, shape=(1, dim_product(np.shape(b))))
     return apply("multiply", column, row)
 
 
@@ -129,16 +129,16 @@ def tensordot(a, b, axes=2):
         raise build_error("np.tensordot", ValueError("shape-mismatch for sum"))
     kept_a = [k for k in range(len(a_shape)) if k not in axes_a]
     kept_b = [k for k in range(len(b_shape)) if k not in axes_b]
-    summed = int(np.prod([a_shape[i] for i in axes_a]))
+    summed = dim_product([a_shape[i] for i in axes_a])
     a_matrix = apply(
         "reshape",
         apply("transpose", a, axes=tuple(kept_a + axes_a)),
-        shape=(int(np.prod([a_shape[i] for i in kept_a])), summed),
+        shape=(dim_product([a_shape[i] for i in kept_a]), summed),
     )
     b_matrix = apply(
         "reshape",
         apply("transpose", b, axes=tuple(axes_b + kept_b)),
-        shape=(summed, int(np.prod([b_shape[i] for i in kept_b]))),
+        shape=(summed, dim_product([b_shape[i] for i in kept_b])),
     )
     product = apply("dot", a_matrix, b_matrix)
     return apply("reshape", product, shape=tuple(a_shape[i] for i in kept_a) + tuple(b_shape[i] for i in kept_b))

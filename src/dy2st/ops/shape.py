@@ -18,7 +18,7 @@ import numpy as np
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import broadcast_shapes
+from dy2st.ir.symbolic import SymExpr, broadcast_shapes, dims_equal
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
 from dy2st.staging.handlers import CREATION_HANDLERS, RUNTIME_QUERIES, handles, method, prop, setter
@@ -30,7 +30,8 @@ def resolve_newshape(size: Any, newshape) -> tuple[Any, ...]:
     """``newshape`` with a ``-1`` filled in, checked against ``size`` like NumPy does."""
     if isinstance(newshape, (int, np.integer)):
         newshape = (newshape,)
-    newshape = tuple(operator.index(d) for d in newshape)  # 2.0 raises TypeError, as in NumPy
+    # 2.0 raises TypeError, as in NumPy; a symbolic size (x.reshape(len(x), -1)) stays one.
+    newshape = tuple(d if isinstance(d, SymExpr) else operator.index(d) for d in newshape)
     unknown = [i for i, d in enumerate(newshape) if d == -1]
     if len(unknown) > 1:
         raise ValueError("can only specify one unknown dimension")
@@ -44,7 +45,7 @@ def resolve_newshape(size: Any, newshape) -> tuple[Any, ...]:
         if known == 0 or size % known:
             raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
         newshape = tuple(size // known if d == -1 else d for d in newshape)
-    elif known != size:
+    elif not dims_equal(known, size):
         raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
     return newshape
 
