@@ -249,20 +249,8 @@ def _visible_wherever(flag: Value, value: Value) -> bool:
     branch or loop body must not ride on a tensor made before it, which code on other paths (the
     other branch of an enclosing ``if``) still holds: there the flag would be out of scope. Such a
     tensor is one the loop left unchanged, whose kind is then its own."""
-    flag_block = _defining_block(flag)
-    block: Block | None = _defining_block(value)
-    while block is not None:
-        if block is flag_block:
-            return True
-        region = block.parent
-        op = region.parent if region is not None else None
-        block = op.parent if op is not None else None
-    return False
-
-
-def _defining_block(value: Value) -> Block:
-    owner = value.owner
-    return owner if isinstance(owner, Block) else owner.parent
+    owner = flag.owner
+    return defined_within(value, owner if isinstance(owner, Block) else owner.parent)
 
 
 def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None]):
