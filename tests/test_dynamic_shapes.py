@@ -196,3 +196,21 @@ def test_a_numpy_scalar_literal_in_a_fused_group_of_symbolic_size():
     for n in (4, 5):
         M = np.arange(float(n * n)).reshape(n, n) - 7.0
         same(static(M), ratio(M))
+
+
+def guarded_then_unrolled(x):
+    out = np.zeros(len(x))
+    out[:3] = x[:3]  # a decision about the size (n0 >= 3), made in every attempt at the build
+    parts = []
+    for i in range(6):  # rolled in the first attempt, which fails on the list: then unrolled
+        parts.append(x[i] * i)
+    return out, parts[-1]
+
+
+def test_a_failed_attempt_at_rolling_leaves_no_guards_behind():
+    """Differential generator, rolled_loops seeds 100058 and 100103 with changing sizes: the
+    guards of the attempt that rolled the loop named that attempt's symbols (internal KeyError)."""
+    static = dy2st.to_static(guarded_then_unrolled, dynamic=True)
+    for n in (8, 9, 12):
+        same(static(np.arange(float(n))), guarded_then_unrolled(np.arange(float(n))))
+    assert static.num_graphs == 1

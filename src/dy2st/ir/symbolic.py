@@ -329,6 +329,16 @@ def recording_guards() -> Iterator[list[Guard]]:
         _recorders.pop()
 
 
+@contextlib.contextmanager
+def attempt_guards() -> Iterator[None]:
+    """Record the guards of one attempt at staging a graph apart, and keep them only if it
+    succeeds: a failed attempt's decisions (about its own symbols) guard nothing."""
+    with recording_guards() as guards:
+        yield
+    if _recorders:
+        _recorders[-1].extend(g for g in guards if g not in _recorders[-1])
+
+
 def decide(expr: Dim, relation: Callable[[Any, Any], bool]) -> bool:
     """``relation(expr, 0)`` for the building call's sizes, recorded as a guard.
 
