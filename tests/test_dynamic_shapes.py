@@ -214,3 +214,17 @@ def test_a_failed_attempt_at_rolling_leaves_no_guards_behind():
     for n in (8, 9, 12):
         same(static(np.arange(float(n))), guarded_then_unrolled(np.arange(float(n))))
     assert static.num_graphs == 1
+
+
+def branch_on_length(x):
+    if len(x) == 5:
+        return x * 2.0
+    return x + 1.0
+
+
+def test_comparing_a_size_for_equality_is_guarded():
+    """`len(x) == 5` was False by the form of `n0` alone, with no guard: a later call of length 5
+    ran the graph built for length 8 and took the other branch (a wrong answer)."""
+    static = dy2st.to_static(branch_on_length)
+    for n in (7, 8, 5, 9):
+        same(static(np.full(n, 3.0)), branch_on_length(np.full(n, 3.0)))

@@ -66,8 +66,8 @@ class SymExpr:
     """A polynomial over symbols with integer coefficients, in canonical form (immutable).
 
     Arithmetic with ints and other expressions gives a ``SymExpr`` or, when every symbol cancels,
-    an ``int``. ``==`` is structural (provable equality); ordering comparisons and ``bool`` decide
-    from the symbols' hints and record a guard (``decide``).
+    an ``int``. ``==`` holds for equal forms; for other forms, and for ordering comparisons and
+    ``bool``, a build decides from the symbols' hints and records a guard (``decide``).
     """
 
     __slots__ = ("terms", "_hash")
@@ -199,10 +199,23 @@ class SymExpr:
 
     # --- comparisons ----------------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SymExpr) and self.terms == other.terms
+        """Equal in form, or (while a graph is built) equal for the building call's sizes, with a
+        guard: user code's ``len(x) == 5`` must not be False for a later call where it holds.
+        Outside a build, where nothing decides a graph, only equal forms are equal."""
+        if isinstance(other, SymExpr) and self.terms == other.terms:
+            return True
+        if _as_terms(other) is None:
+            return NotImplemented
+        difference = self - other
+        if not isinstance(difference, SymExpr):
+            return difference == 0
+        if not _recorders:
+            return False
+        return decide(difference, operator.eq)
 
     def __ne__(self, other: object) -> bool:
-        return not self == other
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
         return self._hash
@@ -300,12 +313,19 @@ _RELATIONS: dict[Callable[[Any, Any], bool], str] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Guard:
     """A decision a graph was built on: ``expr <relation> 0`` held for the building call."""
 
     expr: SymExpr
     relation: Callable[[Any, Any], bool]
+
+    def __eq__(self, other: object) -> bool:
+        # By form: comparing the expressions with ``==`` would make a decision of its own.
+        return isinstance(other, Guard) and (self.expr.terms, self.relation) == (other.expr.terms, other.relation)
+
+    def __hash__(self) -> int:
+        return hash((self.expr, self.relation))
 
     def holds(self, sizes: Mapping[Symbol, int]) -> bool:
         return bool(self.relation(self.expr.evaluate(sizes), 0))
