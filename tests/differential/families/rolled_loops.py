@@ -9,7 +9,7 @@ number the loop counted), which must fall back to unrolling with eager NumPy's r
 
 from __future__ import annotations
 
-from ..skeleton import indent
+from ..skeleton import SIZE_GROWTH, indent
 from .base import Call, Family, grid, python_int, trip_count
 
 LENGTH, ROWS, COLUMNS = 8, 6, 4
@@ -80,6 +80,8 @@ class RolledLoops(Family):
                 f"        A[{i}, {j} % {COLUMNS}] += x[{j}]",
             ],
             [f"for {i} in range(A.shape[0]):", f"    A[{i}] = A[{i}] * x[{i}]", *indent(inner)],
+            # sizes compared as numbers (with changing sizes, a later call's length matches)
+            [f"if len(x) == {LENGTH + SIZE_GROWTH[1]}:", "    s = s + x[-1]", "elif x.shape[0] > 7:", "    c += 2"],
             # the counter after the loop
             [f"for {i} in range({steps}):", "    s = s + 1.0", f"c = c + {i}"],
             # bodies that need the counter as a Python int: unrolled, as before
