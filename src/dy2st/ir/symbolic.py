@@ -237,9 +237,13 @@ class SymExpr:
 
     # --- printing --------------------------------------------------------------------------------
     def __str__(self) -> str:
+        return self.format()
+
+    def format(self, name: Callable[[Symbol], str] = lambda symbol: symbol.name) -> str:
+        """``3*n0*n1 + n0 - 1``, each symbol written as ``name`` says (also Python source)."""
         parts: list[str] = []
         for m, c in self.terms:
-            body = "*".join(s.name for s in m)
+            body = "*".join(name(s) for s in m)
             magnitude = abs(c)
             text = str(magnitude) if not body else body if magnitude == 1 else f"{magnitude}*{body}"
             if not parts:
@@ -280,11 +284,14 @@ def has_symbolic(shape: tuple[Any, ...]) -> bool:
     return any(isinstance(d, SymExpr) for d in shape)
 
 
-def symbols_of_shape(shape: tuple[Any, ...]) -> frozenset[Symbol]:
-    found: frozenset[Symbol] = frozenset()
-    for d in shape:
-        found |= _symbols_of(d)
-    return found
+def symbols_in(value: Any) -> frozenset[Symbol]:
+    """The symbols of a size, or of the sizes in a (nested) tuple such as a shape."""
+    if isinstance(value, tuple):
+        found: frozenset[Symbol] = frozenset()
+        for item in value:
+            found |= symbols_in(item)
+        return found
+    return _symbols_of(value)
 
 
 def evaluate_dim(dim: Dim, sizes: Mapping[Symbol, int]) -> int:

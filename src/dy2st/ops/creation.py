@@ -26,7 +26,7 @@ import numpy as np
 
 from dy2st.errors import TensorValueError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, symbols_of_shape
+from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, symbols_in
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import (
     build_error,
@@ -76,7 +76,7 @@ def _symbolic_arange_length(start: Any, stop: Any, step: Any) -> Any:
     """The length of ``np.arange(start, stop, step)`` with a symbolic bound (``arange(len(x))``):
     exact for integer bounds and a step of 1 or -1 (a decision about its sign is guarded)."""
     if not isinstance(start, (int, SymExpr)) or not isinstance(stop, (int, SymExpr)) or step not in (1, -1):
-        raise SymbolicSizeNeeded(symbols_of_shape((start, stop)), f"np.arange({start}, {stop}, {step})")
+        raise SymbolicSizeNeeded(symbols_in((start, stop)), f"np.arange({start}, {stop}, {step})")
     length = (stop - start) * int(step)
     return length if length >= 0 else 0
 

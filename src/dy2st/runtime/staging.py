@@ -276,6 +276,12 @@ def symbolic_input_types(
     return types, places
 
 
+def _flattened(value: Any) -> tuple[TreeDef, list[Any]]:
+    """``value``'s structure and its array leaves."""
+    leaves: list[Any] = []
+    return flatten(value, leaves), leaves
+
+
 def _trace_once(
     fn, signature: inspect.Signature, arguments: dict[str, Any], name: str, dynamic: frozenset[tuple[int, int]]
 ) -> Program:
@@ -283,22 +289,13 @@ def _trace_once(
     with builder:
         inputs: list[Tensor] = []
         symbolic_arguments = {}
-        trees = {}
-        all_leaves: list = []
-        for param, value in arguments.items():
-            trees[param] = flatten(value, all_leaves)
-        input_types, symbols = symbolic_input_types(all_leaves, dynamic)
+        trees = {param: _flattened(value) for param, value in arguments.items()}
+        input_types, symbols = symbolic_input_types([leaf for _, leaves in trees.values() for leaf in leaves], dynamic)
         types_in_order = iter(input_types)
-        for param, treedef in trees.items():
-            leaves: list = []
-            flatten(arguments[param], leaves)
+        for param, (treedef, leaves) in trees.items():
             tensors = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
                 placeholder = builder.add_input(next(types_in_order), path)
-                for axis, size in enumerate(placeholder.type.shape):
-                    if isinstance(size, SymExpr):
-                        (symbol,) = size.symbols
-                        builder.symbol_places.setdefault(symbol, (placeholder, axis))
                 tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
                 builder.caller_arrays[id(tensor)] = tensor
                 tensors.append(tensor)
@@ -307,6 +304,8 @@ def _trace_once(
             # attributes become captures read by reference, like global arrays.
             hook = functools.partial(_object_argument, param)
             symbolic_arguments[param] = unflatten(treedef, tensors, hook)
+        # Where a symbolic size used as a number is read: the first argument axis that has it.
+        builder.symbol_places = {s: (builder.graph.body.args[i], k) for s, [(i, k), *_] in symbols.items()}
         bound = inspect.BoundArguments(signature, symbolic_arguments)
         # Watched like the calls inside it, so that recursion back into fn is seen from its first call.
         result = _sizes_as_numbers(builder, watch_recursion(fn, builder)(*bound.args, **bound.kwargs))

@@ -42,7 +42,7 @@ from dy2st.backend.numpy.lowering import (
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import KIND_CODES, KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op, overwritten_operand
-from dy2st.ir.symbolic import Symbol, SymExpr
+from dy2st.ir.symbolic import SymExpr, symbols_in
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
@@ -104,27 +104,10 @@ def copy_output(value: Any) -> Any:
 _SYMBOL_PREFIX = "z_"
 
 
-def symbols_in(value: Any) -> frozenset[Symbol]:
-    """The symbols of the symbolic sizes in an attribute value (a size, or a tuple of them)."""
-    if isinstance(value, SymExpr):
-        return value.symbols
-    if isinstance(value, tuple):
-        found: frozenset[Symbol] = frozenset()
-        for item in value:
-            found |= symbols_in(item)
-        return found
-    return frozenset()
-
-
 def _attr_code(value: Any) -> str:
     """Python source computing an attribute holding symbolic sizes from the ``z_`` size names."""
     if isinstance(value, SymExpr):
-        terms = []
-        for monomial, coefficient in value.terms:
-            factors = [str(coefficient)] if coefficient != 1 or not monomial else []
-            factors += [f"{_SYMBOL_PREFIX}{s.name}" for s in monomial]
-            terms.append("*".join(factors))
-        return "(" + " + ".join(terms) + ")"
+        return f"({value.format(lambda symbol: _SYMBOL_PREFIX + symbol.name)})"
     if isinstance(value, tuple):
         return "(" + "".join(f"{_attr_code(item)}, " for item in value) + ")"
     return repr(value)

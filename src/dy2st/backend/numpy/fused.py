@@ -63,7 +63,7 @@ from dy2st.errors import runtime_error
 from dy2st.ir.core import CONST, Block, Op, Value, kernel_attrs
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
-from dy2st.ir.symbolic import SymExpr, broadcast_shapes, has_symbolic
+from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, broadcast_shapes, has_symbolic, symbols_in
 from dy2st.ops.fused import FUSED
 
 TILE_ELEMENTS = 65536
@@ -269,11 +269,13 @@ class FusedKernel:
         self.sized: dict[tuple[int, ...], FusedKernel] | None = None
         if has_symbolic(self.symbolic_shape):
             self.sized = {}
+            # Each symbolic size of a result must be an iteration axis's (``_for_inputs`` reads it
+            # there); else the graph is built again with those sizes static.
             iteration_sizes = set(self.symbolic_shape)
-            # Each symbolic size of a result is an iteration axis's (``_for_inputs`` reads it there).
-            assert all(
-                d in iteration_sizes for shape, _ in self.symbolic_results for d in shape if isinstance(d, SymExpr)
-            ), f"{self.name}: a result size is not an iteration size"
+            for shape, _ in self.symbolic_results:
+                stray = frozenset(d for d in shape if isinstance(d, SymExpr) and d not in iteration_sizes)
+                if stray:
+                    raise SymbolicSizeNeeded(symbols_in(shape), f"{self.name}: a result size is not an iteration size")
             return
         self._set_shape(self.symbolic_shape, self.symbolic_results)
 
