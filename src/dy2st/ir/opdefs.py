@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dy2st.ir.opcodes import IN_PLACE_UPDATE
+from dy2st.ir.symbolic import DataDependentSize, infer_size_obliviously
 from dy2st.ir.types import TensorType
 
 if TYPE_CHECKING:
@@ -153,3 +154,12 @@ def get_op(name: str) -> OpDef:
         return OPS[name]
     except KeyError:
         raise KeyError(f"unknown op {name!r}") from None
+
+
+def infer_types(opdef: OpDef, types: list[TensorType], attrs: dict[str, Any]) -> TensorType | list[TensorType]:
+    """The op's result type(s) by its rule; a rule that meets an undecidable decision about a
+    data-dependent size runs again size-obliviously (``symbolic.infer_size_obliviously``)."""
+    try:
+        return opdef.infer(types, **attrs)
+    except DataDependentSize:
+        return infer_size_obliviously(lambda: opdef.infer(types, **attrs))

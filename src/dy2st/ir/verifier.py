@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, RETURN, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, infer_types
+from dy2st.ir.symbolic import fits, is_data_dependent, same_form
 from dy2st.ir.types import TensorType
 
 # Ops whose result types are set at staging; the verifier checks them structurally instead.
@@ -90,12 +91,32 @@ def _verify_op(op: Op, scope: set[Value], defined: set[Value]) -> None:
         # Annotations of passes and backends (a planned buffer, a lowering) are not op attributes.
         for key in ANNOTATION_ATTRS:
             attrs.pop(key, None)
-        inferred = opdef.infer([v.type for v in op.operands], **attrs)
+        inferred = infer_types(opdef, [v.type for v in op.operands], attrs)
         inferred = list(inferred) if isinstance(inferred, (list, tuple)) else [inferred]
-        if [t.strong() for t in inferred] != _types(op.results):
+        if not _types_agree([t.strong() for t in inferred], _types(op.results)):
             _fail(op, f"result types {_types(op.results)} differ from the rule's {_TypeList(inferred)}")
         for region in op.regions:
             _verify_block(region.block, scope, defined, YIELD)
+
+
+def _types_agree(inferred: list[TensorType], actual: list[TensorType]) -> bool:
+    """The rule's types are the results' types, up to data-dependent sizes (each inference of a
+    data-dependent size makes a fresh symbol)."""
+    return len(inferred) == len(actual) and all(
+        a.dtype == b.dtype
+        and a.weak == b.weak
+        and len(a.shape) == len(b.shape)
+        and all(same_form(x, y) or is_data_dependent(x) or is_data_dependent(y) for x, y in zip(a.shape, b.shape))
+        for a, b in zip(inferred, actual)
+    )
+
+
+def _types_fit(values: list[TensorType], expected: list[TensorType]) -> bool:
+    """Values of these types can stand where the expected types are: the same dtypes, and sizes
+    of the same form except where the expected size is data-dependent (a branch's own size)."""
+    return len(values) == len(expected) and all(
+        a.dtype == b.dtype and a.weak == b.weak and fits(a.shape, b.shape) for a, b in zip(values, expected)
+    )
 
 
 def _is_bool_scalar(t: TensorType) -> bool:
@@ -112,7 +133,7 @@ def _verify_cond(op: Op, scope: set[Value], defined: set[Value]) -> None:
             _fail(op, "cond regions take no arguments")
         _verify_block(region.block, scope, defined, YIELD)
         yielded = _types(region.block.ops[-1].operands)
-        if yielded != _types(op.results):
+        if not _types_fit(yielded, _types(op.results)):
             _fail(op, f"region yields {yielded}, results are {_types(op.results)}")
 
 

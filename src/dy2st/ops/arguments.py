@@ -59,13 +59,27 @@ def static_int(value: Any, what: str) -> int:
         raise GraphBuildError(f"{what} must be an integer, got {type(value).__name__}", user_location()) from None
 
 
+def _size_held(value: Any) -> SymExpr | None:
+    """The size a staged number holds when it is one (``len(x[m])``, computed when the graph
+    runs from the data-dependent size: ``GraphBuilder.size_value``), else None."""
+    builder = getattr(value, "_builder", None)
+    if builder is None:
+        return None
+    return builder.size_of_value.get(value._value)
+
+
+def _dimension(d: Any, func_name: str) -> Any:
+    if isinstance(d, SymExpr):
+        return d
+    held = _size_held(d)
+    return held if held is not None else static_int(d, f"{func_name}: each dimension of the shape")
+
+
 def static_shape(shape: Any, func_name: str) -> tuple[Any, ...]:
     """A shape argument (an int or a sequence of ints) as a tuple, checked like NumPy does. A
     symbolic size (``np.zeros((len(x), 3))`` in a graph serving many lengths) stays symbolic."""
     dims = (shape,) if not isinstance(shape, (tuple, list)) else shape
-    result = tuple(
-        d if isinstance(d, SymExpr) else static_int(d, f"{func_name}: each dimension of the shape") for d in dims
-    )
+    result = tuple(_dimension(d, func_name) for d in dims)
     if any(d < 0 for d in result):
         raise GraphBuildError(f"{func_name}: negative dimensions are not allowed", user_location())
     return result

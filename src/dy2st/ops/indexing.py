@@ -9,13 +9,26 @@ is a view, so this costs nothing; advanced indexing allocates one byte per resul
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import Dim, SymbolicSizeNeeded, SymExpr, broadcast_shapes, has_symbolic, is_one
+from dy2st.ir.symbolic import (
+    Dim,
+    SymExpr,
+    broadcast_shapes,
+    data_dependent_size,
+    dims_equal,
+    has_symbolic,
+    is_one,
+    oblivious,
+    size_holds,
+    size_needed,
+)
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.ops.join import array_from_nested, contains_tensor
@@ -45,13 +58,7 @@ TENSOR_SLOT = _TensorSlot()
 
 
 def _check_index_tensor(item: Tensor) -> None:
-    if item.dtype == np.bool_:
-        raise UnsupportedOpError(
-            "indexing with a boolean tensor gives a result whose shape depends on the data",
-            user_location(),
-            "use np.where(mask, x, fill) to keep a static shape",
-        )
-    if item.dtype.kind not in "iu":
+    if item.dtype.kind not in "iub":
         raise GraphBuildError(f"only integer tensors can be used as indices, not {item.dtype}", user_location())
 
 
@@ -99,19 +106,25 @@ def is_basic(template: tuple, tensor_types: list[TensorType]) -> bool:
     arrays = iter(tensor_types)
     for item in template:
         if item is TENSOR_SLOT:
-            if next(arrays).ndim:
+            array = next(arrays)
+            if array.ndim or array.dtype == np.bool_:
                 return False
         elif isinstance(item, np.ndarray) and item.ndim:
             return False
     return True
 
 
-def indexed_shape(shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType]) -> tuple[Dim, ...]:
+def indexed_shape(
+    shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType], mask_counts: Sequence[Dim] | None = None
+) -> tuple[Dim, ...]:
     """The shape of ``x[index]``; an index out of bounds (``x[8]`` of a 6-element ``x``) gives the
     shape it would have in bounds: the op raises IndexError when it runs (``in_bounds``), so a
-    branch eager code never takes may hold it. Other invalid indices raise IndexError now."""
-    if has_symbolic(shape) or any(has_symbolic(t.shape) for t in tensor_types):
-        return symbolic_indexed_shape(shape, template, tensor_types, check_bounds=False)
+    branch eager code never takes may hold it. Other invalid indices raise IndexError now.
+
+    A boolean tensor in the index selects a number of elements known only when the op runs: its
+    ``mask_counts`` entry (a fresh data-dependent size where none is given)."""
+    if has_symbolic(shape) or any(has_symbolic(t.shape) or t.dtype == np.bool_ for t in tensor_types):
+        return symbolic_indexed_shape(shape, template, tensor_types, check_bounds=False, mask_counts=mask_counts)
     dummy = np.broadcast_to(np.empty((), np.uint8), shape)  # type: ignore[arg-type]  # static here
     tensors = [np.zeros(t.shape, np.intp) for t in tensor_types]
     try:
@@ -151,7 +164,11 @@ def _shape_without_indexed_axes(shape: tuple[Any, ...], template: tuple) -> tupl
 
 
 def symbolic_indexed_shape(
-    shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType], check_bounds: bool = True
+    shape: tuple[Dim, ...],
+    template: tuple,
+    tensor_types: list[TensorType],
+    check_bounds: bool = True,
+    mask_counts: Sequence[Dim] | None = None,
 ) -> tuple[Dim, ...]:
     """The shape of ``x[index]`` worked out by NumPy's rules, for shapes with symbolic sizes.
 
@@ -159,10 +176,15 @@ def symbolic_indexed_shape(
     ``slice_length``); an integer or 0-d index drops its axis; ``None`` adds a unit axis. Index
     arrays (tensors or concrete arrays of at least one dimension) make the index advanced: their
     broadcast shape replaces the axes they index where they are adjacent, else it comes first.
-    With ``check_bounds``, a static integer out of bounds raises NumPy's IndexError.
+    With ``check_bounds``, a static integer out of bounds raises NumPy's IndexError. A boolean
+    mask indexes as many axes as it has, giving one axis of its count of true elements.
     """
     expanded = _expanded_index(shape, template, tensor_types)
-    advanced = any((s := _index_array_shape(item, item_shape)) is not None and len(s) for item, item_shape in expanded)
+    advanced = any(
+        item is _MASK or ((s := _index_array_shape(item, item_shape)) is not None and len(s))
+        for item, item_shape in expanded
+    )
+    counts = iter(mask_counts or ())
     parts: list[tuple[Dim, ...] | None] = []  # None marks where advanced-index dimensions go
     advanced_shapes: list[tuple[Dim, ...]] = []
     advanced_at: list[int] = []
@@ -171,20 +193,19 @@ def symbolic_indexed_shape(
         if item is None:
             parts.append((1,))
             continue
+        if item is _MASK:
+            _check_mask_shape(item_shape, shape[axis : axis + len(item_shape)], axis)
+            advanced_at.append(len(parts))
+            count = next(counts, None)
+            advanced_shapes.append((data_dependent_size() if count is None else count,))
+            parts.append(None)
+            axis += len(item_shape)
+            continue
         size = shape[axis]
         if isinstance(item, slice):
             parts.append((slice_length(item, size),))
         else:
-            index_shape = _index_array_shape(item, item_shape)
-            if index_shape is None:  # a Python or NumPy integer
-                if check_bounds and not (-size <= int(item) < size):
-                    raise IndexError(f"index {int(item)} is out of bounds for axis {axis} with size {size}")
-                index_shape = ()
-            elif check_bounds and isinstance(item, np.ndarray) and item.size:
-                low, high = int(item.min()), int(item.max())
-                if not (-size <= low and high < size):
-                    bad = high if high >= 0 else low
-                    raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
+            index_shape = _integer_index_shape(item, item_shape, size, axis, check_bounds)
             if advanced:
                 advanced_at.append(len(parts))
                 advanced_shapes.append(index_shape)
@@ -193,6 +214,29 @@ def symbolic_indexed_shape(
     if not advanced:
         return tuple(d for part in parts if part is not None for d in part)
     return _place_advanced(parts, advanced_at, broadcast_shapes(*advanced_shapes))
+
+
+def _integer_index_shape(item: Any, item_shape: Any, size: Dim, axis: int, check_bounds: bool) -> tuple[Dim, ...]:
+    """The shape an integer index or index array contributes (``()`` for an integer), after
+    NumPy's bounds check of what is known now (``check_bounds``)."""
+    index_shape = _index_array_shape(item, item_shape)
+    if index_shape is None:  # a Python or NumPy integer
+        if check_bounds and _out_of_bounds(int(item), size):
+            raise IndexError(f"index {int(item)} is out of bounds for axis {axis} with size {size}")
+        return ()
+    if check_bounds and isinstance(item, np.ndarray) and item.size:
+        for bad in (int(item.max()), int(item.min())):
+            if _out_of_bounds(bad, size):
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
+    return index_shape
+
+
+def _out_of_bounds(index: int, size: Dim) -> bool:
+    """Is ``index`` out of bounds for an axis of ``size``: decided (and guarded) for an argument's
+    size; for a data-dependent size only where it is for every size (else the op checks it)."""
+    if index >= 0:
+        return size_holds(size, operator.le, index)
+    return size_holds(size, operator.lt, -index)
 
 
 def _place_advanced(
@@ -209,12 +253,22 @@ def _place_advanced(
     return (*broadcast, *(d for part in basic for d in part))
 
 
+_MASK = object()  # a boolean tensor in an expanded index (``_expanded_index``)
+
+
 def _expanded_index(shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType]) -> list[tuple[Any, Any]]:
-    """The index as (item, shape of its tensor or None), one item per axis plus the ``None``s:
-    ``Ellipsis`` and the missing trailing axes become full slices."""
+    """The index as (item, shape of its tensor or None), one item per axis (a boolean mask, as
+    ``_MASK``, one per axis it indexes) plus the ``None``s: ``Ellipsis`` and the missing trailing
+    axes become full slices."""
     types = iter(tensor_types)
-    items = [(item, next(types).shape) if item is TENSOR_SLOT else (item, None) for item in template]
-    consuming = sum(1 for item, _ in items if item is not None and item is not Ellipsis)
+    items: list[tuple[Any, Any]] = []
+    for item in template:
+        if item is TENSOR_SLOT:
+            item_type = next(types)
+            items.append((_MASK if item_type.dtype == np.bool_ else item, item_type.shape))
+        else:
+            items.append((item, None))
+    consuming = sum(_axes_indexed(item, item_shape) for item, item_shape in items)
     if consuming > len(shape):
         raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {consuming} were indexed")
     expanded: list[tuple[Any, Any]] = []
@@ -223,8 +277,25 @@ def _expanded_index(shape: tuple[Dim, ...], template: tuple, tensor_types: list[
             expanded.extend([(slice(None), None)] * (len(shape) - consuming))
         else:
             expanded.append((item, item_shape))
-    expanded.extend([(slice(None), None)] * (len(shape) - sum(1 for item, _ in expanded if item is not None)))
+    expanded.extend([(slice(None), None)] * (len(shape) - sum(_axes_indexed(*entry) for entry in expanded)))
     return expanded
+
+
+def _axes_indexed(item: Any, item_shape: Any) -> int:
+    """How many axes of the array an index item consumes."""
+    if item is None or item is Ellipsis:
+        return 0
+    return len(item_shape) if item is _MASK else 1
+
+
+def _check_mask_shape(mask_shape: tuple[Dim, ...], axes: tuple[Dim, ...], first_axis: int) -> None:
+    """NumPy's IndexError for a boolean index whose shape differs from the axes it indexes."""
+    for k, (mask_size, size) in enumerate(zip(mask_shape, axes)):
+        if not dims_equal(mask_size, size):
+            raise IndexError(
+                f"boolean index did not match indexed array along axis {first_axis + k}; size of axis is "
+                f"{size} but size of corresponding boolean axis is {mask_size}"
+            )
 
 
 def _index_array_shape(item: Any, item_shape: Any) -> tuple[Dim, ...] | None:
@@ -250,7 +321,7 @@ def slice_length(item: slice, size: Dim) -> Dim:
         start = _clamped_bound(item.start, size, size - 1, low=-1, high=size - 1)
         stop = _clamped_bound(item.stop, size, -1, low=-1, high=size - 1)
         return start - stop if start >= stop else 0
-    raise SymbolicSizeNeeded(size.symbols, f"a slice with step {step} of the size {size}")
+    raise size_needed(size.symbols, f"a slice with step {step} of the size {size}")
 
 
 def _clamped_bound(bound: Any, size: Dim, default: Dim, low: Dim = 0, high: Dim | None = None) -> Dim:
@@ -282,20 +353,24 @@ def _in_bounds_template(template: tuple) -> tuple:
 
 
 def _static_indices_in_bounds(types, template) -> bool:
-    x, *_ = types
-    if has_symbolic(x.shape):
-        try:
-            slots = sum(item is TENSOR_SLOT for item in template)
-            symbolic_indexed_shape(x.shape, template, [TensorType((), np.dtype(np.intp))] * slots)
-        except IndexError:
-            return False
-        return True
-    dummy = np.broadcast_to(np.empty((), np.uint8), x.shape)
+    x, *index_types = types
     try:
-        dummy[_fill(template, [np.zeros((), np.intp)] * sum(item is TENSOR_SLOT for item in template))]
+        _check_static_indices(x.shape, template, index_types)
     except IndexError:
         return False
     return True
+
+
+def _check_static_indices(shape: tuple[Dim, ...], template: tuple, index_types: list[TensorType]) -> None:
+    """Raise NumPy's IndexError for the parts of an index known now: static integers out of
+    bounds, boolean masks of the wrong shape (integer tensors are checked when the op runs)."""
+    if has_symbolic(shape) or any(has_symbolic(t.shape) for t in index_types if t.dtype == np.bool_):
+        probes = [t if t.dtype == np.bool_ else TensorType((), np.dtype(np.intp)) for t in index_types]
+        with oblivious():  # what depends on data-dependent sizes is checked when the op runs
+            symbolic_indexed_shape(shape, template, probes, mask_counts=[0] * len(probes))
+        return
+    arrays = [np.zeros(t.shape, np.bool_) if t.dtype == np.bool_ else np.intp(0) for t in index_types]
+    np.broadcast_to(np.empty((), np.uint8), shape)[_fill(template, arrays)]  # type: ignore[arg-type]  # static
 
 
 def _getitem_rule(types, template):
@@ -374,25 +449,15 @@ register(
 )
 
 
-def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tuple) -> None:
+def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tuple, index_tensors: list) -> None:
     """Static indices out of bounds raise NumPy's IndexError now in code that always runs (the
     function's top level); inside a tensor ``if`` or loop the op raises when it runs, as eager
     code does only on a path that reaches it (``indexed_shape``)."""
     builder = getattr(tensor, "_builder", None)
     if builder is None or builder.block is not builder.graph.body:
         return
-    if has_symbolic(tensor.shape):
-        try:
-            scalar_index = TensorType((), np.dtype(np.intp))
-            slots = sum(item is TENSOR_SLOT for item in template)
-            symbolic_indexed_shape(tensor.shape, template, [scalar_index] * slots)
-        except IndexError as e:
-            raise build_error(e, f"{opname}({tensor.type}): {e}", user_location()) from None
-        return
     try:
-        np.broadcast_to(np.empty((), np.uint8), tensor.shape)[
-            _fill(template, [np.intp(0)] * sum(item is TENSOR_SLOT for item in template))
-        ]
+        _check_static_indices(tensor.shape, template, [t.type for t in index_tensors])
     except IndexError as e:
         raise build_error(e, f"{opname}({tensor.type}): {e}", user_location()) from None
 
@@ -400,8 +465,9 @@ def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tu
 def getitem(tensor, index: Any):
     template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
-    _refuse_out_of_bounds_where_it_always_runs(kind, tensor, template)
+    _refuse_out_of_bounds_where_it_always_runs(kind, tensor, template, tensors)
     result = apply(kind, tensor, *tensors, template=template)
+    _count_masks_once(result, tensor, template, tensors)
     # x[0, 0] is a NumPy scalar (a copy), x[0, ...] a 0-d array (a view that += updates in place).
     result._scalar = result._scalar and Ellipsis not in template
     # NumPy makes a view for integer and NumPy-scalar indices, but indexing with a 0-d integer
@@ -414,6 +480,18 @@ def getitem(tensor, index: Any):
     return result
 
 
+def _count_masks_once(result: Tensor, tensor: Tensor, template: tuple, index_tensors: list[Tensor]) -> None:
+    """Give the axis a boolean mask selects the mask's own count of true elements: ``x[m]`` and
+    ``y[m]`` have one size (their sum needs no check), which ``np.nonzero(m)`` shares."""
+    masks = [t for t in index_tensors if t.dtype == np.bool_]
+    if not masks or result._alternatives is not None:
+        return
+    builder = result._builder
+    counts = [builder.true_count(mask._value) for mask in masks]
+    shape = indexed_shape(tensor.shape, template, [t.type for t in index_tensors], mask_counts=counts)
+    builder.retype(result._own, shape)
+
+
 def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict[str, Any]) -> Tensor:
     """``parent`` with its basic-indexing view holding ``new``: ``parent[index] = new``."""
     return apply("setitem", parent, new, *index_tensors, template=attrs["template"])
@@ -421,7 +499,7 @@ def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], 
 
 def setitem(tensor, index: Any, value: Any):
     template, tensors = split_index(index)
-    _refuse_out_of_bounds_where_it_always_runs("setitem", tensor, template)
+    _refuse_out_of_bounds_where_it_always_runs("setitem", tensor, template, tensors)
     if isinstance(value, (list, tuple)):
         # NumPy assigns a sequence as the array it makes of it (`a[0] = [1.0, x[2]]`).
         value = array_from_nested("assignment", value) if contains_tensor(value) else np.asarray(value)

@@ -41,10 +41,12 @@ from __future__ import annotations
 
 import bisect
 import math
+import operator
 from typing import Any
 
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.symbolic import size_holds
 from dy2st.ops.fused import FUSED
 from dy2st.passes.base import Pass
 from dy2st.passes.dce import has_side_effects
@@ -83,7 +85,7 @@ def is_row_reduction(op: Op) -> bool:
     source = op.operands[0].type
     return (
         source.ndim >= 1
-        and source.shape[-1] > 0
+        and size_holds(source.shape[-1], operator.gt, 0)
         and op.attrs.get("axis") == (source.ndim - 1,)
         and source.dtype.kind == "f"
         and op.results[0].type.dtype == source.dtype

@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dy2st.ir.core import Block, Graph, Op, Value
-from dy2st.ir.opdefs import UFUNC_OPS, get_op
+from dy2st.ir.opdefs import UFUNC_OPS, get_op, infer_types
 from dy2st.ops.shape import ASTYPE, RESHAPE, TRANSPOSE
 from dy2st.passes.base import Pass
 from dy2st.passes.fold import constant_value
@@ -111,7 +111,7 @@ def is_constant_equal_to(value: Value, number: float, dtype: np.dtype | None = N
 
 def _emit(name: str, operands: list[Value], like: Op, emitted: list[Op], **attrs) -> Value:
     """A new op computing ``name(operands)``, typed by its rule, at ``like``'s location."""
-    inferred = get_op(name).infer([v.type for v in operands], **attrs)
+    inferred = infer_types(get_op(name), [v.type for v in operands], attrs)
     types = list(inferred) if isinstance(inferred, (list, tuple)) else [inferred]
     op = Op(name, operands, types, attrs, loc=like.loc)
     emitted.append(op)

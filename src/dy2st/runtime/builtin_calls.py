@@ -24,7 +24,7 @@ from dy2st.errors import UnsupportedOpError, build_error, user_location
 from dy2st.ir.symbolic import SymExpr
 from dy2st.ops.python_numbers import PYTHON_CONVERSION
 from dy2st.runtime.control_flow.cond import cond
-from dy2st.runtime.control_flow.values import wrap_result
+from dy2st.runtime.control_flow.values import size_number, wrap_result
 from dy2st.staging.tensor import Tensor, apply
 
 
@@ -37,11 +37,16 @@ def _converted(x: Tensor, builtin: Callable[..., Any], **options: Any) -> Any:
 
 def staged_len(obj: Any) -> Any:
     """``len(t)``: the length of the first axis, a symbolic size where the graph serves many
-    (used as a number, it is read when the graph runs; ``ir/symbolic.py``)."""
+    (used as a number, it is read when the graph runs; ``ir/symbolic.py``), a number computed
+    when the graph runs where the length depends on the data."""
     if isinstance(obj, Tensor):
         shape = obj.shape
         if not shape:
             raise TypeError("len() of unsized object")
+        if isinstance(shape[0], SymExpr) and shape[0].data_dependent:
+            # No graph can be chosen by it: a number computed when the graph runs (``len(x[m]) > 0``
+            # is a tensor condition), which a shape argument turns back into the size.
+            return size_number(obj._builder, shape[0])
         return shape[0]
     return builtins.len(obj)
 

@@ -14,7 +14,15 @@ from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, run
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
-from dy2st.ir.symbolic import MIN_SYMBOLIC_SIZE, Guard, Symbol, SymbolicSizeNeeded, SymExpr, attempt_guards
+from dy2st.ir.symbolic import (
+    MIN_SYMBOLIC_SIZE,
+    Guard,
+    Symbol,
+    SymbolicSizeNeeded,
+    SymExpr,
+    attempt_guards,
+    staging_user_code,
+)
 from dy2st.ir.types import TensorType, type_of_array
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.rolling import attempts, rolling
@@ -227,7 +235,7 @@ def trace(
     for policy in attempts():
         try:
             # Each attempt makes symbols of its own: a failed one's guards are dropped.
-            with rolling(policy), attempt_guards():
+            with rolling(policy), attempt_guards(), staging_user_code():
                 program = _trace_once(fn, signature, arguments, name, dynamic)
         except Exception as error:
             if symbolic_size_needed(error) is not None or not policy.unroll_after(error):

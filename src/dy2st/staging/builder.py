@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -12,8 +13,8 @@ import numpy as np
 from dy2st.errors import SourceLocation, build_error, user_frame, user_location
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, RETURN, Block, Graph, Op, Region, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, DIM
-from dy2st.ir.opdefs import UFUNC_OPS, get_op
-from dy2st.ir.symbolic import Symbol, SymbolicSizeNeeded, SymExpr
+from dy2st.ir.opdefs import UFUNC_OPS, get_op, infer_types
+from dy2st.ir.symbolic import Symbol, SymExpr, data_dependent_size, size_needed
 from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 
 _state = threading.local()
@@ -60,6 +61,13 @@ class GraphBuilder:
         self.formatted: list[tuple[Any, str]] = []
         # For each symbolic size of the arguments, an input and axis that has it (``size_value``).
         self.symbol_places: dict[Symbol, tuple[Value, int]] = {}
+        # For each data-dependent size, the values and axes that have it, in the order emitted
+        # (``size_value`` reads one visible where the size is used).
+        self.data_dependent_places: dict[Symbol, list[tuple[Value, int]]] = {}
+        # The sizes ``size_value`` computed, by the value holding them: ``np.zeros(len(t))``
+        # of a data-dependent ``len`` gets its shape back from the value.
+        self.size_of_value: dict[Value, SymExpr] = {}
+        self.true_counts: dict[Value, SymExpr] = {}
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
@@ -121,16 +129,38 @@ class GraphBuilder:
         for monomial, coefficient in size.terms:
             term: Value | None = None if coefficient == 1 or not monomial else self.const(coefficient, loc)
             for symbol in monomial:
-                place = self.symbol_places.get(symbol)
+                place = self.symbol_places.get(symbol) or self._visible_place(symbol)
                 if place is None:
-                    raise SymbolicSizeNeeded(frozenset({symbol}), f"the size {size} used as a number")
+                    raise size_needed(frozenset({symbol}), f"the size {size} used as a number")
                 factor = self.emit(DIM, [place[0]], {"axis": place[1]}, loc=loc).results[0]
                 term = factor if term is None else self._python_int_operator(np.multiply, term, factor, loc)
             if term is None:
                 term = self.const(coefficient, loc)
             total = term if total is None else self._python_int_operator(np.add, total, term, loc)
         assert total is not None
+        self.size_of_value[total] = size
         return total
+
+    def true_count(self, mask: Value) -> SymExpr:
+        """The data-dependent number of true elements of a boolean ``mask`` (one per mask)."""
+        count = self.true_counts.get(mask)
+        if count is None:
+            count = self.true_counts[mask] = data_dependent_size()
+        return count
+
+    def retype(self, value: Value, shape: tuple[Any, ...]) -> None:
+        """Give ``value`` a shape its op's rule could not know (data-dependent sizes it shares
+        with other values, ``true_count``); the rank stays."""
+        assert len(shape) == len(value.type.shape), "a retyped value keeps its rank"
+        value.type = dataclasses.replace(value.type, shape=shape)
+        self.place_data_dependent_sizes([value])
+
+    def _visible_place(self, symbol: Symbol) -> tuple[Value, int] | None:
+        """A value with the data-dependent size ``symbol`` that an op emitted now can read."""
+        for value, axis in self.data_dependent_places.get(symbol, ()):
+            if self.can_see(value):
+                return value, axis
+        return None
 
     def _python_int_operator(self, ufunc: np.ufunc, a: Value, b: Value, loc: SourceLocation | None) -> Value:
         """``a + b`` or ``a * b`` of Python ints, as Python computes it (unbounded: a size times
@@ -160,7 +190,18 @@ class GraphBuilder:
             attrs = {**attrs, ERRSTATE_ATTR: self.current_errstate()}
         op = Op(name, operands, result_types, attrs, regions, loc)
         self.block.append(op)
+        self.place_data_dependent_sizes(op.results)
         return op
+
+    def place_data_dependent_sizes(self, values: list[Value]) -> None:
+        """Record where each new data-dependent size can be read when the graph runs: the first
+        value (in the block being emitted into) with that size as one of its dimensions."""
+        for value in values:
+            for axis, size in enumerate(value.type.shape):
+                if isinstance(size, SymExpr) and size.data_dependent and len(size.terms) == 1:
+                    ((monomial, coefficient),) = size.terms
+                    if coefficient == 1 and len(monomial) == 1:
+                        self.data_dependent_places.setdefault(monomial[0], []).append((value, axis))
 
     def format_placeholder(self, tensor: Any, spec: str) -> str:
         """The text standing for ``format(tensor, spec)`` until print resolves it."""
@@ -194,7 +235,7 @@ class GraphBuilder:
     def infer(name: str, types: list[TensorType], attrs: dict[str, Any], loc) -> list[TensorType]:
         opdef = get_op(name)
         try:
-            result = opdef.infer(types, **attrs)
+            result = infer_types(opdef, types, attrs)
         except (ValueError, TypeError, IndexError) as e:
             operand_text = ", ".join(str(t) for t in types)
             raise build_error(e, f"{name}({operand_text}): {e}", loc) from None

@@ -113,6 +113,11 @@ def _attr_code(value: Any) -> str:
     return repr(value)
 
 
+def _is_bare(size: SymExpr) -> bool:
+    """Is the size one symbol itself (``u0``, not ``u0 - 1``)?"""
+    return len(size.terms) == 1 and size.terms[0][1] == 1 and len(size.terms[0][0]) == 1
+
+
 class CodeGenerator:
     """Turns a graph into Python source; subclasses may override ``emit_op`` for new op kinds."""
 
@@ -133,6 +138,8 @@ class CodeGenerator:
         # Ops of small fused groups run op by op that overwrite a dying temporary of the group.
         # (op, operand) -> the name that op reads the operand by (a loop bound as a Python int).
         self.operand_names: dict[tuple[Op, Value], str] = {}
+        # The data-dependent sizes attributes use, set from each value that has one.
+        self.data_dependent_used: set[Any] = set()
 
     # --- names -----------------------------------------------------------------------------
     def fresh(self, stem: str = "v") -> str:
@@ -245,6 +252,7 @@ class CodeGenerator:
         """``z_n0 = a0.shape[0]`` for each symbolic size an attribute uses (``np.zeros_like`` of an
         argument of symbolic length has a ``shape`` attribute holding it)."""
         used = {s for op in self.graph.walk() for value in kernel_attrs(op).values() for s in symbols_in(value)}
+        self.data_dependent_used = {s for s in used if s.hint is None}
         for index, value in enumerate(self.graph.body.args):
             for axis, size in enumerate(value.type.shape):
                 if isinstance(size, SymExpr) and size.symbols <= used:
@@ -290,7 +298,18 @@ class CodeGenerator:
                 self.line(depth + 1, "pass")
         else:
             self.emit_op_itself(op, depth, aliasing)
+        self.emit_data_dependent_sizes(op.results, depth)
         self.emit_releases(op, depth)
+
+    def emit_data_dependent_sizes(self, values: list[Value], depth: int) -> None:
+        """``z_u0 = v3.shape[0]`` after each value with a data-dependent size an attribute uses
+        (``np.zeros(len(x[m]))``): every value with the size sets it, so whichever path the
+        graph took to the use has set it."""
+        for value in values:
+            for axis, size in enumerate(value.type.shape):
+                if isinstance(size, SymExpr) and size.symbols & self.data_dependent_used and _is_bare(size):
+                    (symbol,) = size.symbols
+                    self.line(depth, f"{_SYMBOL_PREFIX}{symbol.name} = {self.name_of(value)}.shape[{axis}]")
 
     def emit_releases(self, op: Op, depth: int) -> None:
         """``del v3, v7``: drop the names of the arrays that die at ``op`` (the lowering's

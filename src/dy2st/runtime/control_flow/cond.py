@@ -30,6 +30,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, user_location
 from dy2st.ir.core import COND, CONST, YIELD, Block, Op, Region, Value
+from dy2st.ir.symbolic import joined_shape
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
@@ -382,9 +383,10 @@ def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> Tens
         if array_type.shape != () or not weak_promotion_keeps(array_type, number):
             raise _mismatch(label, t, f, loc)
         return array_type
-    if (t_type.shape, t_type.dtype) != (f_type.shape, f_type.dtype):
+    shape = joined_shape(t_type.shape, f_type.shape)
+    if shape is None or t_type.dtype != f_type.dtype:
         raise _mismatch(label, t, f, loc)
-    return TensorType(t_type.shape, t_type.dtype, weak=t_type.weak and f_type.weak)
+    return TensorType(shape, t_type.dtype, weak=t_type.weak and f_type.weak)
 
 
 def _mismatch(label: str, t: Any, f: Any, loc: SourceLocation | None, note: str = _SAME_TYPE_NOTE) -> GraphBuildError:

@@ -1,0 +1,229 @@
+"""Data-dependent sizes: results whose length depends on the values (boolean masks, ``np.nonzero``
+and its family, tensor-bounded slices and ranges) flow through one cached graph, with eager
+NumPy's values, shapes, dtypes and errors, in straight-line code, tensor branches and loops."""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+
+import numpy as np
+import pytest
+
+import dy2st
+from dy2st.ir.symbolic import (
+    DataDependentSize,
+    Symbol,
+    SymExpr,
+    broadcast_shapes,
+    data_dependent_size,
+    decide,
+    infer_size_obliviously,
+    is_data_dependent,
+    joined_shape,
+    recording_guards,
+)
+
+# Arrays of one length with different numbers of positive elements: a graph built for the first
+# serves every other (their sizes are equal, only the masks' counts differ).
+SAME_LENGTH = [
+    np.array([1.0, -2.0, 3.0, 5.0, -0.5, 2.0]),
+    np.array([-1.0, -2.0, -3.0, -5.0, -0.5, -2.0]),
+    np.array([4.0, 2.0, 3.0, 5.0, 0.5, 2.0]),
+    np.array([0.0, -2.0, 0.0, 1.0, 0.0, 0.0]),
+]
+
+
+def same(actual, expected, where="result"):
+    if isinstance(expected, tuple):
+        assert isinstance(actual, tuple) and len(actual) == len(expected), where
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            same(a, e, f"{where}[{i}]")
+        return
+    assert type(actual) is type(expected), f"{where}: {type(actual)} vs {type(expected)}"
+    if isinstance(expected, np.ndarray):
+        assert actual.shape == expected.shape and actual.dtype == expected.dtype, (where, actual, expected)
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        assert actual == expected or (actual != actual and expected != expected), (where, actual, expected)
+
+
+def check(fn, inputs=SAME_LENGTH, graphs=1):
+    """``fn`` converted gives eager's results (and final argument states) on every input, through
+    at most ``graphs`` graphs."""
+    static = dy2st.to_static(fn)
+    for x in inputs:
+        args = x if isinstance(x, tuple) else (x,)
+        eager_args = [np.copy(a) for a in args]
+        static_args = [np.copy(a) for a in args]
+        try:
+            expected = fn(*eager_args)
+        except Exception as error:  # the converted function raises the same class
+            with pytest.raises(type(error)):
+                static(*static_args)
+            continue
+        same(static(*static_args), expected)
+        for a, e in zip(static_args, eager_args):
+            same(a, e, "argument")
+    assert static.num_graphs <= graphs
+
+
+# --- the algebra -----------------------------------------------------------------------------------
+def test_a_data_dependent_size_is_at_least_zero_and_nothing_else_is_decided():
+    u = data_dependent_size()
+    with recording_guards() as guards:
+        assert u >= 0 and not u < 0 and u + 1 > 0
+        with pytest.raises(DataDependentSize):
+            bool(u > 0)
+        with pytest.raises(DataDependentSize):
+            int(u)
+    assert guards == []
+
+
+def test_size_oblivious_rules_take_sizes_as_equal_and_freshen_what_they_could_change():
+    u, v = data_dependent_size(), data_dependent_size()
+    n = SymExpr.of(Symbol("n0", 5))
+    with recording_guards():
+        with pytest.raises(DataDependentSize):
+            broadcast_shapes((u,), (v,))
+        (joined,) = infer_size_obliviously(lambda: [_Typed(broadcast_shapes((u,), (v,)))])
+        assert is_data_dependent(joined.shape[0]) and joined.shape[0].terms not in (u.terms, v.terms)
+        # Broadcasting with a size of at least 2 gives that size whichever the data-dependent one is.
+        (kept,) = infer_size_obliviously(lambda: [_Typed(broadcast_shapes((n,), (u,)))])
+        assert kept.shape == (n,)
+        assert decide(u - u, operator.eq)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Typed:
+    """A stand-in result type for the algebra tests."""
+
+    shape: tuple
+
+
+def test_branches_of_different_sizes_join_into_a_fresh_size():
+    u = data_dependent_size()
+    joined = joined_shape((u, 3), (4, 3))
+    assert joined is not None and is_data_dependent(joined[0]) and joined[1] == 3
+    assert joined_shape((u,), (4, 3)) is None
+    assert joined_shape((5,), (4,)) is None
+
+
+# --- boolean masks -----------------------------------------------------------------------------------
+def mask_read(x):
+    return x[x > 0]
+
+
+def mask_reductions(x):
+    m = x > 0
+    return np.sum(x[m] * x[m]), x[m].max(), x[~m].size
+
+
+def mask_of_rows(x):
+    A = np.stack([x, x * 2.0, -x])
+    return A[:, A[0] > 0], A[A[:, 0] > 0]
+
+
+def mask_of_two_axes(x):
+    A = np.outer(x, x)
+    return A[A > 1.0]
+
+
+def mask_with_other_arrays(x):
+    w = np.arange(6.0)
+    return x[x > 0] + w[x > 0], x[x > 0] * 2.0 - 1.0
+
+
+def test_mask_reads_match_eager_through_one_graph():
+    for fn in (mask_read, mask_reductions, mask_of_rows, mask_of_two_axes, mask_with_other_arrays):
+        check(fn)
+
+
+def mismatched_masks(x):
+    return x[x > 0] + x[x < 0]
+
+
+def test_masks_of_different_counts_raise_numpys_error_when_they_run():
+    check(mismatched_masks)
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        dy2st.to_static(mismatched_masks)(SAME_LENGTH[0])
+
+
+def wrong_mask_shape(x):
+    return x[np.ones(4, bool)]
+
+
+def test_a_mask_of_the_wrong_shape_is_numpys_index_error():
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        dy2st.to_static(wrong_mask_shape)(SAME_LENGTH[0])
+
+
+def mask_writes(x):
+    a = x.copy()
+    a[a < 0] = 0.0
+    b = x.copy()
+    b[b > 1] += 10.0
+    c = x.copy()
+    c[c > 0] = c[c > 0] * 2.0
+    return a, b, c
+
+
+def mask_write_in_place(x):
+    x[x < 0] *= -1.0
+
+
+def test_mask_writes_keep_the_shape():
+    check(mask_writes)
+    check(mask_write_in_place)
+
+
+def length_of_masked(x):
+    y = x[x > 0]
+    n = len(y)
+    if n > 1:
+        r = np.zeros(n)
+    else:
+        r = np.ones(3)
+    return r, n, np.ones((n, 2)).sum(axis=0)
+
+
+def loop_over_masked(x):
+    y = x[x > 0]
+    total = 0.0
+    for i in range(len(y)):
+        total = total + y[i] * i
+    return total
+
+
+def test_the_length_of_a_masked_array_is_a_number_when_the_graph_runs():
+    check(length_of_masked)
+    check(loop_over_masked)
+
+
+def masks_in_a_tensor_loop(x):
+    s = 0.0
+    for t in range(3):
+        s = s + x[x > t].sum()
+    return s
+
+
+def masks_in_a_tensor_branch(x):
+    if x.sum() > 0:
+        r = x[x > 0]
+    else:
+        r = x[x < -1.0] * 2.0
+    return r, r.sum()
+
+
+def test_masks_in_tensor_loops_and_branches():
+    check(masks_in_a_tensor_loop)
+    check(masks_in_a_tensor_branch)
+
+
+def elements_of_masked(x):
+    y = x[x > 0]
+    return y[0], y[-1], y[1:], y[::-1]
+
+
+def test_indexing_a_masked_array_is_checked_when_it_runs():
+    check(elements_of_masked)
