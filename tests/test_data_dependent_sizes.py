@@ -227,3 +227,121 @@ def elements_of_masked(x):
 
 def test_indexing_a_masked_array_is_checked_when_it_runs():
     check(elements_of_masked)
+
+
+# --- the nonzero family, unique, compress, extract, putmask ------------------------------------------
+def nonzero_family(x):
+    m = x > 0
+    (i,) = np.nonzero(m)
+    return i, np.flatnonzero(m), np.argwhere(m), np.where(m), m.nonzero(), x[i] - x[m], np.count_nonzero(m)
+
+
+def nonzero_of_a_matrix(x):
+    A = np.outer(x, x) > 1.0
+    rows, cols = np.nonzero(A)
+    return rows, cols, np.argwhere(A), np.flatnonzero(A), A.sum() + len(rows)
+
+
+def unique_values(x):
+    y = np.round(x)
+    values, index, inverse, counts = np.unique(y, return_index=True, return_inverse=True, return_counts=True)
+    return np.unique(y), values, index, inverse, counts, values[inverse]
+
+
+def compress_and_extract(x):
+    A = np.stack([x, -x])
+    return np.compress(x > 0, A, axis=1), np.compress(x > 0, x), x.compress(x < 0), np.extract(A > 0, A)
+
+
+def putmask(x):
+    a = x.copy()
+    np.putmask(a, a < 0, np.array([7.0, 8.0]))
+    return a
+
+
+def test_the_nonzero_family_matches_eager_through_one_graph():
+    for fn in (nonzero_family, nonzero_of_a_matrix, unique_values, compress_and_extract, putmask):
+        check(fn)
+
+
+# --- tensor-bounded slices -------------------------------------------------------------------------
+def prefix_and_suffix(x, n):
+    return x[:n], x[n:].sum(), x[n - 1 : n + 1], x[:n][::-1]
+
+
+def segment_sums(data, ptr):
+    out = np.zeros(len(ptr) - 1)
+    for i in range(len(ptr) - 1):
+        out[i] = data[ptr[i] : ptr[i + 1]].sum()
+    return out
+
+
+def test_slices_with_tensor_bounds():
+    x = np.arange(6.0)
+    check(prefix_and_suffix, [(x, np.array(n)) for n in (2, 4, 0, 6, 9)])
+    data = np.arange(10.0)
+    check(segment_sums, [(data, np.array(p)) for p in ([0, 3, 3, 7, 10], [0, 10, 10, 10, 10], [0, 1, 2, 3, 4])])
+
+
+def forward_substitution(L, b):
+    n = L.shape[0]
+    x = np.zeros(n)
+    for i in range(n):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def cholesky(A):
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for j in range(n):
+        L[j, j] = np.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
+        for i in range(j + 1, n):
+            L[i, j] = (A[i, j] - L[i, :j] @ L[j, :j]) / L[j, j]
+    return L
+
+
+def lu_in_place(A):
+    n = A.shape[0]
+    A = A.copy()
+    for k in range(n):
+        A[k + 1 :, k] = A[k + 1 :, k] / A[k, k]
+        A[k + 1 :, k + 1 :] -= np.outer(A[k + 1 :, k], A[k, k + 1 :])
+    return A
+
+
+def edit_distance(a, b):
+    D = np.zeros((len(a) + 1, len(b) + 1))
+    D[:, 0] = np.arange(len(a) + 1)
+    D[0, :] = np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0.0 if a[i - 1] == b[j - 1] else 1.0
+            D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + cost)
+    return D[-1, -1]
+
+
+def op_count(fn, *args):
+    return sum(1 for _ in dy2st.to_static(fn).graph(*args).walk())
+
+
+@pytest.mark.parametrize("fn", [forward_substitution, cholesky, lu_in_place])
+def test_factorizations_roll_into_graphs_whose_size_does_not_depend_on_n(fn):
+    def inputs(n):
+        rng = np.random.default_rng(n)
+        M = rng.random((n, n)) + n * np.eye(n)
+        if fn is forward_substitution:
+            return np.tril(M), rng.random(n)
+        return (M @ M.T,) if fn is cholesky else (M,)
+
+    for n in (5, 12):
+        static = dy2st.to_static(fn)
+        np.testing.assert_allclose(static(*inputs(n)), fn(*inputs(n)), rtol=1e-10)
+    assert op_count(fn, *inputs(5)) == op_count(fn, *inputs(12))
+
+
+def test_dynamic_programming_over_a_table_rolls():
+    a, b = np.array([1, 2, 3, 4, 2]), np.array([1, 3, 4, 2])
+    assert dy2st.to_static(edit_distance)(a, b) == edit_distance(a, b)
+    longer = np.array([1, 2, 3, 4, 2, 5, 1, 1, 2])
+    assert op_count(edit_distance, a, b) == op_count(edit_distance, longer, b)

@@ -212,7 +212,6 @@ def count_used_as_a_shape(x):
         (python_list_indexed, "its body needs the counter or a value as a Python value"),
         (list_of_arrays_indexed, "its body needs the counter or a value as a Python value"),
         (grows_a_list, "'parts' is a Python list that this tensor loop changes in place"),
-        (prefix_slices, "a slice bound that is a tensor"),
         (count_used_as_a_shape, "code after the loop needs a value it computes as a Python value"),
     ],
 )
@@ -272,3 +271,10 @@ def test_a_rolled_attempt_that_fails_leaves_no_trace_in_global_containers():
     LOG.clear()
     dy2st.to_static(logs_in_a_python_range_loop)(np.zeros(8))
     assert LOG == list(range(8))  # the build ran the loop unrolled, once; the rolled try left nothing
+
+
+def test_slices_bounded_by_the_counter_roll():
+    x = np.arange(8.0)
+    assert_like_eager(prefix_slices, x)
+    (note,) = notes(prefix_slices, x)
+    assert "rolled into a while_loop" in note

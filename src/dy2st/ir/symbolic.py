@@ -369,6 +369,14 @@ def joined_shape(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> tuple[Dim, ...] | No
     return tuple(joined)
 
 
+def may_match(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
+    """Can two shapes be the same when the graph runs: the same forms except where either size
+    is data-dependent (an op writing one into the other checks them then)?"""
+    return len(a) == len(b) and all(
+        same_form(x, y) or is_data_dependent(x) or is_data_dependent(y) for x, y in zip(a, b)
+    )
+
+
 def fits(shape: tuple[Dim, ...], joined: tuple[Dim, ...]) -> bool:
     """Can a value of ``shape`` stand where ``joined`` is expected (``joined_shape``)?"""
     return len(shape) == len(joined) and all(same_form(x, y) or is_data_dependent(y) for x, y in zip(shape, joined))

@@ -20,6 +20,7 @@ from dy2st.ops import (  # noqa: F401  (registration)
     reductions,
     replication,
     scans,
+    selection,
     shape,
     sorting,
     structural,

@@ -29,8 +29,9 @@ from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
-from dy2st.ops.arguments import reject_unsupported, static_int
+from dy2st.ops.arguments import build_error, reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
+from dy2st.ops.selection import nonzero
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
 
@@ -83,13 +84,11 @@ register(OpDef("round", _round_rule, _round_kernel, elementwise=True, doc="np.ro
 
 @handles(np.where)
 def where(condition, x=None, y=None):
-    """Staged ``np.where(condition, x, y)``; the one-argument form is refused (data-dependent shape)."""
+    """Staged ``np.where(condition, x, y)``; ``np.where(condition)`` is ``np.nonzero(condition)``."""
+    if x is None and y is None:
+        return nonzero(condition)
     if x is None or y is None:
-        raise UnsupportedOpError(
-            "np.where(condition) returns the indices of true elements, whose number depends on the data",
-            user_location(),
-            "use the three-argument form np.where(condition, x, y) to keep a static shape",
-        )
+        raise build_error("np.where", ValueError("either both or neither of x and y should be given"))
     result = apply("where", condition, x, y)
     result._scalar = False  # unlike ufuncs, np.where returns a 0-d array, not a NumPy scalar
     return result

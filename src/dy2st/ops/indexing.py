@@ -10,14 +10,15 @@ is a view, so this costs nothing; advanced indexing allocates one byte per resul
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedOpError, build_error, user_location
+from dy2st.errors import GraphBuildError, build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import (
+    DataDependentSize,
     Dim,
     SymExpr,
     broadcast_shapes,
@@ -62,14 +63,36 @@ def _check_index_tensor(item: Tensor) -> None:
         raise GraphBuildError(f"only integer tensors can be used as indices, not {item.dtype}", user_location())
 
 
-def _check_static_slice(item: slice) -> None:
+def _slice_bound_slots(item: slice, tensors: list[Tensor]) -> slice:
+    """A slice whose bounds may be tensors (``x[:n]``, ``data[ptr[i]:ptr[i + 1]]``), with each
+    tensor bound a ``TENSOR_SLOT`` and the tensor appended to ``tensors``: the slice's length is
+    then known only when it runs (a data-dependent size)."""
+    bounds = []
     for bound in (item.start, item.stop, item.step):
         if isinstance(bound, Tensor):
-            raise UnsupportedOpError(
-                "a slice bound that is a tensor makes the result shape data-dependent",
-                user_location(),
-                "slice with Python ints, or index single elements with t[i]",
-            )
+            if bound.ndim or bound.dtype.kind not in "iu":
+                raise GraphBuildError(
+                    f"slice indices must be integers or None or have an __index__ method, not the tensor {bound.type}",
+                    user_location(),
+                )
+            tensors.append(bound)
+            bounds.append(TENSOR_SLOT)
+        else:
+            bounds.append(bound)
+    return slice(*bounds)
+
+
+def _slots_of(item: Any) -> int:
+    """How many tensors an index item stands for (a slice may have one per bound)."""
+    if item is TENSOR_SLOT:
+        return 1
+    if isinstance(item, slice):
+        return sum(bound is TENSOR_SLOT for bound in (item.start, item.stop, item.step))
+    return 0
+
+
+def _has_slice_slots(template: tuple) -> bool:
+    return any(isinstance(item, slice) and _slots_of(item) for item in template)
 
 
 def split_index(index) -> tuple[tuple, list]:
@@ -85,8 +108,7 @@ def split_index(index) -> tuple[tuple, list]:
             template.append(TENSOR_SLOT)
             tensors.append(item)
         elif isinstance(item, slice):
-            _check_static_slice(item)
-            template.append(item)
+            template.append(_slice_bound_slots(item, tensors))
         elif isinstance(item, list):
             template.append(np.asarray(item))
         elif isinstance(item, np.ndarray) and item.dtype == np.bool_:
@@ -97,15 +119,27 @@ def split_index(index) -> tuple[tuple, list]:
 
 
 def _fill(template: tuple, tensors) -> tuple:
+    """The index itself: ``template`` with each ``TENSOR_SLOT`` (in slices too) the next tensor."""
     it = iter(tensors)
-    return tuple(next(it) if item is TENSOR_SLOT else item for item in template)
+    return tuple(_filled(item, it) for item in template)
+
+
+def _filled(item: Any, tensors: Iterator[Any]) -> Any:
+    if item is TENSOR_SLOT:
+        return next(tensors)
+    if isinstance(item, slice) and _slots_of(item):
+        return slice(*(next(tensors) if b is TENSOR_SLOT else b for b in (item.start, item.stop, item.step)))
+    return item
 
 
 def is_basic(template: tuple, tensor_types: list[TensorType]) -> bool:
     """True when NumPy returns a view: no arrays in the index except 0-d integer ones."""
     arrays = iter(tensor_types)
     for item in template:
-        if item is TENSOR_SLOT:
+        if isinstance(item, slice):
+            for _ in range(_slots_of(item)):
+                next(arrays)  # 0-d integer bounds: the slice is basic
+        elif item is TENSOR_SLOT:
             array = next(arrays)
             if array.ndim or array.dtype == np.bool_:
                 return False
@@ -123,7 +157,11 @@ def indexed_shape(
 
     A boolean tensor in the index selects a number of elements known only when the op runs: its
     ``mask_counts`` entry (a fresh data-dependent size where none is given)."""
-    if has_symbolic(shape) or any(has_symbolic(t.shape) or t.dtype == np.bool_ for t in tensor_types):
+    if (
+        has_symbolic(shape)
+        or any(has_symbolic(t.shape) or t.dtype == np.bool_ for t in tensor_types)
+        or _has_slice_slots(template)
+    ):
         return symbolic_indexed_shape(shape, template, tensor_types, check_bounds=False, mask_counts=mask_counts)
     dummy = np.broadcast_to(np.empty((), np.uint8), shape)  # type: ignore[arg-type]  # static here
     tensors = [np.zeros(t.shape, np.intp) for t in tensor_types]
@@ -203,7 +241,7 @@ def symbolic_indexed_shape(
             continue
         size = shape[axis]
         if isinstance(item, slice):
-            parts.append((slice_length(item, size),))
+            parts.append((data_dependent_size() if _slots_of(item) else slice_length(item, size),))
         else:
             index_shape = _integer_index_shape(item, item_shape, size, axis, check_bounds)
             if advanced:
@@ -267,6 +305,8 @@ def _expanded_index(shape: tuple[Dim, ...], template: tuple, tensor_types: list[
             item_type = next(types)
             items.append((_MASK if item_type.dtype == np.bool_ else item, item_type.shape))
         else:
+            for _ in range(_slots_of(item)):
+                next(types)  # a slice's tensor bound
             items.append((item, None))
     consuming = sum(_axes_indexed(item, item_shape) for item, item_shape in items)
     if consuming > len(shape):
@@ -384,6 +424,15 @@ def _getitem_kernel(x, *index_arrays, template):
 
 def _setitem_rule(types, template):
     x, value, *index_types = types
+    try:
+        _check_value_fits(x, value, index_types, template)
+    except DataDependentSize:
+        pass  # the sizes are known when the op runs, which checks them as NumPy does
+    return x.strong()
+
+
+def _check_value_fits(x: TensorType, value: TensorType, index_types: list[TensorType], template: tuple) -> None:
+    """NumPy's error for a value that does not broadcast to the indexed part of ``x``."""
     target = indexed_shape(x.shape, template, index_types)
     # NumPy drops leading unit axes of the value first: x[0] = v works for v of shape (1, 1, n).
     value_shape = value.shape
@@ -394,7 +443,6 @@ def _setitem_rule(types, template):
             raise ValueError
     except ValueError:
         raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {target}") from None
-    return x.strong()
 
 
 def _setitem_kernel(x, value, *index_arrays, template):
@@ -440,7 +488,7 @@ register(
         _setitem_kernel,
         returns_fresh=True,
         index_operands=2,
-        in_bounds=lambda types, template: _static_indices_in_bounds([types[0]], template),
+        in_bounds=lambda types, template: _static_indices_in_bounds([types[0], *types[2:]], template),
         broadcast_operands=(1,),
         updates_operand=0,
         in_place_kernel=_setitem_in_place,
@@ -472,12 +520,23 @@ def getitem(tensor, index: Any):
     result._scalar = result._scalar and Ellipsis not in template
     # NumPy makes a view for integer and NumPy-scalar indices, but indexing with a 0-d integer
     # *array* is advanced indexing: a copy (``x[np.array(1)]``).
-    if kind == "getitem" and not result._scalar and all(t._scalar for t in tensors):
+    if kind == "getitem" and not result._scalar and all(t._scalar for t in _point_indices(template, tensors)):
         recipe = OpView("getitem", {"template": template}, tuple(t._value for t in tensors), _index_write_back)
         make_view(result, tensor, recipe)
     else:
         result._shares = ()  # a copy, or a NumPy scalar: it shares no memory
     return result
+
+
+def _point_indices(template: tuple, tensors: list[Tensor]) -> list[Tensor]:
+    """The tensors that are index items themselves (not slice bounds), in order."""
+    it = iter(tensors)
+    points = []
+    for item in template:
+        taken = [next(it) for _ in range(_slots_of(item))]
+        if item is TENSOR_SLOT:
+            points.extend(taken)
+    return points
 
 
 def _count_masks_once(result: Tensor, tensor: Tensor, template: tuple, index_tensors: list[Tensor]) -> None:

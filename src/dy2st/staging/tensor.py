@@ -25,7 +25,7 @@ from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, 
 from dy2st.ir.core import Value
 from dy2st.ir.opcodes import KIND_CODES
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
-from dy2st.ir.symbolic import Dim, SymExpr
+from dy2st.ir.symbolic import Dim, SymExpr, is_data_dependent, may_match
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
@@ -125,7 +125,7 @@ class Tensor:
         parent_value = parent._value
         if parent_value is not self._derived_from or not self._builder.can_see(self._own):
             derived = recipe.derive(parent)._own
-            if derived.type != self._own.type:  # the parent was reshaped in place (``x.shape = s``)
+            if not _keeps_type(self._builder, derived, self._own):  # the parent was reshaped in place (``x.shape = s``)
                 raise GraphBuildError(
                     f"a view of an array whose shape was assigned after the view was taken (it was "
                     f"{self._own.type}, taken again it would be {derived.type})",
@@ -289,7 +289,7 @@ class Tensor:
     def _assign(self, new: Tensor, what: str) -> None:
         """Rebind this array object to new contents (an in-place update)."""
         self._check_fresh()
-        if new.shape != self.shape:
+        if not _same_shape(new, self):
             raise GraphBuildError(f"{what} would change the array from {self.type} to {new.type}", user_location(3))
         parent, recipe = self._parent, self._recipe
         if parent is not None and recipe is not None:
@@ -320,7 +320,7 @@ class Tensor:
             raise build_error(TypeError(message), message, user_location(2))  # NumPy's class is a TypeError
         if result.dtype != self.dtype:
             result = result.astype(self.dtype)  # the ndarray method, staged by its handler
-        if result.shape != self.shape:
+        if not _same_shape(result, self):
             raise GraphBuildError(
                 f"in-place {opname}: the result {result.type} does not fit the array {self.type} "
                 "(NumPy cannot broadcast the output either)",
@@ -391,6 +391,28 @@ def find_builder(operands) -> GraphBuilder:
     if builder is None:
         raise RuntimeError("no graph is being built")
     return builder
+
+
+def _keeps_type(builder: GraphBuilder, derived: Value, before: Value) -> bool:
+    """Is a view taken again of the type it had? Its data-dependent sizes (``x[:k]``) are made
+    afresh by each derivation but are the same sizes: the derived value takes the view's own."""
+    if not any(is_data_dependent(d) for d in (*derived.type.shape, *before.type.shape)):
+        return derived.type == before.type
+    if derived.type.dtype != before.type.dtype or not may_match(derived.type.shape, before.type.shape):
+        return False
+    builder.retype(derived, before.type.shape)
+    return True
+
+
+def _same_shape(new: Tensor, target: Tensor) -> bool:
+    """Does ``new`` have ``target``'s shape, to be written into it? Where they differ only in
+    data-dependent sizes, the write checks them when it runs, and ``new`` takes the target's."""
+    if not any(is_data_dependent(d) for d in (*new.shape, *target.shape)):
+        return new.shape == target.shape
+    if not may_match(new.shape, target.shape) or new._alternatives is not None:
+        return False
+    new._builder.retype(new._own, target.shape)
+    return True
 
 
 def apply(name: str, *operands: Any, **attrs: Any) -> Any:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import keyword
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -418,15 +419,21 @@ class CodeGenerator:
             elif item is None or item is Ellipsis or _is_index_int(item):
                 items.append("None" if item is None else "..." if item is Ellipsis else repr(int(item)))
             elif isinstance(item, slice) and all(
-                p is None or _is_index_int(p) for p in (item.start, item.stop, item.step)
+                p is None or p is TENSOR_SLOT or _is_index_int(p) for p in (item.start, item.stop, item.step)
             ):
-                bounds = ["" if p is None else repr(int(p)) for p in (item.start, item.stop, item.step)]
+                bounds = [self._bound_source(p, tensors) for p in (item.start, item.stop, item.step)]
                 items.append(":".join(bounds if item.step is not None else bounds[:2]))
             else:
                 return None
         if len(items) == 1:
             return items[0]  # x[i] is x[(i,)] for every item kind above, and a little faster
         return "".join(f"{item}, " for item in items) if items else "()"
+
+    def _bound_source(self, bound: Any, tensors: Iterator[Value]) -> str:
+        """A slice bound's source: empty for None, the int, or the name of its tensor."""
+        if bound is None:
+            return ""
+        return self.name_of(next(tensors)) if bound is TENSOR_SLOT else repr(int(bound))
 
     def emit_fused(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """Small fused groups run their ops one by one (the lowering marks them ``unfused``)."""
