@@ -343,9 +343,20 @@ def shape_changes(x, n):
     return x
 
 
-def test_a_carried_variable_whose_shape_changes_is_an_error():
-    with pytest.raises(GraphBuildError, match=r"'x' is f32\[6\] before the loop but f32\[12\] after an iteration"):
-        dy2st.to_static(shape_changes)(X, np.array(2))
+def rank_changes(x, n):
+    for _ in range(n):
+        x = np.stack([x, x])
+    return x
+
+
+def test_a_carried_variable_whose_size_changes_gets_a_size_of_the_loops_own():
+    static = dy2st.to_static(shape_changes)
+    for n in (0, 1, 3):
+        np.testing.assert_array_equal(static(X, np.array(n)), shape_changes(X, n))
+    assert static.num_graphs == 1
+    assert "f32[u" in str(static.graph(X, np.array(2)))
+    with pytest.raises(GraphBuildError, match=r"'x' is f32\[6\] before the loop but f32\[2,6\] after an iteration"):
+        dy2st.to_static(rank_changes)(X, np.array(2))
 
 
 def with_in_tensor_loop(x, n):

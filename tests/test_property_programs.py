@@ -106,6 +106,8 @@ CONSTRUCTS = {
                      "coef[", "parts.append(", "x[:", "np.zeros(m)", "break\n", "if len(x) == 11:"],
     "stale_reads": ["old = L * 1.0", "snap = L[", "keep[", "Z[", "A[1:] = A[:-1]", "] = np.tanh(A[",
                     "@ L[", "A[1:-1] = 0.25", "x[x.astype(np.int64) % 4]", "acc = acc + old["],
+    "data_dependent": ["x[x > ", "np.flatnonzero(", "np.unique(", "np.compress(", "np.putmask(", "x[:k]",
+                       "if len(pos) > 2:", "range(len(pos))", "y = x[x <= ", "out[:i", "ptr[i", "out[:n]"],
 }  # fmt: skip
 
 

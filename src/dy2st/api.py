@@ -34,7 +34,7 @@ from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_
 from dy2st.fast_call import CHANGED, build_fast_call, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
-from dy2st.ir.symbolic import Symbol, recording_guards
+from dy2st.ir.symbolic import Symbol, numbering_data_dependent_sizes, recording_guards
 from dy2st.ir.verifier import verify
 from dy2st.passes import optimize
 from dy2st.passes.pipeline import VERIFY_EVERY_PASS
@@ -301,7 +301,7 @@ class StaticFunction:
         return compiled
 
     def _build_once(self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]]) -> CompiledProgram:
-        with recording_guards() as size_guards:
+        with recording_guards() as size_guards, numbering_data_dependent_sizes():
             program = self._stage(arguments, dynamic)
             graph = program.graph
             if VERIFY_EVERY_PASS:

@@ -382,6 +382,11 @@ def fits(shape: tuple[Dim, ...], joined: tuple[Dim, ...]) -> bool:
     return len(shape) == len(joined) and all(same_form(x, y) or is_data_dependent(y) for x, y in zip(shape, joined))
 
 
+def same_forms(a: tuple[Dim, ...], b: tuple[Dim, ...]) -> bool:
+    """Are two shapes the same, size by size in form (no decision, no guard)?"""
+    return len(a) == len(b) and all(same_form(x, y) for x, y in zip(a, b))
+
+
 def evaluate_dim(dim: Dim, sizes: Mapping[Symbol, int]) -> int:
     return dim.evaluate(sizes) if isinstance(dim, SymExpr) else dim
 

@@ -138,11 +138,11 @@ def _verify_cond(op: Op, scope: set[Value], defined: set[Value]) -> None:
 
 
 def _verify_while(op: Op, scope: set[Value], defined: set[Value]) -> None:
-    carried = _types(op.operands)
     if len(op.regions) != 2:
         _fail(op, "while_loop takes a cond and a body region")
-    if _types(op.results) != carried:
-        _fail(op, f"results {_types(op.results)} differ from carried {carried}")
+    carried = _types(op.results)
+    if not _types_fit(_types(op.operands), carried):
+        _fail(op, f"initial values {_types(op.operands)} do not fit the carried {carried}")
     cond_block, body_block = op.regions[0].block, op.regions[1].block
     for name, block in (("cond", cond_block), ("body", body_block)):
         if _types(block.args) != carried:
@@ -151,5 +151,5 @@ def _verify_while(op: Op, scope: set[Value], defined: set[Value]) -> None:
     cond_yield = cond_block.ops[-1].operands
     if len(cond_yield) != 1 or not _is_bool_scalar(cond_yield[0].type):
         _fail(op, "the cond region must yield one bool[]")
-    if _types(body_block.ops[-1].operands) != carried:
+    if not _types_fit(_types(body_block.ops[-1].operands), carried):
         _fail(op, f"body yields {_types(body_block.ops[-1].operands)}, carried are {carried}")

@@ -68,6 +68,8 @@ class GraphBuilder:
         # of a data-dependent ``len`` gets its shape back from the value.
         self.size_of_value: dict[Value, SymExpr] = {}
         self.true_counts: dict[Value, SymExpr] = {}
+        # The data-dependent sizes of loop-carried values whose size changes (``loops``).
+        self.loop_sizes: set[Symbol] = set()
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:

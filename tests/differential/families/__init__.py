@@ -5,6 +5,7 @@ from __future__ import annotations
 from .base import Family
 from .broadcast_branches import BroadcastBranches
 from .control_flow import ControlFlow
+from .data_dependent import DataDependent
 from .defaults_returns import DefaultsReturns
 from .inplace_rebind import InplaceRebind
 from .python_numbers import PythonNumbers
@@ -29,6 +30,7 @@ FAMILIES: dict[str, type[Family]] = {
         SearchLogic,
         RolledLoops,
         StaleReads,
+        DataDependent,
     )
 }
 

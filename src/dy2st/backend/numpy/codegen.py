@@ -546,6 +546,7 @@ class CodeGenerator:
             self.line(depth, f"{_targets(carried)} = {_targets(inits)}", op)
         self.emit_integer_bounds(cond_block, depth)
         self.line(depth, "while True:", op)
+        self.emit_data_dependent_sizes(cond_block.args, depth + 1)
         self.emit_block_body(cond_block, depth + 1, aliasing)
         self.line(depth + 1, f"if not {self.name_of(cond_block.ops[-1].operands[0])}:", op)
         self.line(depth + 2, "break")
@@ -581,6 +582,7 @@ class CodeGenerator:
         self.line(depth, f"for {carried[index]} in range({start}, {bound}):", op)
         skipped = {step, step.operands[0].owner}
         start_lines = len(self.lines)
+        self.emit_data_dependent_sizes(body_block.args, depth + 1)
         for inner in body_block.ops[:-1]:
             if inner not in skipped:
                 self.emit_op(inner, depth + 1, aliasing)

@@ -34,6 +34,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, build_error, user_location
 from dy2st.ir.core import COND, WHILE_LOOP, YIELD, Block, Region, Value
+from dy2st.ir.symbolic import SymExpr, data_dependent_size, same_form, same_forms
 from dy2st.ir.types import TensorType
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
@@ -552,17 +553,41 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
             loc,
             "update a copy (a = a.copy() before the loop), or only update it in place",
         )
-    if (end_type.shape, end_type.dtype) == (slot.type.shape, slot.type.dtype):
+    if same_forms(end_type.shape, slot.type.shape) and end_type.dtype == slot.type.dtype:
         if slot.type.weak and not end_type.weak and slot.number is not None:
             return _strong_number_slot(builder, slot, end_type, loc)
         return slot  # weak vs strong alone does not change the carried dtype
     if slot.number is not None and end_type.shape == () and weak_promotion_keeps(end_type, slot.number):
         return _number_slot(builder, slot.label, slot.name, slot.leaf, slot.number, end_type, loc)
+    relaxed = _relaxed_shape(builder, slot.type.shape, end_type.shape)
+    if relaxed is not None and end_type.dtype == slot.type.dtype and not slot.type.weak:
+        if same_forms(relaxed, slot.type.shape):
+            return slot  # already relaxed: every size that changes is the loop's own
+        relaxed_type = TensorType(relaxed, slot.type.dtype, byteorder=slot.type.byteorder)
+        return _Slot(slot.label, slot.obj, slot.init, relaxed_type, slot.name, slot.leaf, slot.number)
     raise GraphBuildError(
         f"{variable_name(slot.label)} is {slot.type} before the loop but {end_type} after an iteration of its body",
         loc,
         _SAME_TYPE_NOTE if end_type.shape == slot.type.shape else _SAME_SHAPE_NOTE,
     )
+
+
+def _relaxed_shape(builder, before: tuple, after: tuple) -> tuple | None:
+    """The carried shape of a value whose size changes across iterations (``buf =
+    np.concatenate([buf, x])``, ``y = y[y > 0]``): each size that changes becomes a data-dependent
+    size of the loop's own, read from the value when the graph runs (what TensorFlow has users
+    declare as shape invariants). None when the rank changes."""
+    if len(before) != len(after):
+        return None
+    relaxed = []
+    for old, new in zip(before, after):
+        if same_form(old, new) or (isinstance(old, SymExpr) and old.symbols <= builder.loop_sizes):
+            relaxed.append(old)
+        else:
+            size = data_dependent_size()
+            builder.loop_sizes |= size.symbols
+            relaxed.append(size)
+    return tuple(relaxed)
 
 
 def _seen_elsewhere(slot: _Slot) -> bool:
@@ -592,6 +617,7 @@ def _trace(builder, cond_fn, body_fn, state: LoopState, init: tuple, plan: _Plan
     types = [s.type for s in slots]
     hints: list[str | None] = [s.label.split("[")[0] for s in slots]
     cond_block, body_block = Block(types, hints), Block(types, hints)
+    builder.place_data_dependent_sizes([*cond_block.args, *body_block.args])
     bound = list(init)
     for name, treedef in plan.structures.items():
         bound[state.names.index(name)] = unflatten(treedef, [s.obj for s in plan.leaf_slots(name)])

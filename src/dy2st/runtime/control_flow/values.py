@@ -17,7 +17,7 @@ from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
 from dy2st.ir.opcodes import KIND_CODES, NUMPY_SCALAR, ZERO_D_ARRAY
-from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr
+from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, is_data_dependent
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
@@ -203,7 +203,8 @@ def zero_like(value: Any) -> Any:
     assert type is not None, f"{value!r} has no static type"
     if type.weak:
         return {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}[type.dtype.kind]
-    zeros = np.zeros(type.shape, type.dtype)
+    # A data-dependent size stands in as 0: joined with the real value, it stays data-dependent.
+    zeros = np.zeros(tuple(0 if is_data_dependent(d) else d for d in type.shape), type.dtype)
     # A NumPy scalar's stand-in is a NumPy scalar, so the path does not decide the result's kind.
     return zeros[()] if isinstance(value, Tensor) and value._scalar and not type.shape else zeros
 
