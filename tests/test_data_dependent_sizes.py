@@ -345,3 +345,32 @@ def test_dynamic_programming_over_a_table_rolls():
     assert dy2st.to_static(edit_distance)(a, b) == edit_distance(a, b)
     longer = np.array([1, 2, 3, 4, 2, 5, 1, 1, 2])
     assert op_count(edit_distance, a, b) == op_count(edit_distance, longer, b)
+
+
+# --- errors ------------------------------------------------------------------------------------------
+def shape_of_masked_compared(x):
+    y = x[x > 0]
+    if y.shape[0] > 2:
+        return y
+    return x
+
+
+def test_a_data_dependent_size_needed_while_building_is_an_error_at_the_users_line():
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(shape_of_masked_compared)(SAME_LENGTH[0])
+    error = info.value
+    assert error.loc.filename == __file__
+    assert error.loc.lineno == shape_of_masked_compared.__code__.co_firstlineno + 2
+    assert "depends on the values in the arrays" in error.message and "len(x)" in str(error)
+
+
+def growing_buffer(x, k):
+    buf = x[:1]
+    for i in range(k):
+        buf = np.concatenate([buf, x[x > i]])
+    return buf, len(buf)
+
+
+def test_a_carried_value_that_grows_through_one_graph():
+    x = np.arange(5.0)
+    check(growing_buffer, [(x, np.array(k)) for k in (0, 1, 3, 5)])

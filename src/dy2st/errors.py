@@ -344,6 +344,20 @@ def _user_frames(traceback: types.TracebackType | None) -> tuple[types.Traceback
     return rebuilt, not kept or kept[-1] is not entries[-1]
 
 
+def raising_user_location(error: BaseException) -> SourceLocation | None:
+    """The user's line an exception was raised under: its traceback's innermost frame outside
+    dy2st and the libraries it calls."""
+    found = None
+    entry = error.__traceback__
+    libraries = _library_dirs()
+    while entry is not None:
+        filename = entry.tb_frame.f_code.co_filename
+        if not _is_internal(filename) and not _is_library(filename, *libraries):
+            found = SourceLocation(filename, entry.tb_lineno)
+        entry = entry.tb_next
+    return found
+
+
 def _is_internal(filename: str) -> bool:
     """dy2st's own modules, and the code it generates (executors, fused kernels, fast calls)."""
     return filename.startswith(_DY2ST_DIR + os.sep) or filename.startswith("<dy2st")

@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, runtime_error
+from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, raising_user_location, runtime_error
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.symbolic import (
     MIN_SYMBOLIC_SIZE,
+    DataDependentSize,
     Guard,
     Symbol,
     SymbolicSizeNeeded,
@@ -238,12 +239,28 @@ def trace(
             with rolling(policy), attempt_guards(), staging_user_code():
                 program = _trace_once(fn, signature, arguments, name, dynamic)
         except Exception as error:
-            if symbolic_size_needed(error) is not None or not policy.unroll_after(error):
+            if symbolic_size_needed(error) is not None:
+                raise
+            if not policy.unroll_after(error):
+                if isinstance(error, DataDependentSize):
+                    raise data_dependent_size_error(error) from None
                 raise
             continue
         program.graph.notes = [str(decision) for decision in policy.decisions.values()]
         return program
     raise AssertionError("unreachable: the last attempt unrolls every loop")
+
+
+def data_dependent_size_error(error: DataDependentSize) -> GraphBuildError:
+    """The user's error for a size that depends on the data, needed while the graph is built."""
+    return GraphBuildError(
+        f"a size that depends on the values in the arrays ({', '.join(sorted(s.name for s in error.symbols))}) "
+        f"is needed while the graph is built ({error.why}); it is known only when the graph runs",
+        raising_user_location(error),
+        "the length of x[mask], np.nonzero, np.unique or x[:n] with a tensor n is read when the graph runs: "
+        "compare len(x) (a number computed then) rather than x.shape[0], or keep the count a tensor "
+        "(np.count_nonzero(mask))",
+    )
 
 
 def symbolic_size_needed(error: BaseException | None) -> SymbolicSizeNeeded | None:
