@@ -8,8 +8,8 @@ process, median over fresh ``to_static`` objects), the op count of the optimized
 recursively into regions), whether the kernel's loop was rolled (``dy2st dump --ir`` prints the
 same decision), and the steady call against eager NumPy (medians, eager and converted calls
 alternating, so the ratio is measured under one load). A kernel whose loop rolls keeps its op
-count as the trip count grows; one whose body slices with the counter (``A[i, :i]``) is unrolled
-until symbolic dimensions land (issue 11), and its op count grows with ``n``.
+count as the trip count grows; bodies that slice with the counter (``A[i, :i]``) roll too, their
+slices having data-dependent lengths (docs/shapes.md).
 """
 
 from __future__ import annotations
@@ -52,6 +52,36 @@ def lu(A):
     return A
 
 
+def cholesky(A):
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for j in range(n):
+        L[j, j] = np.sqrt(A[j, j] - L[j, :j] @ L[j, :j])
+        L[j + 1 :, j] = (A[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j]) / L[j, j]
+    return L
+
+
+def edit_distance(a, b):
+    D = np.zeros((a.shape[0] + 1, b.shape[0] + 1))
+    D[:, 0] = np.arange(a.shape[0] + 1)
+    D[0, :] = np.arange(b.shape[0] + 1)
+    for i in range(1, a.shape[0] + 1):
+        for j in range(1, b.shape[0] + 1):
+            cost = 0.0 if a[i - 1] == b[j - 1] else 1.0
+            D[i, j] = min(D[i - 1, j] + 1.0, D[i, j - 1] + 1.0, D[i - 1, j - 1] + cost)
+    return D
+
+
+def _spd_args(n: int) -> tuple:
+    M = np.random.default_rng(0).random((n, n))
+    return (M @ M.T + n * np.eye(n),)
+
+
+def _strings_args(n: int) -> tuple:
+    rng = np.random.default_rng(0)
+    return rng.integers(0, 4, n), rng.integers(0, 4, n)
+
+
 def _heat_args(t: int) -> tuple:
     return np.sin(np.linspace(0.0, 3.0, 256)), t
 
@@ -75,6 +105,8 @@ KERNELS: list[tuple[str, Callable, Callable[[int], tuple], str]] = [
     ("jacobi 2-D", jacobi_2d, _jacobi_args, "T"),
     ("triangular solve", forward_substitution, _triangular_args, "n"),
     ("LU", lu, lambda n: (_lu_args(n),), "n"),
+    ("Cholesky", cholesky, _spd_args, "n"),
+    ("edit distance", edit_distance, _strings_args, "n"),
 ]
 
 
