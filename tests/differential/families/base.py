@@ -83,6 +83,29 @@ class Family:
         return self.generator.predicate(scope)
 
 
+class VectorAndMatrix(Family):
+    """A family over a vector ``x`` (``LENGTH``), a matrix ``A`` (``ROWS`` x ``COLUMNS``), ``k`` and
+    ``p``, with a float ``s`` and an int ``c`` the statements accumulate into; subclasses pick
+    ``self.returned``."""
+
+    parameters = "x, A, k, p"
+    LENGTH, ROWS, COLUMNS = 8, 6, 4
+    returned = "s"
+
+    def use_python_int(self, name: str) -> list[str]:
+        return [f"c = c + {name}"]
+
+    def return_value(self, scope: Scope) -> str:
+        return self.returned
+
+    @classmethod
+    def calls(cls, rng: np.random.Generator, count: int) -> list[Call]:
+        return [
+            Call((grid(rng, cls.LENGTH), grid(rng, (cls.ROWS, cls.COLUMNS)), trip_count(rng), python_int(rng)))
+            for _ in range(count)
+        ]
+
+
 def grid(rng: np.random.Generator, shape, low: int = -4, high: int = 7) -> np.ndarray:
     """Floats on a coarse grid, so that equalities and ties sometimes hold; zeros are -0.0 at
     random (``x + 0.0`` is not ``x`` there)."""

@@ -7,15 +7,14 @@ of different sizes.
 
 from __future__ import annotations
 
-from .base import Call, Family, grid, python_int, trip_count
+from .base import VectorAndMatrix
 
-LENGTH, ROWS, COLUMNS = 8, 6, 4
+LENGTH, ROWS, COLUMNS = VectorAndMatrix.LENGTH, VectorAndMatrix.ROWS, VectorAndMatrix.COLUMNS
 
 
-class DataDependent(Family):
+class DataDependent(VectorAndMatrix):
     name = "data_dependent"
     summary = "masks, nonzero, unique, compress, tensor-bounded slices: sizes known only from the data"
-    parameters = "x, A, k, p"
 
     def __init__(self, generator):
         super().__init__(generator)
@@ -92,16 +91,3 @@ class DataDependent(Family):
         return self.pick(
             [f"x[{i}] > {self.constant()}", "s > 1.0", "c > 3", "np.count_nonzero(x > 0) > 3", "len(x[x < 0]) > 1"]
         )
-
-    def use_python_int(self, name: str) -> list[str]:
-        return [f"c = c + {name}"]
-
-    def return_value(self, scope) -> str:
-        return self.returned
-
-    @classmethod
-    def calls(cls, rng, count) -> list[Call]:
-        return [
-            Call((grid(rng, LENGTH), grid(rng, (ROWS, COLUMNS)), trip_count(rng), python_int(rng)))
-            for _ in range(count)
-        ]

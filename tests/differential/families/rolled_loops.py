@@ -10,15 +10,14 @@ number the loop counted), which must fall back to unrolling with eager NumPy's r
 from __future__ import annotations
 
 from ..skeleton import SIZE_GROWTH, indent
-from .base import Call, Family, grid, python_int, trip_count
+from .base import VectorAndMatrix
 
-LENGTH, ROWS, COLUMNS = 8, 6, 4
+LENGTH, ROWS, COLUMNS = VectorAndMatrix.LENGTH, VectorAndMatrix.ROWS, VectorAndMatrix.COLUMNS
 
 
-class RolledLoops(Family):
+class RolledLoops(VectorAndMatrix):
     name = "rolled_loops"
     summary = "for over a Python range of 5+ iterations: rolled into a while_loop, or unrolled where it must be"
-    parameters = "x, A, k, p"
 
     def __init__(self, generator):
         super().__init__(generator)
@@ -99,16 +98,3 @@ class RolledLoops(Family):
     def tensor_comparison(self, scope) -> str:
         i = self.index(scope, LENGTH)
         return self.pick([f"x[{i}] > {self.constant()}", "s > 1.0", "c > 3", f"A[{self.index(scope, ROWS)}, 1] < 0"])
-
-    def use_python_int(self, name: str) -> list[str]:
-        return [f"c = c + {name}"]
-
-    def return_value(self, scope) -> str:
-        return self.returned
-
-    @classmethod
-    def calls(cls, rng, count) -> list[Call]:
-        return [
-            Call((grid(rng, LENGTH), grid(rng, (ROWS, COLUMNS)), trip_count(rng), python_int(rng)))
-            for _ in range(count)
-        ]
