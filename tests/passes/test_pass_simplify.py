@@ -180,3 +180,24 @@ def test_graph_without_identities_is_left_unchanged():
     graph = staged_graph(powers, np.ones(3, np.float32))
     run_pass(AlgebraicSimplification, graph)
     assert_unchanged_by(AlgebraicSimplification, graph)
+
+
+def augmented_slice_updates(A, v, m):
+    A[1:, 1:] -= v  # Python: A[1:, 1:] = A[1:, 1:].__isub__(v), two writes of the same values
+    A[m] *= 2.0  # a mask read copies: one write
+    A[0, :2] = v[0, :2]
+    A[0, :2] = v[1, :2]  # another value: both writes stay
+    return A
+
+
+def test_an_update_repeated_with_the_same_value_at_the_same_place_is_made_once():
+    A = np.arange(25.0).reshape(5, 5)
+    v = np.ones((4, 4))
+    m = A > 12
+    graph = staged_graph(augmented_slice_updates, A, v, m)
+    assert sum(op.name == "setitem" for op in graph.walk()) == 5
+    assert run_pass(AlgebraicSimplification, graph) is True
+    assert sum(op.name == "setitem" for op in graph.walk()) == 4
+    converted = dy2st.to_static(augmented_slice_updates)
+    expected = augmented_slice_updates(A.copy(), v, m)
+    assert_same_results([converted(A.copy(), v, m)], [expected])

@@ -80,13 +80,26 @@ def expression_key(op: Op) -> Hashable | None:
     if get_op(op.name).side_effect:
         return None
     try:
-        attrs = tuple(sorted((name, attr_key(value)) for name, value in op.attrs.items()))
+        attrs = _attributes_key(op)
     except _Unhashable:
         return None
     operands = tuple(op.operands)
     if get_op(op.name).commutative and len(operands) == 2 and not attrs:
         operands = tuple(sorted(operands, key=id))  # any fixed order: the key only tests equality
     return (op.name, operands, attrs, tuple(r.type for r in op.results))
+
+
+def same_attributes(a: Op, b: Op) -> bool:
+    """Do ``a`` and ``b`` have strictly equal attributes (see the module docstring)? False where
+    one cannot be compared."""
+    try:
+        return _attributes_key(a) == _attributes_key(b)
+    except _Unhashable:
+        return False
+
+
+def _attributes_key(op: Op) -> tuple:
+    return tuple(sorted((name, attr_key(value)) for name, value in op.attrs.items()))
 
 
 def attr_key(value: Any) -> Hashable:

@@ -13,8 +13,11 @@ After::
 
 Rewrites: ``x*1``, ``1*x``, ``x+0``, ``0+x``, ``x-0``, ``x/1``, ``-(-x)``, ``astype`` to the same
 dtype, ``transpose(transpose(x))`` (axes composed; the identity permutation gives ``x``),
-``reshape(reshape(x))`` and reshapes to the same shape, and small integer powers of floats:
-``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4 -> (x*x)*(x*x)``.
+``reshape(reshape(x))`` and reshapes to the same shape, small integer powers of floats:
+``x**2 -> x*x``, ``x**3 -> x*x*x``, ``x**4 -> (x*x)*(x*x)``, and a functional update repeated
+with the same value at the same place: ``A[s] -= v`` stages, as Python runs it, as an update of
+``A`` through the view ``A[s]`` followed by ``A[s] = result``, which writes the same elements
+again; an update is idempotent, so the second is the first.
 
 Every rewrite keeps exactly the type (shape, dtype, weakness) the original result had, or is not
 made: ``x_i32 * 1.0`` is float64, so it is not ``x``; ``x * ones((3, 4))`` broadcasts, so it stays.
@@ -35,6 +38,7 @@ from dy2st.ir.core import Block, Graph, Op, Value
 from dy2st.ir.opdefs import UFUNC_OPS, get_op, infer_types
 from dy2st.ops.shape import ASTYPE, RESHAPE, TRANSPOSE
 from dy2st.passes.base import Pass
+from dy2st.passes.cse import same_attributes
 from dy2st.passes.fold import constant_value
 
 # A rule looks at one op and returns the value that replaces its result, or None. It may append
@@ -195,6 +199,22 @@ def _power_as_products(op: Op, emitted: list[Op]) -> Value | None:
     return _emit(multiply, [square, square], op, emitted)
 
 
+def _repeated_update(op: Op, emitted: list[Op]) -> Value | None:
+    """``update(update(x, v, i), v, i) -> update(x, v, i)``: writing the same values at the same
+    places again changes nothing (also with repeated indices, where the last write wins both
+    times). SSA values never change, so ``v`` and ``i`` are the same in both."""
+    position = get_op(op.name).updates_operand
+    assert position is not None
+    inner = _defining(op.operands[position], op.name)
+    if inner is None or len(inner.operands) != len(op.operands):
+        return None
+    others = [v for i, v in enumerate(op.operands) if i != position]
+    inner_others = [v for i, v in enumerate(inner.operands) if i != position]
+    if any(a is not b for a, b in zip(others, inner_others)) or not same_attributes(op, inner):
+        return None
+    return inner.result
+
+
 RULES: dict[str, tuple[Rule, ...]] = {
     ASTYPE: (_same_dtype_cast,),
     TRANSPOSE: (_compose_transposes,),
@@ -217,4 +237,6 @@ def _rules_for(name: str) -> tuple[Rule, ...]:
         rules.append(_involution)
     if opdef.ufunc is np.power:
         rules.append(_power_as_products)
+    if opdef.updates_operand is not None:
+        rules.append(_repeated_update)
     return tuple(rules) + RULES.get(name, ())
