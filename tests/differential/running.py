@@ -61,8 +61,10 @@ class Side:
     state: dict[str, Any]
 
 
-class ProgramTimeout(Exception):
-    pass
+class ProgramTimeout(BaseException):
+    """A call ran past its time limit. Not an ``Exception``: dy2st retries a failed build
+    (rolled loops unrolled, symbolic sizes made static), and a timeout it caught as a failure
+    would restart the endless loop it interrupted, with no second alarm to stop it."""
 
 
 # --- loading ------------------------------------------------------------------------------------
@@ -127,7 +129,7 @@ def _call(fn, call: Call, module: ModuleType, seconds: int) -> Side:
         try:
             with _time_limit(seconds):
                 result = fn()(*args, **kwargs)
-        except Exception as raised:  # the comparison is about which exception, if any
+        except (Exception, ProgramTimeout) as raised:  # the comparison is about which exception, if any
             error = raised
     return Side(result, error, args + tuple(kwargs.values()), module_state(module))
 
