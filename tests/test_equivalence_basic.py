@@ -277,20 +277,20 @@ def identity_and_twice(x):
     return x, y, y
 
 
-def test_returned_arrays_never_alias_inputs_or_other_results():
+def test_returned_arrays_are_the_callers_or_never_alias_inputs_or_other_results():
     static = dy2st.to_static(identity_and_twice)
     x = np.arange(4.0)
     a, b, c = static(x)
     assert_same((a, b, c), identity_and_twice(x))
-    assert not np.shares_memory(a, x)
-    assert not np.shares_memory(a, b)
+    assert a is x  # `return x` hands back the caller's array itself, as eager NumPy does
+    assert not np.shares_memory(b, x)
     # Eager NumPy returns the same object twice for `return y, y`; either that or two copies
     # is fine, but never a buffer the executor writes again.
-    a[0] = 100.0  # the caller owns its results
-    assert x[0] == 0.0 and b[0] == 0.0
+    b[0] = 100.0  # the caller owns its results
+    assert x[0] == 0.0
     a2, b2, _ = static(x)
-    assert not np.shares_memory(a2, a) and not np.shares_memory(b2, b)
-    assert a[0] == 100.0
+    assert a2 is x and not np.shares_memory(b2, b)
+    assert b[0] == 100.0
 
 
 def test_returned_arrays_are_fresh_across_calls():

@@ -34,6 +34,12 @@ KIND_CODES = {ZERO_D_ARRAY: 0, NUMPY_SCALAR: 1, bool: 2, int: 3, float: 4, compl
 # argument's buffer may then be updated in place during the call, as eager code does.
 WRITES_BACK = "writes_back"
 
+# The ``return`` op's attribute giving, for each of the function's results, the index of the graph
+# argument (input or capture) whose very array object eager code returns there (``return C``
+# after updating ``C`` in place, ``return x``), else None. The executor returns the caller's
+# array itself (written back first), as eager code does, instead of a copy of its value.
+RETURNS_CALLER_ARRAY = "returns_caller_array"
+
 # The attribute the ``in-place-updates`` pass sets on an op whose result it writes into the buffer
 # of an operand that is dead afterwards: the index of that operand. The result is that buffer. A
 # functional update (``setitem``: its ``OpDef.updates_operand``) then runs

@@ -12,7 +12,14 @@ import numpy as np
 
 from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, raising_user_location, runtime_error
 from dy2st.ir.core import Graph, Op, Value
-from dy2st.ir.opcodes import KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
+from dy2st.ir.opcodes import (
+    KIND_FROM_OUTPUT,
+    NUMPY_SCALAR,
+    RESULT_KINDS,
+    RETURNS_CALLER_ARRAY,
+    WRITES_BACK,
+    ZERO_D_ARRAY,
+)
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.symbolic import (
     MIN_SYMBOLIC_SIZE,
@@ -353,6 +360,9 @@ def _trace_once(
         attrs: dict[str, Any] = {RESULT_KINDS: kinds} if any(kinds) else {}
         if writebacks:  # passes may then update those arguments in place, as the eager function does
             attrs[WRITES_BACK] = tuple(writebacks.get(i) for i in range(len(outputs)))
+        caller_arrays = _caller_arrays(out_leaves, inputs + captures)
+        if any(index is not None for index in caller_arrays):
+            attrs[RETURNS_CALLER_ARRAY] = caller_arrays
         graph = builder.finish(outputs, attrs=attrs or None)
     updates = [
         InPlaceUpdate(
@@ -366,6 +376,14 @@ def _trace_once(
     return Program(
         graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results, updates, symbols
     )
+
+
+def _caller_arrays(leaves: list[Any], arguments: list[Tensor]) -> tuple[int | None, ...]:
+    """For each result leaf, the index of the argument or capture that is the very object eager
+    code returns there (``return C`` after ``C[i] = ...``, ``return W`` of a global): the tracer
+    keeps one ``Tensor`` per array object, so identity here is identity there."""
+    index_of = {id(tensor): index for index, tensor in enumerate(arguments)}
+    return tuple(index_of.get(id(leaf)) if isinstance(leaf, Tensor) else None for leaf in leaves)
 
 
 def _first_update(argument: Value, final: Value) -> Op | None:

@@ -41,7 +41,14 @@ from dy2st.backend.numpy.lowering import (
     loop_comparison,
 )
 from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
-from dy2st.ir.opcodes import KIND_CODES, KIND_FROM_OUTPUT, NUMPY_SCALAR, RESULT_KINDS, ZERO_D_ARRAY
+from dy2st.ir.opcodes import (
+    KIND_CODES,
+    KIND_FROM_OUTPUT,
+    NUMPY_SCALAR,
+    RESULT_KINDS,
+    RETURNS_CALLER_ARRAY,
+    ZERO_D_ARRAY,
+)
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import SymExpr, symbols_in
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
@@ -459,8 +466,14 @@ class CodeGenerator:
         outputs = []
         returned: set[Value] = set()
         kinds = op.attrs.get(RESULT_KINDS, ())
+        caller_arrays = op.attrs.get(RETURNS_CALLER_ARRAY, ())
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
+            if i < len(caller_arrays) and caller_arrays[i] is not None:
+                # Eager code returns the caller's array object itself, its final value written
+                # back below when the function updates it.
+                outputs.append(f"a{caller_arrays[i]}")
+                continue
             kind = kinds[i] if i < len(kinds) else None
             converted = self._converted_kind(op, kind, name)
             if converted is not None:  # a new immutable scalar or number, or a fresh 0-d array

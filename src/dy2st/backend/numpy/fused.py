@@ -149,7 +149,8 @@ class TileProgram:
 
     def _generate_unfused(self, block: Block) -> str:
         """``run_unfused(inputs...)``: the region's ops one NumPy call each, as unfused code runs
-        them, NumPy allocating every result (so each gets the memory order NumPy gives it)."""
+        them, NumPy allocating every result (so each gets the memory order NumPy gives it) but
+        those the lowering writes over a dying temporary (``overwrites``)."""
         first_line = self.source.count("\n") + 1
         names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
         body: list[str] = []
@@ -160,7 +161,10 @@ class TileProgram:
             names[op.results[0]] = f"t{len(body)}"
             kernel = f"k{len(body)}"
             self.namespace[kernel] = _unfused_kernel(op)
-            body.append(f"{names[op.results[0]]} = {kernel}({', '.join(names[v] for v in op.operands)})")
+            arguments = [names[v] for v in op.operands]
+            if "overwrites" in op.attrs:  # the backend's lowering chose a dying temporary
+                arguments.append(f"out={names[op.operands[op.attrs['overwrites']]]}")
+            body.append(f"{names[op.results[0]]} = {kernel}({', '.join(arguments)})")
             self.line_ops[first_line + len(body)] = op
         outputs = "".join(f"{names[v]}, " for v in block.ops[-1].operands)
         params = ", ".join(f"i{k}" for k in range(len(block.args)))
@@ -267,9 +271,10 @@ class FusedKernel:
         self.symbolic_results = [(r.type.shape, r.type.dtype) for r in op.results]
         # A group whose sizes are known only at run time keeps one kernel per concrete shape.
         self.sized: dict[tuple[int, ...], FusedKernel] | None = None
+        self._seen_once: set[tuple[int, ...]] = set()
         if has_symbolic(self.symbolic_shape):
             self.sized = {}
-            # Each symbolic size of a result must be an iteration axis's (``_for_inputs`` reads it
+            # Each symbolic size of a result must be an iteration axis's (``_sized_kernel`` reads it
             # there); else the graph is built again with those sizes static.
             iteration_sizes = set(self.symbolic_shape)
             for shape, _ in self.symbolic_results:
@@ -288,18 +293,29 @@ class FusedKernel:
         self._scratch: list[np.ndarray] | None = None
         self._whole_view_cache: tuple[list[np.ndarray], list[np.ndarray]] | None = None
 
-    def _for_inputs(self, inputs: tuple) -> FusedKernel:
-        """The kernel sized for these inputs (a group with symbolic sizes): the iteration shape is
-        the broadcast of the inputs' shapes, and each symbolic size of a result is the size of
-        the iteration axis that has it."""
+    def _sized_kernel(self, inputs: tuple) -> FusedKernel | None:
+        """The kernel sized for these inputs (a group with symbolic sizes), or None where the
+        group runs op by op, as unfused NumPy does: the first time a shape is seen, and for
+        every new shape once ``_MAX_SIZED_KERNELS`` are kept. A loop whose slices change size at
+        every iteration (``C[:i]``) would otherwise pay for a tile plan and scratch buffers per
+        iteration and never use them again. The
+        iteration shape is the broadcast of the inputs' shapes, and each symbolic size of a
+        result is the size of the iteration axis that has it."""
         assert self.sized is not None
         shape = np.broadcast_shapes(*(np.shape(a) for a in inputs))
         kernel = self.sized.get(shape)
         if kernel is not None:
             return kernel
-        with self._scratch_lock:  # another thread may be adding or dropping a size
+        if len(self.sized) >= _MAX_SIZED_KERNELS:
+            return None  # more shapes than kernels kept: building one per call would cost more
+        if shape not in self._seen_once:
+            if len(self._seen_once) >= _MAX_SEEN_SHAPES:
+                self._seen_once.clear()
+            self._seen_once.add(shape)
+            return None
+        with self._scratch_lock:  # another thread may be adding a size
             if len(self.sized) >= _MAX_SIZED_KERNELS:
-                self.sized.pop(next(iter(self.sized)))
+                return None
             sizes: dict[Any, int] = {d: n for d, n in zip(self.symbolic_shape, shape) if isinstance(d, SymExpr)}
             results = [
                 (tuple(sizes[d] if isinstance(d, SymExpr) else d for d in s), t) for s, t in self.symbolic_results
@@ -317,7 +333,10 @@ class FusedKernel:
                 # What the backend does for a small group of static size (``runs_unfused``):
                 # one NumPy call per op costs less than setting up tiles.
                 return self._run_unfused(inputs, None)
-            return self._for_inputs(inputs)(*inputs, out=out)
+            kernel = self._sized_kernel(inputs)
+            if kernel is None:
+                return self._run_unfused(inputs, out)
+            return kernel(*inputs, out=out)
         if self.keeps_eager_layout and not all(map(_c_ordered, inputs)):
             return self._run_unfused(inputs, out)
         outputs = self._outputs(out)
@@ -608,6 +627,9 @@ def _small_vectors(inputs: tuple) -> bool:
 
 _MAX_SIZED_KERNELS = 16
 """Concrete shapes a fused kernel with symbolic sizes keeps tile plans and scratch buffers for."""
+
+_MAX_SEEN_SHAPES = 256
+"""Shapes a fused kernel with symbolic sizes remembers having run once (then forgets them all)."""
 
 
 def build_fused_kernel(op: Op) -> FusedKernel:

@@ -10,8 +10,9 @@ attributes the code generator emits from, so every such rewrite shows in ``dy2st
                       what the eager code ran (``k << 30`` on unbounded ints); with a NumPy
                       operand it reaches NumPy's scalar math, a tenth of a ufunc call's cost.
     unfused=True      a small fused group run op by op (see ``target.runs_unfused``).
-    overwrites=I      inside such a group, an op that writes its result over its operand I, a
-                      temporary of the group that dies there (one allocation fewer).
+    overwrites=I      inside such a group, or one of symbolic size (which may run op by op),
+                      an op that writes its result over its operand I, a temporary of the
+                      group that dies there (one allocation fewer).
     already_python=True
                       an ``as_python_number`` of a Python operator's result (``k + 1``,
                       ``k << 3``): already a Python number, so nothing is emitted.
@@ -34,6 +35,7 @@ import numpy as np
 from dy2st.backend.numpy.target import NUMPY_TARGET, runs_unfused
 from dy2st.ir.core import ANNOTATION_ATTRS, CONST, WHILE_LOOP, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
 from dy2st.passes.memory_plan import live_intervals, reads_memory_order, schedule
@@ -161,6 +163,15 @@ _NUMPY_SCALAR_UFUNCS = frozenset(
     {np.less, np.less_equal, np.greater, np.greater_equal, np.equal, np.not_equal}
     | {np.add, np.subtract, np.multiply, np.true_divide, np.absolute}
 )
+# And those whose scalar math matches the ufunc's only on integers (a CRC's ``crc & 1``,
+# ``c >> 1``) and, for ``//`` and ``%``, on float32 and float64. Not ``**`` (scalar float powers
+# round differently in the last bit) nor ``-`` of unsigned integers (scalar math warns of the
+# wrap-around, the ufunc does not).
+_NUMPY_SCALAR_INTEGER_UFUNCS = frozenset(
+    {np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift, np.invert}
+    | {np.floor_divide, np.remainder}
+)
+_NUMPY_SCALAR_FLOAT_UFUNCS = frozenset({np.floor_divide, np.remainder})
 _PYTHON_SAMPLES = {"b": True, "i": 1, "u": 1, "f": 1.0, "c": 1 + 0j}
 _PYTHON_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
 
@@ -180,11 +191,18 @@ def _is_scalar_arithmetic(op: Op) -> bool:
     """An op Python's operator may run on NumPy scalars: 0-d, and no bools in arithmetic
     (``True + True`` is 2 in Python but ``True`` in NumPy)."""
     ufunc = _ufunc_of(op)
-    if ufunc not in _NUMPY_SCALAR_UFUNCS or not _all_zero_d(op):
+    if ufunc is None or not _all_zero_d(op):
+        return False
+    result = op.results[0].type.dtype
+    if ufunc in _NUMPY_SCALAR_INTEGER_UFUNCS and all(v.type.dtype.kind in "iu" for v in (*op.operands, *op.results)):
+        return True
+    if ufunc in _NUMPY_SCALAR_FLOAT_UFUNCS and result in (np.float32, np.float64):
+        return all(v.type.dtype.kind in "iuf" for v in op.operands)
+    if ufunc not in _NUMPY_SCALAR_UFUNCS:
         return False
     if _PYTHON_OPERATORS[ufunc][0] in COMPARISON_OPERATORS:
         return True
-    return op.results[0].type.dtype.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
+    return result.kind in "iuf" and all(v.type.dtype.kind != "b" for v in op.operands)
 
 
 def holds_python_number(value: Value) -> bool:
@@ -284,9 +302,17 @@ def _lower_block(block: Block, users: dict[Value, list[Op]]) -> None:
         if decision is not None:
             key, value = decision
             op.attrs[key] = value
-        if op.attrs.get("unfused") and not _keeps_eager_layout(op):
+        if _may_run_op_by_op(op) and not _keeps_eager_layout(op):
             for inner, operand in _in_place_temporaries(op.regions[0].block).items():
                 inner.attrs["overwrites"] = inner.operands.index(operand)
+
+
+def _may_run_op_by_op(op: Op) -> bool:
+    """Does this fused group run op by op (small), or may it (symbolic sizes: small vectors, and
+    shapes the kernel has no tile plan for, see ``FusedKernel._sized_kernel``)?"""
+    if not get_op(op.name).region_kernel or not op.regions:
+        return False
+    return bool(op.attrs.get("unfused")) or any(has_symbolic(v.type.shape) for v in (*op.operands, *op.results))
 
 
 def _decision(op: Op, users: dict[Value, list[Op]]) -> tuple[str, Any] | None:
