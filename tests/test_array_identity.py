@@ -53,3 +53,30 @@ def test_equal_results_merged_by_cse_are_still_two_arrays():
     assert first is not second
     first[0] = 5.0
     np.testing.assert_array_equal(second, np.zeros(3))
+
+
+GLOBAL_TABLE = np.arange(4.0)
+
+
+def returns_its_arrays(C, d):
+    C[1:] += 1.0
+    return C, d["a"], GLOBAL_TABLE, C
+
+
+def test_returned_arguments_and_globals_are_the_same_objects_as_eagerly():
+    static = dy2st.to_static(returns_its_arrays)
+    for _ in range(2):  # the second call takes the fast path
+        C, d = np.zeros(3), {"a": np.ones(2)}
+        got = static(C, d)
+        assert got[0] is C and got[1] is d["a"] and got[2] is GLOBAL_TABLE and got[3] is C
+        assert C.tolist() == [0.0, 1.0, 1.0]
+
+
+def returns_a_new_array_equal_to_its_argument(x):
+    return x * 1  # simplified to x in the graph, but a new array in eager code
+
+
+def test_a_result_equal_to_an_argument_but_new_in_eager_code_is_not_the_argument():
+    x = np.arange(3)
+    got = dy2st.to_static(returns_a_new_array_equal_to_its_argument)(x)
+    assert got is not x and not np.shares_memory(got, x)

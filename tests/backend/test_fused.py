@@ -211,3 +211,29 @@ def test_row_reduction_groups_are_bit_identical(tiny_tiles, shape, dtype):
         assert_bit_identical(fused, plain)
         eager = fn(*args)
         assert_bit_identical(fused, eager if isinstance(eager, tuple) else (eager,))
+
+
+def scaled_outer_rows(C, a, b):
+    for i in range(C.shape[0]):
+        C[:i, :] += 1.5 * np.outer(a[:i], b)  # a group of a new (data-dependent) shape each iteration
+    return C
+
+
+def test_a_group_whose_shape_changes_every_iteration_runs_op_by_op_until_a_shape_comes_back():
+    rng = np.random.default_rng(3)
+    C, a, b = rng.random((40, 300)), rng.random(40), rng.random(300)
+    static = dy2st.to_static(scaled_outer_rows)
+    graph = static.graph(C.copy(), a, b)
+    (op,) = [op for op in graph.walk() if op.name == "fused"]
+    kernel = fused_runtime.build_fused_kernel(op)
+    for _ in range(3):
+        expected = scaled_outer_rows(C.copy(), a, b)
+        np.testing.assert_array_equal(static(C.copy(), a, b), expected)
+    inputs = (np.ones((5, 1)), np.ones((1, 300)))
+    assert kernel._sized_kernel(inputs) is None  # the first time: op by op
+    assert kernel._sized_kernel(inputs) is not None  # it came back: a tile plan
+    for rows in range(6, 6 + 2 * fused_runtime._MAX_SIZED_KERNELS):
+        twice = (np.ones((rows, 1)), np.ones((1, 300)))
+        kernel._sized_kernel(twice), kernel._sized_kernel(twice)
+    assert len(kernel.sized) == fused_runtime._MAX_SIZED_KERNELS  # then no more plans, none dropped
+    np.testing.assert_array_equal(kernel(*inputs), 1.5 * np.outer(np.ones(5), np.ones(300)))

@@ -145,3 +145,40 @@ def test_a_counter_that_starts_as_an_array_value_keeps_its_check():
     want_total, want_i = count_from_array(np.array(2), np.array(5))
     assert got_total == want_total and got_i == want_i
     assert np.asarray(got_total).dtype == np.asarray(want_total).dtype
+
+
+def crc16(data, poly):
+    crc = 0xFFFF
+    for byte in data:
+        current = 0xFF & byte  # a NumPy uint8 scalar in eager code
+        for _ in range(8):
+            if (crc & 0x0001) ^ (current & 0x0001):
+                crc = (crc >> 1) ^ poly
+            else:
+                crc >>= 1
+            current >>= 1
+    return crc, current % 3, current // 2
+
+
+def test_integer_bit_operations_on_numpy_scalars_are_python_operators():
+    static = dy2st.to_static(crc16)
+    data = np.random.default_rng(5).integers(0, 256, 40, dtype=np.uint8)
+    got, want = static(data, 0x8408), crc16(data, 0x8408)
+    assert [(type(g), g) for g in got] == [(type(w), w) for w in want]
+    source = static.executor_source(data, 0x8408)
+    for kernel in ("k_bitwise_and", "k_bitwise_xor", "k_right_shift", "k_remainder", "k_floor_divide"):
+        assert kernel not in source
+
+
+def float_floor_and_power(x):
+    y = x[0] // 0.3 + x[1] % 0.7
+    return y, x[0] ** 1.7  # ``**`` stays a ufunc call: scalar powers round differently
+
+
+def test_float_floor_division_and_remainder_are_operators_and_powers_stay_ufuncs():
+    static = dy2st.to_static(float_floor_and_power)
+    x = np.array([2.5, 1.1])
+    got, want = static(x), float_floor_and_power(x)
+    assert [(type(g), g) for g in got] == [(type(w), w) for w in want]
+    source = static.executor_source(x)
+    assert "k_floor_divide" not in source and "k_remainder" not in source and "k_power" in source
