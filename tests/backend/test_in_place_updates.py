@@ -284,8 +284,9 @@ def test_a_recurrence_over_an_argument_runs_in_its_buffer():
     static = check(recurrence_in_a_tensor_loop, RNG.standard_normal((5, 4)), np.array(5), expected=[True])
     check(recurrence_in_a_tensor_loop, RNG.standard_normal((5, 4)), np.array(0), expected=[True])
     source = static.executor_source(RNG.standard_normal((5, 4)), np.array(5))
-    # Updated in the caller's array: the write-back after the call finds nothing to copy.
-    assert "w0[w1, :, ] = " in source and " is not a0:" in source
+    # Updated in the caller's array, the new row computed straight into it (update-destinations):
+    # the write-back after the call finds nothing to copy.
+    assert "= w0[w1, :, ]" in source and "out=v8" in source and " is not a0:" in source
 
 
 def copy_simplified_inside_a_loop(x, n):

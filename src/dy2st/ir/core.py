@@ -21,8 +21,10 @@ from dy2st.ir.opcodes import (  # noqa: F401  (re-exported)
     IN_PLACE_UPDATE,
     RETURN,
     TERMINATORS,
+    VALUE_IN_PLACE,
     WHILE_LOOP,
     WRITES_BACK,
+    WRITES_UPDATE,
     YIELD,
 )
 from dy2st.ir.printer import print_graph
@@ -40,6 +42,8 @@ ANNOTATION_ATTRS.add(ERRSTATE_ATTR)
 # Whether a functional update runs in place (see ir/opcodes.py): both of its kernels take the
 # same attributes, so they never see it.
 ANNOTATION_ATTRS.add(IN_PLACE_UPDATE)
+# Where an update's value is computed (the ``update-destinations`` pass): also no kernel's concern.
+ANNOTATION_ATTRS.update((WRITES_UPDATE, VALUE_IN_PLACE))
 
 
 def kernel_attrs(op: Op) -> dict:

@@ -46,6 +46,12 @@ RETURNS_CALLER_ARRAY = "returns_caller_array"
 # ``OpDef.in_place_kernel``, an elementwise ufunc its ``out=`` form.
 IN_PLACE_UPDATE = "in_place_update"
 
+# The attributes the ``update-destinations`` pass sets on an elementwise op whose result an
+# in-place update stores into a view of the updated array (the op writes it there with ``out=``),
+# and on that update (its value is already in place: it does nothing).
+WRITES_UPDATE = "writes_update"
+VALUE_IN_PLACE = "value_in_place"
+
 # Opcodes the tracer emits itself (defined in ``dy2st.ops.python_numbers``): a Python number
 # carried as a 0-d value, and the size of an argument's axis read when the graph runs (a symbolic
 # size used as a number, ``GraphBuilder.size_value``).

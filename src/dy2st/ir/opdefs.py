@@ -81,6 +81,11 @@ class OpDef:
         in_place_kernel: ``in_place_kernel(*operands, **attrs)`` makes that update in the
             operand's own buffer and returns it. The ``in-place-updates`` pass chooses it (the
             ``in_place_update`` attribute) where nothing reads the operand's old value later.
+        updated_region: for an update that stores its value operand (position 1) into part of
+            the updated operand, ``updated_region(operand_types, **attrs)`` gives the type of
+            that part when the backend can name it as a view of the operand (``A[i, 1:-1]``:
+            basic indexing by ints and slices), else None. The ``update-destinations`` pass then
+            computes the value straight into that view.
     """
 
     name: str
@@ -112,6 +117,7 @@ class OpDef:
     c_ordered_result: bool = False
     updates_operand: int | None = None
     in_place_kernel: Callable[..., Any] | None = None
+    updated_region: Callable[..., TensorType | None] | None = None
 
 
 OPS: dict[str, OpDef] = {}

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, build_error, user_location
-from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.opdefs import OpDef, get_op, infer_types, register
 from dy2st.ir.symbolic import (
     DataDependentSize,
     Dim,
@@ -445,6 +445,25 @@ def _check_value_fits(x: TensorType, value: TensorType, index_types: list[Tensor
         raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {target}") from None
 
 
+def _setitem_region(types, template) -> TensorType | None:
+    """The type of ``x[index]`` where the generated code's ``x[index]`` is a view of ``x``: only
+    ints, slices, None and Ellipsis, with Python ints in the tensor slots that stand alone (a
+    0-d integer *array* there is advanced indexing, a copy; as a slice bound it is fine)."""
+    x, _value, *index_types = types
+    slots = iter(index_types)
+    for item in template:
+        if item is TENSOR_SLOT:
+            slot = next(slots)
+            if not (slot.weak and slot.ndim == 0 and slot.dtype.kind in "iu"):
+                return None
+        elif isinstance(item, slice):
+            for _ in range(_slots_of(item)):
+                next(slots)
+        elif isinstance(item, (bool, np.bool_)) or (isinstance(item, np.ndarray) and item.ndim):
+            return None
+    return infer_types(get_op("getitem"), [x, *index_types], {"template": template})  # type: ignore[return-value]
+
+
 def _setitem_kernel(x, value, *index_arrays, template):
     out = x.copy(order="K")
     out[_fill(template, index_arrays)] = value
@@ -492,6 +511,7 @@ register(
         broadcast_operands=(1,),
         updates_operand=0,
         in_place_kernel=_setitem_in_place,
+        updated_region=_setitem_region,
         doc="x with x[index] = value, functionally",
     )
 )

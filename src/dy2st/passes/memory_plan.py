@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, YIELD, Block, Graph, Op, Value
+from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, WRITES_UPDATE, YIELD, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import has_symbolic, hint_of
 from dy2st.passes.alias import may_alias_inputs
@@ -115,8 +115,8 @@ def _accepts_out(op: Op, target: MemoryTarget) -> bool:
     result = op.results[0].type
     if result.ndim == 0 or result.weak:
         return False  # 0-d results are NumPy scalars in eager code; keep them that way
-    if opdef.view or opdef.side_effect or overwritten_operand(op) is not None:
-        return False  # a view, or a result the in-place-updates pass writes into an operand
+    if opdef.view or opdef.side_effect or overwritten_operand(op) is not None or op.attrs.get(WRITES_UPDATE):
+        return False  # a view, or a result written into an operand or an update's array
     return target.accepts_out(op)
 
 

@@ -14,6 +14,7 @@ from dy2st.passes.in_place import InPlaceUpdates
 from dy2st.passes.licm import LoopInvariantCodeMotion
 from dy2st.passes.memory_plan import MemoryPlan, MemoryTarget
 from dy2st.passes.simplify import AlgebraicSimplification
+from dy2st.passes.update_destinations import UpdateDestinations
 
 DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
     # First, so that the identities it removes (x*1, astype to the same dtype, reshape of a
@@ -38,6 +39,10 @@ DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
     # overwrite its operand depends on where the operand is read last. Before memory planning,
     # which treats an update run in place as a view of its operand.
     InPlaceUpdates,
+    # After the in-place decisions it builds on (only an update that runs in the array's own
+    # buffer can have its value computed there); before memory planning, which then gives the
+    # op that computes it no buffer.
+    UpdateDestinations,
     # Memory planning is always the very last: it reads the final schedule, and any rewrite after
     # it could invalidate the liveness its buffer assignment relies on.
     MemoryPlan,
@@ -52,7 +57,9 @@ PASSES_BY_NAME: dict[str, type[Pass]] = {cls.name: cls for cls in DEFAULT_PIPELI
 def default_passes(target: MemoryTarget | None = None) -> list[Pass]:
     """A fresh list of the default pipeline's passes; ``target`` is what the backend that will run
     the graph tells the memory planner (the op definitions' traits when None)."""
-    return [cls(target) if cls in (InPlaceUpdates, MemoryPlan) else cls() for cls in DEFAULT_PIPELINE]
+    return [
+        cls(target) if cls in (InPlaceUpdates, UpdateDestinations, MemoryPlan) else cls() for cls in DEFAULT_PIPELINE
+    ]
 
 
 # Tests set DY2ST_VERIFY=1 so the verifier runs after every pass of every graph they build.

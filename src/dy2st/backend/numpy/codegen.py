@@ -40,7 +40,7 @@ from dy2st.backend.numpy.lowering import (
     is_inline_literal,
     loop_comparison,
 )
-from dy2st.ir.core import ERRSTATE_ATTR, Block, Graph, Op, Value, kernel_attrs
+from dy2st.ir.core import ERRSTATE_ATTR, WRITES_UPDATE, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import (
     KIND_CODES,
     KIND_FROM_OUTPUT,
@@ -148,6 +148,12 @@ class CodeGenerator:
         self.operand_names: dict[tuple[Op, Value], str] = {}
         # The data-dependent sizes attributes use, set from each value that has one.
         self.data_dependent_used: set[Any] = set()
+        # Updates whose value an op already wrote into their array's view (``writes_update``).
+        self.stored_in_place: set[Op] = set()
+        # The last op of a small group run op by op that computes the group's result into an
+        # update's view -> the group.
+        self.computes_for_update: dict[Op, Op] = {}
+        self._readers: dict[Value, list[Op]] | None = None
 
     # --- names -----------------------------------------------------------------------------
     def fresh(self, stem: str = "v") -> str:
@@ -344,7 +350,13 @@ class CodeGenerator:
             self.names[value] = name
         arguments = ", ".join([*(self.name_of(v) for v in op.operands), *self.symbolic_attrs(op)])
         overwritten = overwritten_operand(op)
-        if overwritten is not None and get_op(op.name).in_place_kernel is None:
+        stored = self.computes_for_update.get(op, op if op.attrs.get(WRITES_UPDATE) else None)
+        destination = self.update_destination(stored, depth) if stored is not None else None
+        if destination is not None:
+            # A tiled kernel may read an input overlapping the view after writing part of it.
+            check = ", out_may_overlap=True" if get_op(op.name).region_kernel else ""
+            call = f"{self.out_kernel_for(op)}({arguments}, out={destination}{check})"
+        elif overwritten is not None and get_op(op.name).in_place_kernel is None:
             # The in-place-updates pass chose an elementwise update of its operand (`x += y`).
             call = f"{self.out_kernel_for(op)}({arguments}, out={self.name_of(op.operands[overwritten])})"
         elif self.plan and "out_buffer" in op.attrs:
@@ -360,6 +372,25 @@ class CodeGenerator:
             self.line(depth, f"{results[0]} = {call}", op)
         else:
             self.line(depth, f"{', '.join(results)} = {call}", op)
+
+    def update_destination(self, op: Op, depth: int) -> str | None:
+        """For an op the ``update-destinations`` pass chose: emit ``v = A[index]``, the view of the
+        array that the update reading its result stores into, and return its name (None where
+        the index cannot be written out: the update then stores the value as usual). A small
+        group run op by op computes its last op into the view."""
+        if self._readers is None:
+            self._readers = {}
+            for inner in self.graph.walk():
+                for value in inner.operands:
+                    self._readers.setdefault(value, []).append(inner)
+        (update,) = self._readers[op.results[0]]
+        index = self.index_source(update, first=2)
+        if index is None:
+            return None
+        destination = self.fresh()
+        self.line(depth, f"{destination} = {self.name_of(update.operands[0])}[{index}]", op)
+        self.stored_in_place.add(update)
+        return destination
 
     def emit_scalar_operator(self, op: Op, depth: int) -> None:
         """``v = a < b``: Python's operator, as the lowering recorded it. On the eager code's Python
@@ -404,7 +435,8 @@ class CodeGenerator:
             return
         target, value = (self.name_of(v) for v in op.operands[:2])
         result = self.names[op.results[0]] = self.fresh()
-        self.line(depth, f"{target}[{index}] = {value}", op)
+        if op not in self.stored_in_place:  # else the value's op wrote it there (``value_in_place``)
+            self.line(depth, f"{target}[{index}] = {value}", op)
         self.line(depth, f"{result} = {target}", op)
 
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
@@ -450,6 +482,10 @@ class CodeGenerator:
         block = op.regions[0].block
         for arg, operand in zip(block.args, op.operands):
             self.names[arg] = self.name_of(operand)
+        if op.attrs.get(WRITES_UPDATE):
+            last = block.ops[-1].operands[0].op
+            assert last is not None, "the pass chose a group whose result an op of it computes"
+            self.computes_for_update[last] = op
         for inner in block.ops[:-1]:
             self.emit_op(inner, depth, aliasing)
         for result, value in zip(op.results, block.ops[-1].operands):

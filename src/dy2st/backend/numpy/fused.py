@@ -327,7 +327,12 @@ class FusedKernel:
             self.sized[shape] = kernel
         return kernel
 
-    def __call__(self, *inputs: Any, out: Any = None) -> Any:
+    def __call__(self, *inputs: Any, out: Any = None, out_may_overlap: bool = False) -> Any:
+        """The group's result(s) for ``inputs``, written into ``out`` when given. An ``out`` the
+        memory planner gives overlaps an input only as that same input (a dying buffer reused);
+        ``out_may_overlap`` says it may also overlap one elsewhere (a view of an array being
+        updated, ``A[1:-1]``, while the group reads ``A[2:]``): then tiles never read what
+        earlier tiles wrote."""
         if self.sized is not None:
             if out is None and _small_vectors(inputs):
                 # What the backend does for a small group of static size (``runs_unfused``):
@@ -336,7 +341,7 @@ class FusedKernel:
             kernel = self._sized_kernel(inputs)
             if kernel is None:
                 return self._run_unfused(inputs, out)
-            return kernel(*inputs, out=out)
+            return kernel(*inputs, out=out, out_may_overlap=out_may_overlap)
         if self.keeps_eager_layout and not all(map(_c_ordered, inputs)):
             return self._run_unfused(inputs, out)
         outputs = self._outputs(out)
@@ -345,7 +350,7 @@ class FusedKernel:
         owned = self._scratch_lock.acquire(blocking=False)
         try:
             scratch = self._shared_scratch() if owned else self._new_scratch()
-            if out is not None and not self.program.alias_safe and _overlaps(inputs, outputs):
+            if out is not None and _tiles_may_misread(inputs, outputs, self.program.alias_safe, out_may_overlap):
                 # An output buffer is also an input the tile still reads after writing it.
                 staged = [np.empty(shape, dtype) for shape, dtype in self.result_types]
                 self._run_tiles(inputs, staged, scratch)
@@ -372,7 +377,7 @@ class FusedKernel:
             raise self._located(error) from error
         if out is None:
             return results[0] if self.single else results
-        outs = self._outputs(out)
+        outs = [out] if self.single else list(out)
         for target, value in zip(outs, results):
             np.copyto(target, value)
         return outs[0] if self.single else tuple(outs)
@@ -613,8 +618,28 @@ def _count(shape: tuple[int, ...]) -> int:
     return n
 
 
-def _overlaps(inputs: tuple, outputs: list[np.ndarray]) -> bool:
-    return any(isinstance(a, np.ndarray) and np.may_share_memory(a, o) for a in inputs for o in outputs)
+def _tiles_may_misread(inputs: tuple, outputs: list[np.ndarray], alias_safe: bool, may_overlap: bool) -> bool:
+    """Could a tile read an input element that a tile already overwrote? Only where an input
+    shares memory with an output, and, for a program that reads each tile's inputs before writing
+    it (``alias_safe``), only where they are not the very same elements."""
+    if alias_safe and not may_overlap:
+        return False
+    for a in inputs:
+        if not isinstance(a, np.ndarray):
+            continue
+        for o in outputs:
+            if np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)):
+                return True
+    return False
+
+
+def _same_elements(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do ``a`` and ``b`` view the same elements in the same positions?"""
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 def _small_vectors(inputs: tuple) -> bool:
