@@ -184,6 +184,8 @@ def is_refusal(error: BaseException) -> bool:
 
 
 def compare_sides(converted: Side, eager: Side, call_index: int, source_file: str) -> Failure | None:
+    if isinstance(converted.error, ProgramTimeout) and isinstance(eager.error, ProgramTimeout):
+        return None  # both loop forever: what the arguments hold when the alarm rings is arbitrary
     if converted.error is not None and not (eager.error is not None and isinstance(converted.error, type(eager.error))):
         category = Category.REFUSAL if eager.error is None and is_refusal(converted.error) else Category.CRASH
         signature = f"{_error_class(converted.error)}: {normalized_message(converted.error)}"
