@@ -237,3 +237,21 @@ def test_a_group_whose_shape_changes_every_iteration_runs_op_by_op_until_a_shape
         kernel._sized_kernel(twice), kernel._sized_kernel(twice)
     assert len(kernel.sized) == fused_runtime._MAX_SIZED_KERNELS  # then no more plans, none dropped
     np.testing.assert_array_equal(kernel(*inputs), 1.5 * np.outer(np.ones(5), np.ones(300)))
+
+
+def masked_chain(x, y):
+    a = x[x > 0]
+    b = y[y > 0]
+    return (a * 2.0 + b) * 3.0  # a group of data-dependent size over vectors: the generated entry
+
+
+def test_a_small_vector_group_of_symbolic_size_runs_inline_and_names_the_users_line():
+    static = dy2st.to_static(masked_chain)
+    x = np.array([1.0, 2.0, -1.0])
+    np.testing.assert_array_equal(static(x, x), masked_chain(x, x))
+    (op,) = [op for op in static.graph(x, x).walk() if op.name == "fused"]
+    kernel = fused_runtime.build_fused_kernel(op)
+    assert kernel.entry is not kernel and "def entry(" in kernel.program.source
+    with pytest.raises(Dy2stRuntimeError, match=r"test_fused.py:\d+.*could not be broadcast") as raised:
+        static(x, np.array([1.0, 2.0, 3.0]))
+    assert isinstance(raised.value, ValueError)

@@ -181,7 +181,7 @@ class CodeGenerator:
         opdef = get_op(op.name)
         if opdef.region_kernel:
             # Ops with a body (fused groups) build one kernel per op instance from the op itself.
-            return self.bind(build_fused_kernel(op), self.fresh(f"k_{op.name}_"))
+            return self.bind(build_fused_kernel(op).entry, self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
         stem = f"k_{op.name}"
         if overwritten_operand(op) is not None and opdef.in_place_kernel is not None:

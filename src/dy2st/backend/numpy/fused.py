@@ -115,10 +115,14 @@ class TileProgram:
         self.shape = iteration_shape(block)
         self.source = self._generate(block)
         self.source += self._generate_unfused(block)
+        if has_symbolic(self.shape):
+            self.source += self._generate_entry(block)
         self.alias_safe = self._outputs_written_after_inputs_read(block)
         exec(compile(self.source, self.filename, "exec"), self.namespace)
         self.function = self.namespace["run_tile"]
         self.unfused = self.namespace["run_unfused"]
+        # Set by the kernel: the generated entry calls back into it.
+        self.entry = self.namespace.get("entry")
 
     def _kind(self, value: Value) -> str:
         return FULL if value.type.shape == self.shape else ROW
@@ -151,7 +155,40 @@ class TileProgram:
         """``run_unfused(inputs...)``: the region's ops one NumPy call each, as unfused code runs
         them, NumPy allocating every result (so each gets the memory order NumPy gives it) but
         those the lowering writes over a dying temporary (``overwrites``)."""
-        first_line = self.source.count("\n") + 1
+        body, outputs = self._unfused_body(block, self.source.count("\n") + 2)
+        params = ", ".join(f"i{k}" for k in range(len(block.args)))
+        lines = [f"def run_unfused({params}):"] + ["    " + line for line in body] + [f"    return ({outputs})"]
+        return "\n".join(lines) + "\n"
+
+    def _generate_entry(self, block: Block) -> str:
+        """``entry(inputs..., out=None, out_may_overlap=False)`` for a group of symbolic size whose
+        inputs are vectors and scalars: small vectors run the ops inline, as ``run_unfused``
+        does (one NumPy call per op costs less than setting up tiles), with no dispatch on the
+        way; anything else goes to the kernel (``general``). Empty when an input has more axes
+        (its result could be large however small the check found it)."""
+        vectors = [f"i{k}" for k, arg in enumerate(block.args) if arg.type.ndim == 1]
+        if not vectors or any(arg.type.ndim > 1 for arg in block.args):
+            return ""
+        small = " and ".join(f"{name}.nbytes <= {SMALL_FUSED_BYTES}" for name in vectors)
+        params = ", ".join(f"i{k}" for k in range(len(block.args)))
+        first_body_line = self.source.count("\n") + 4
+        body, outputs = self._unfused_body(block, first_body_line)
+        single = len(block.ops[-1].operands) == 1
+        lines = [
+            f"def entry({params}, out=None, out_may_overlap=False):",
+            f"    if out is None and {small}:",
+            "        try:",
+            *("            " + line for line in body),
+            "        except Exception as error:",
+            "            raise located(error) from error",
+            f"        return {outputs[:-2] if single else '(' + outputs + ')'}",
+            f"    return general({params}, out=out, out_may_overlap=out_may_overlap)",
+        ]
+        return "\n".join(lines) + "\n"
+
+    def _unfused_body(self, block: Block, first_line: int) -> tuple[list[str], str]:
+        """The lines of the region's ops, one NumPy call each, and the outputs they compute
+        (``"t1, t3, "``); ``line_ops`` maps each line, counted from ``first_line``, to its op."""
         names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
         body: list[str] = []
         for op in block.ops[:-1]:
@@ -164,12 +201,9 @@ class TileProgram:
             arguments = [names[v] for v in op.operands]
             if "overwrites" in op.attrs:  # the backend's lowering chose a dying temporary
                 arguments.append(f"out={names[op.operands[op.attrs['overwrites']]]}")
-            body.append(f"{names[op.results[0]]} = {kernel}({', '.join(arguments)})")
             self.line_ops[first_line + len(body)] = op
-        outputs = "".join(f"{names[v]}, " for v in block.ops[-1].operands)
-        params = ", ".join(f"i{k}" for k in range(len(block.args)))
-        lines = [f"def run_unfused({params}):"] + ["    " + line for line in body] + [f"    return ({outputs})"]
-        return "\n".join(lines) + "\n"
+            body.append(f"{names[op.results[0]]} = {kernel}({', '.join(arguments)})")
+        return body, "".join(f"{names[v]}, " for v in block.ops[-1].operands)
 
     def _call(self, op: Op, operands: list[str], target: str) -> str:
         if _row_reduction(op) is not None:
@@ -272,6 +306,11 @@ class FusedKernel:
         # A group whose sizes are known only at run time keeps one kernel per concrete shape.
         self.sized: dict[tuple[int, ...], FusedKernel] | None = None
         self._seen_once: set[tuple[int, ...]] = set()
+        # What the executor calls: the generated entry where there is one (``_generate_entry``).
+        self.entry: Any = self
+        if self.program.entry is not None:
+            self.program.namespace.update(general=self, located=self._located)
+            self.entry = self.program.entry
         if has_symbolic(self.symbolic_shape):
             self.sized = {}
             # Each symbolic size of a result must be an iteration axis's (``_sized_kernel`` reads it
