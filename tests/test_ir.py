@@ -87,7 +87,7 @@ def test_golden_nested_results_and_attributes():
         func @column_stats(%x: f32[4,3]) -> (f32[3], f32[3], f32[12]) {
           %m = mean %x {axis=(0,), keepdims=False} : f32[3]
           %centered = subtract %x, %m : f32[4,3]
-          %0 = power %centered, 2 : f32[4,3]
+          %0 = square %centered : f32[4,3]
           %1 = mean %0 {axis=(0,), keepdims=False} : f32[3]
           %2 = transpose %x {axes=(1, 0)} : f32[3,4]
           %3 = reshape %2 {shape=(12,)} : f32[12]
@@ -126,8 +126,7 @@ def test_walk_visits_every_op_in_program_order():
     assert [op.name for op in graph.walk()] == [
         "mean",
         "subtract",
-        "const",
-        "power",
+        "square",
         "mean",
         "transpose",
         "reshape",

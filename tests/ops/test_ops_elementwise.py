@@ -292,3 +292,23 @@ def test_allclose_works_as_a_graph_assertion():
     static(np.zeros(3))
     with pytest.raises(AssertionError, match="x drifted"):
         static(np.ones(3))
+
+
+def powers_numpy_takes_a_shortcut_for(z, x):
+    w = z.copy()
+    w **= 2
+    return z**2, z**-1, z**0.5, z**2.0, z**3, w, x**2, x**0.5, x**-1, z[0] ** 2
+
+
+def test_powers_by_two_minus_one_and_one_half_round_as_numpys_shortcuts():
+    # ndarray ** 2 is np.square (z * z), ** -1 np.reciprocal and ** 0.5 np.sqrt: for complex
+    # arrays each rounds otherwise than np.power, so the converted function must call the same.
+    rng = np.random.default_rng(4)
+    z = rng.standard_normal(64) + 1j * rng.standard_normal(64)
+    x = rng.random(64).astype(np.float32)
+    static = dy2st.to_static(powers_numpy_takes_a_shortcut_for)
+    for got, want in zip(static(z, x), powers_numpy_takes_a_shortcut_for(z, x)):
+        assert type(got) is type(want) and got.dtype == want.dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+    names = [op.name for op in static.graph(z, x).walk()]
+    assert {"square", "reciprocal", "sqrt", "power"} <= set(names)

@@ -309,7 +309,13 @@ class Tensor:
         self._own = new._value
 
     def _inplace(self, opname: str, other) -> Tensor:
-        result = apply(opname, self, other)
+        return self._inplace_result(opname, apply(opname, self, other))
+
+    def _inplace_unary(self, opname: str) -> Tensor:
+        """``x **= 2`` where NumPy runs it as ``np.square(x, out=x)``."""
+        return self._inplace_result(opname, apply(opname, self))
+
+    def _inplace_result(self, opname: str, result: Tensor) -> Tensor:
         if self._scalar:
             return result  # NumPy scalars are immutable: `s += 1` rebinds s
         if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
@@ -515,6 +521,40 @@ for _stem, _ufunc in {
     setattr(Tensor, _stem, _f)
     setattr(Tensor, f"__r{_stem[2:]}", _r)
     setattr(Tensor, f"__i{_stem[2:]}", _i)
+
+
+def _power_ufunc(base: Tensor, exponent: Any) -> np.ufunc:
+    """The ufunc ``base ** exponent`` runs on an array: NumPy's ``ndarray.__pow__`` takes a
+    shortcut for some Python-number exponents (``np.square`` for the int 2, ``np.reciprocal`` for
+    the int -1, ``np.sqrt`` for the float 0.5), which rounds complex values otherwise than
+    ``np.power`` (``z ** 2`` is ``z * z``). NumPy scalars (their own scalar power) and Python
+    numbers keep ``np.power``."""
+    if base._scalar or base.type.weak or base.dtype.kind not in "fc":
+        return np.power
+    if type(exponent) is int:
+        return {2: np.square, -1: np.reciprocal}.get(exponent, np.power)
+    if type(exponent) is float and exponent == 0.5:
+        return np.sqrt
+    return np.power
+
+
+def _power(self: Tensor, exponent: Any) -> Any:
+    ufunc = _power_ufunc(self, exponent)
+    if ufunc is np.power:
+        return _POWER_FORWARD(self, exponent)
+    return _inherit_kind(apply(_operator_op(ufunc), self), self, exponent)
+
+
+def _inplace_power(self: Tensor, exponent: Any) -> Any:
+    ufunc = _power_ufunc(self, exponent)
+    if ufunc is np.power:
+        return _POWER_INPLACE(self, exponent)
+    return self._inplace_unary(_operator_op(ufunc))
+
+
+_POWER_FORWARD, _POWER_INPLACE = Tensor.__pow__, Tensor.__ipow__
+Tensor.__pow__ = _power  # type: ignore[method-assign]
+Tensor.__ipow__ = _inplace_power  # type: ignore[method-assign]
 
 for _dunder, _ufunc in {
     "__lt__": np.less,
