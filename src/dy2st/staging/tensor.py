@@ -552,9 +552,9 @@ def _inplace_power(self: Tensor, exponent: Any) -> Any:
     return self._inplace_unary(_operator_op(ufunc))
 
 
-_POWER_FORWARD, _POWER_INPLACE = Tensor.__pow__, Tensor.__ipow__
-Tensor.__pow__ = _power  # type: ignore[method-assign]
-Tensor.__ipow__ = _inplace_power  # type: ignore[method-assign]
+_POWER_FORWARD, _POWER_INPLACE = getattr(Tensor, "__pow__"), getattr(Tensor, "__ipow__")  # noqa: B009
+setattr(Tensor, "__pow__", _power)  # noqa: B010
+setattr(Tensor, "__ipow__", _inplace_power)  # noqa: B010
 
 for _dunder, _ufunc in {
     "__lt__": np.less,
