@@ -21,6 +21,7 @@ from dy2st.ir.opcodes import (  # noqa: F401  (re-exported)
     IN_PLACE_UPDATE,
     RETURN,
     TERMINATORS,
+    UPDATE_MAY_OVERLAP,
     VALUE_IN_PLACE,
     WHILE_LOOP,
     WRITES_BACK,
@@ -43,7 +44,7 @@ ANNOTATION_ATTRS.add(ERRSTATE_ATTR)
 # same attributes, so they never see it.
 ANNOTATION_ATTRS.add(IN_PLACE_UPDATE)
 # Where an update's value is computed (the ``update-destinations`` pass): also no kernel's concern.
-ANNOTATION_ATTRS.update((WRITES_UPDATE, VALUE_IN_PLACE))
+ANNOTATION_ATTRS.update((WRITES_UPDATE, VALUE_IN_PLACE, UPDATE_MAY_OVERLAP))
 
 
 def kernel_attrs(op: Op) -> dict:

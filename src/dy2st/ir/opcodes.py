@@ -51,6 +51,9 @@ IN_PLACE_UPDATE = "in_place_update"
 # and on that update (its value is already in place: it does nothing).
 WRITES_UPDATE = "writes_update"
 VALUE_IN_PLACE = "value_in_place"
+# Set besides ``writes_update`` where an operand of the op may share memory with the view it
+# writes, other than as that very view: a tiled kernel then checks for overlap when it runs.
+UPDATE_MAY_OVERLAP = "update_may_overlap"
 
 # Opcodes the tracer emits itself (defined in ``dy2st.ops.python_numbers``): a Python number
 # carried as a 0-d value, and the size of an argument's axis read when the graph runs (a symbolic

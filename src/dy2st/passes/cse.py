@@ -89,17 +89,18 @@ def expression_key(op: Op) -> Hashable | None:
     return (op.name, operands, attrs, tuple(r.type for r in op.results))
 
 
-def same_attributes(a: Op, b: Op) -> bool:
-    """Do ``a`` and ``b`` have strictly equal attributes (see the module docstring)? False where
-    one cannot be compared."""
+def same_attributes(a: Op, b: Op, only: tuple[str, ...] | None = None) -> bool:
+    """Do ``a`` and ``b`` have strictly equal attributes (see the module docstring), or equal
+    attributes ``only``? False where one cannot be compared."""
     try:
-        return _attributes_key(a) == _attributes_key(b)
+        return _attributes_key(a, only) == _attributes_key(b, only)
     except _Unhashable:
         return False
 
 
-def _attributes_key(op: Op) -> tuple:
-    return tuple(sorted((name, attr_key(value)) for name, value in op.attrs.items()))
+def _attributes_key(op: Op, only: tuple[str, ...] | None = None) -> tuple:
+    items = op.attrs.items() if only is None else ((name, op.attrs.get(name)) for name in only)
+    return tuple(sorted((name, attr_key(value)) for name, value in items))
 
 
 def attr_key(value: Any) -> Hashable:

@@ -35,9 +35,20 @@ The memory planner gives ``E`` no buffer of its own.
 
 from __future__ import annotations
 
-from dy2st.ir.core import IN_PLACE_UPDATE, VALUE_IN_PLACE, WRITES_UPDATE, Block, Graph, Op, Value, kernel_attrs
+from dy2st.ir.core import (
+    IN_PLACE_UPDATE,
+    UPDATE_MAY_OVERLAP,
+    VALUE_IN_PLACE,
+    WRITES_UPDATE,
+    Block,
+    Graph,
+    Op,
+    Value,
+    kernel_attrs,
+)
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.passes.base import Pass
+from dy2st.passes.cse import same_attributes
 from dy2st.passes.in_place import BufferClasses, buffer_classes
 from dy2st.passes.memory_plan import DEFAULT_TARGET, MemoryTarget, schedule
 
@@ -63,8 +74,8 @@ class UpdateDestinations(Pass):
 def choose_update_destinations(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> int:
     """Mark every (elementwise op, update) pair of ``graph`` that qualifies; return how many."""
     for op in graph.walk():
-        op.attrs.pop(WRITES_UPDATE, None)
-        op.attrs.pop(VALUE_IN_PLACE, None)
+        for attr in (WRITES_UPDATE, VALUE_IN_PLACE, UPDATE_MAY_OVERLAP):
+            op.attrs.pop(attr, None)
     classes = buffer_classes(schedule(graph), target)
     readers: dict[Value, int] = {}
     for op in graph.walk():
@@ -76,6 +87,8 @@ def choose_update_destinations(graph: Graph, target: MemoryTarget = DEFAULT_TARG
         if producer is not None:
             producer.attrs[WRITES_UPDATE] = True
             update.attrs[VALUE_IN_PLACE] = True
+            if _may_overlap(producer, update, classes):
+                producer.attrs[UPDATE_MAY_OVERLAP] = True
             classes.union(producer.results[0], update.operands[0])  # it is a view of A now
             chosen += 1
     return chosen
@@ -127,3 +140,23 @@ def _computes_elementwise_into(producer: Op, region_shape: tuple, target: Memory
     if any(get_op(inner.name).reduction for inner in block.ops):
         return False
     return producer.results[0].type.shape == region_shape
+
+
+def _may_overlap(producer: Op, update: Op, classes: BufferClasses) -> bool:
+    """May an operand of ``producer`` share memory with the part of the array ``update`` stores
+    into, other than as that very part (``A[s] -= v`` reads ``A[s]`` itself)?"""
+    array = update.operands[0]
+    return any(classes.same(v, array) and not views_the_same_part(v, update) for v in producer.operands)
+
+
+def views_the_same_part(value: Value, update: Op) -> bool:
+    """Is ``value`` a view of the part of the array that ``update`` stores into: the same indexing
+    op on the same array with the same indices? (Only asked for updates whose part is a view.)"""
+    op = value.op
+    if op is None or not get_op(op.name).view or "template" not in op.attrs:
+        return False
+    if len(op.operands) != len(update.operands) - 1 or op.operands[0] is not update.operands[0]:
+        return False
+    if any(a is not b for a, b in zip(op.operands[1:], update.operands[2:])):
+        return False
+    return same_attributes(op, update, only=("template",))

@@ -40,7 +40,7 @@ from dy2st.backend.numpy.lowering import (
     is_inline_literal,
     loop_comparison,
 )
-from dy2st.ir.core import ERRSTATE_ATTR, WRITES_UPDATE, Block, Graph, Op, Value, kernel_attrs
+from dy2st.ir.core import ERRSTATE_ATTR, UPDATE_MAY_OVERLAP, WRITES_UPDATE, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import (
     KIND_CODES,
     KIND_FROM_OUTPUT,
@@ -56,6 +56,7 @@ from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.python_numbers import python_power
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.memory_plan import planned_slots, schedule
+from dy2st.passes.update_destinations import views_the_same_part
 
 
 class GeneratedCode:
@@ -352,9 +353,10 @@ class CodeGenerator:
         overwritten = overwritten_operand(op)
         stored = self.computes_for_update.get(op, op if op.attrs.get(WRITES_UPDATE) else None)
         destination = self.update_destination(stored, depth) if stored is not None else None
-        if destination is not None:
+        if stored is not None and destination is not None:
             # A tiled kernel may read an input overlapping the view after writing part of it.
-            check = ", out_may_overlap=True" if get_op(op.name).region_kernel else ""
+            overlap = get_op(op.name).region_kernel and stored.attrs.get(UPDATE_MAY_OVERLAP)
+            check = ", out_may_overlap=True" if overlap else ""
             call = f"{self.out_kernel_for(op)}({arguments}, out={destination}{check})"
         elif overwritten is not None and get_op(op.name).in_place_kernel is None:
             # The in-place-updates pass chose an elementwise update of its operand (`x += y`).
@@ -387,9 +389,12 @@ class CodeGenerator:
         index = self.index_source(update, first=2)
         if index is None:
             return None
+        self.stored_in_place.add(update)
+        same = next((v for v in op.operands if views_the_same_part(v, update)), None)
+        if same is not None:  # ``A[s] -= v``: the view the op reads is the very view it writes
+            return self.name_of(same)
         destination = self.fresh()
         self.line(depth, f"{destination} = {self.name_of(update.operands[0])}[{index}]", op)
-        self.stored_in_place.add(update)
         return destination
 
     def emit_scalar_operator(self, op: Op, depth: int) -> None:

@@ -306,7 +306,8 @@ class FusedKernel:
         # A group whose sizes are known only at run time keeps one kernel per concrete shape.
         self.sized: dict[tuple[int, ...], FusedKernel] | None = None
         self._seen_once: set[tuple[int, ...]] = set()
-        # What the executor calls: the generated entry where there is one (``_generate_entry``).
+        # What the executor calls: the generated entry where there is one (``_generate_entry``,
+        # ``_one_tile_entry``).
         self.entry: Any = self
         if self.program.entry is not None:
             self.program.namespace.update(general=self, located=self._located)
@@ -322,6 +323,47 @@ class FusedKernel:
                     raise SymbolicSizeNeeded(symbols_in(shape), f"{self.name}: a result size is not an iteration size")
             return
         self._set_shape(self.symbolic_shape, self.symbolic_results)
+        if self.split.count == 1 and self.single and not self.keeps_eager_layout:
+            self.entry = self._one_tile_entry(len(block.args))
+
+    def _one_tile_entry(self, arity: int) -> Any:
+        """A generated entry for a group that fits one tile, called with a planned ``out=``: the
+        tile function on the whole arrays, with the scratch views made once, and nothing else on
+        the way (the general ``__call__`` costs a few microseconds, as much as a small group's
+        work). Everything else, and a call while another thread holds the scratch, goes to
+        ``__call__``."""
+        params = ", ".join(f"i{k}" for k in range(arity))
+        views = self._whole_views(self._shared_scratch())
+        namespace = {
+            "general": self,
+            "run_tile": self.program.function,
+            "misread": _tiles_may_misread,
+            "acquire": self._scratch_lock.acquire,
+            "release": self._scratch_lock.release,
+            "located": self._located,
+            **{f"s{k}": view for k, view in enumerate(views)},
+        }
+        scratch = "".join(f", s{k}" for k in range(len(views)))
+        if self.program.alias_safe:  # an output written after every input was read
+            misread = f"(out_may_overlap and misread(({params},), (out,), True, True))"
+        else:
+            misread = f"misread(({params},), (out,), False, out_may_overlap)"
+        source = (
+            f"def entry({params}, out=None, out_may_overlap=False):\n"
+            f"    if out is None or {misread}:\n"
+            f"        return general({params}, out=out, out_may_overlap=out_may_overlap)\n"
+            f"    if not acquire(False):\n"
+            f"        return general({params}, out=out)\n"
+            f"    try:\n"
+            f"        run_tile({params}, out{scratch})\n"
+            f"    except Exception as error:\n"
+            f"        raise located(error) from error\n"
+            f"    finally:\n"
+            f"        release()\n"
+            f"    return out\n"
+        )
+        exec(compile(source, f"<dy2st-fused {self.name} entry>", "exec"), namespace)
+        return namespace["entry"]
 
     def _set_shape(self, shape: tuple[Any, ...], result_types: list[tuple[tuple[Any, ...], np.dtype]]) -> None:
         """Size the tiling and scratch buffers for one concrete iteration shape."""
@@ -667,7 +709,10 @@ def _tiles_may_misread(inputs: tuple, outputs: list[np.ndarray], alias_safe: boo
         if not isinstance(a, np.ndarray):
             continue
         for o in outputs:
-            if np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)):
+            if a is o:
+                if not alias_safe:
+                    return True
+            elif np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)):
                 return True
     return False
 

@@ -21,7 +21,7 @@ def out_kernel(op: Op) -> Callable:
     if opdef.ufunc is not None:
         return opdef.ufunc
     if opdef.region_kernel:
-        return build_fused_kernel(op)
+        return build_fused_kernel(op).entry
     if opdef.out_kernel is None:
         raise KeyError(f"op {op.name!r} has no out= form (the planner only plans ops the target accepts)")
     attrs = kernel_attrs(op)
