@@ -13,18 +13,12 @@ import numpy as np
 import pytest
 
 import dy2st
-from dy2st.errors import UnsupportedOpError
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
 from kernels import KERNELS, PRESETS, RESIZED, Kernel, copy_arguments, difference  # noqa: E402
 
 # Kernels that fail today, with the error they raise and its message (strict: a fix shows as XPASS).
-FAILING: dict[str, tuple[type[Exception], str]] = {
-    "floyd_warshall": (
-        UnsupportedOpError,
-        "UnsupportedOpError: benchmarks/kernels/dynamic_programming.py:17:36: error: np.add.outer is not supported",
-    ),
-}
+FAILING: dict[str, tuple[type[Exception], str]] = {}
 
 # (preset, seed) of the three calls each converted kernel gets: the first builds the graph, the
 # second runs it on other data of the same shapes, the third takes other sizes.

@@ -35,6 +35,7 @@ UNARY = [
     "np.log1p(np.abs({}))",
     "np.floor({})",
     "({} ** 2)",
+    "(np.abs({}) ** 0.5)",
     "np.clip({}, -1, 1.5)",
     "np.round({}, 1)",
     "np.float32({})",
@@ -81,6 +82,8 @@ VIEWS = [
     "({})[1:]",
     "np.broadcast_to({}, (2, 3, 4))",
     "np.concatenate([{0}, {0}], axis=-1)",
+    "np.add.outer({0}, np.sum({0}, axis=0))",
+    "np.maximum.outer({0}, 2)",
 ]
 
 

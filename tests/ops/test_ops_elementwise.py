@@ -202,8 +202,12 @@ def ufunc_with_dtype(x):
     return np.add(x, 1, dtype=np.float32)
 
 
-def ufunc_outer(x):
-    return np.add.outer(x, x)
+def ufunc_accumulate(x):
+    return np.add.accumulate(x)
+
+
+def ufunc_outers(x, i):
+    return np.add.outer(x, x), np.multiply.outer(x[0], i), np.subtract.outer(2, i), np.maximum.outer(x, 0.5)
 
 
 def test_out_argument_is_rejected_with_the_line():
@@ -217,8 +221,13 @@ def test_other_ufunc_keywords_and_methods_are_rejected():
         dy2st.to_static(ufunc_with_dtype)(np.ones(3))
     assert_error_at(info.value, ufunc_with_dtype, "np.add(x, 1", "np.add", "dtype")
     with pytest.raises(dy2st.UnsupportedOpError) as info:
-        dy2st.to_static(ufunc_outer)(np.ones(3))
-    assert_error_at(info.value, ufunc_outer, "np.add.outer", "np.add.outer is not supported")
+        dy2st.to_static(ufunc_accumulate)(np.ones(3))
+    assert_error_at(info.value, ufunc_accumulate, "np.add.accumulate", "np.add.accumulate is not supported")
+
+
+def test_ufunc_outer_has_numpys_shapes_and_dtypes():
+    # Python numbers become arrays first in ufunc.outer (np.subtract.outer(2, int8) is int64).
+    assert_equivalent(ufunc_outers, sample((2, 3), np.float32), sample((4,), np.int8))
 
 
 def one_argument_where(x):

@@ -75,6 +75,8 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         raise UnsupportedOpError(
             f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location()
         )
+    if method == "outer" and ufunc.nin == 2 and ufunc.nout == 1 and UFUNC_OPS.get(ufunc) and not kwargs:
+        return _outer(ufunc, *inputs)
     if method == "reduce" and ufunc in _REDUCE_AS:
         handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
         kwargs.setdefault("axis", 0)
@@ -84,6 +86,27 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
     if result is not _NOT_GIVEN:
         return result
     raise UnsupportedOpError(f"np.{ufunc.__name__}.{method} is not supported", user_location())
+
+
+def _outer(ufunc, a, b):
+    """Staged ``ufunc.outer(a, b)``: ``ufunc`` of every element of ``a`` with every element of
+    ``b``, of shape ``a.shape + b.shape``, as ``ufunc(a[..., None, ...], b)``. NumPy makes arrays of
+    Python numbers first (``np.add.outer(2, x_int8)`` is int64), so they are not weak here."""
+    from dy2st.staging.tensor import Tensor, apply  # the tracer's own recursion (see call_ufunc)
+
+    operands = []
+    for operand in (a, b):
+        if isinstance(operand, Tensor) and operand.type.weak:
+            raise UnsupportedOpError(
+                f"np.{ufunc.__name__}.outer of a Python number computed in the function is not supported",
+                user_location(2),
+                "use np.asarray(value) for it",
+            )
+        operands.append(operand if isinstance(operand, Tensor) else np.asarray(operand))
+    a, b = operands
+    if b.ndim:
+        a = a[(Ellipsis,) + (None,) * b.ndim]
+    return apply(UFUNC_OPS[ufunc], a, b)
 
 
 def call_function(func, args, kwargs):
