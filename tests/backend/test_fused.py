@@ -255,3 +255,23 @@ def test_a_small_vector_group_of_symbolic_size_runs_inline_and_names_the_users_l
     with pytest.raises(Dy2stRuntimeError, match=r"test_fused.py:\d+.*could not be broadcast") as raised:
         static(x, np.array([1.0, 2.0, 3.0]))
     assert isinstance(raised.value, ValueError)
+
+
+def test_a_group_of_one_tile_runs_through_its_generated_entry_with_every_out_form():
+    x = np.random.default_rng(6).standard_normal(3000)  # one tile, above the size run op by op
+    expected = two_results(x)
+    kernel = fused_kernel_of(two_results, x)
+    assert kernel.entry is not kernel and kernel.split.count == 1
+    fresh = kernel.entry(x)
+    assert_bit_identical(fresh, expected)
+    y, z = np.empty_like(x), np.empty_like(x)
+    result = kernel.entry(x, out=(y, z))
+    assert result[0] is y and result[1] is z
+    assert_bit_identical((y, z), expected)
+    x_copy = x.copy()  # an output that is also an input the group reads after writing another
+    result = kernel.entry(x_copy, out=(y, x_copy))
+    assert result[1] is x_copy
+    assert_bit_identical((y, x_copy), expected)
+    shifted = np.concatenate([x, [0.5]])  # an output overlapping an input elsewhere: staged
+    kernel.entry(shifted[1:], out=(y, shifted[:-1]), out_may_overlap=True)
+    assert_bit_identical((shifted[:-1],), (two_results(np.concatenate([x, [0.5]])[1:])[1],))

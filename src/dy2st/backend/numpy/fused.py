@@ -323,16 +323,17 @@ class FusedKernel:
                     raise SymbolicSizeNeeded(symbols_in(shape), f"{self.name}: a result size is not an iteration size")
             return
         self._set_shape(self.symbolic_shape, self.symbolic_results)
-        if self.split.count == 1 and self.single and not self.keeps_eager_layout:
+        if self.split.count == 1 and not self.keeps_eager_layout and all(shape for shape, _ in self.result_types):
             self.entry = self._one_tile_entry(len(block.args))
 
     def _one_tile_entry(self, arity: int) -> Any:
-        """A generated entry for a group that fits one tile, called with a planned ``out=``: the
-        tile function on the whole arrays, with the scratch views made once, and nothing else on
-        the way (the general ``__call__`` costs a few microseconds, as much as a small group's
-        work). Everything else, and a call while another thread holds the scratch, goes to
-        ``__call__``."""
+        """A generated entry for a group that fits one tile: the tile function on the whole
+        arrays, with the scratch views made once, writing a planned ``out=`` or fresh results,
+        and nothing else on the way (the general ``__call__`` costs a few microseconds, as much
+        as a small group's work). An ``out=`` an input may overlap, and a call while another
+        thread holds the scratch, go to ``__call__``."""
         params = ", ".join(f"i{k}" for k in range(arity))
+        outputs = ", ".join(f"o{k}" for k in range(len(self.result_types)))
         views = self._whole_views(self._shared_scratch())
         namespace = {
             "general": self,
@@ -341,26 +342,34 @@ class FusedKernel:
             "acquire": self._scratch_lock.acquire,
             "release": self._scratch_lock.release,
             "located": self._located,
+            "new_array": np.empty,
             **{f"s{k}": view for k, view in enumerate(views)},
+            **{f"S{k}": shape for k, (shape, _) in enumerate(self.result_types)},
+            **{f"D{k}": dtype for k, (_, dtype) in enumerate(self.result_types)},
         }
         scratch = "".join(f", s{k}" for k in range(len(views)))
+        fresh = ", ".join(f"new_array(S{k}, D{k})" for k in range(len(self.result_types)))
         if self.program.alias_safe:  # an output written after every input was read
-            misread = f"(out_may_overlap and misread(({params},), (out,), True, True))"
+            misread = f"out_may_overlap and misread(({params},), out, True, True)"
         else:
-            misread = f"misread(({params},), (out,), False, out_may_overlap)"
+            misread = f"misread(({params},), out, False, out_may_overlap)"
         source = (
             f"def entry({params}, out=None, out_may_overlap=False):\n"
-            f"    if out is None or {misread}:\n"
-            f"        return general({params}, out=out, out_may_overlap=out_may_overlap)\n"
+            f"    if out is None:\n"
+            f"        {outputs}, = {fresh},\n"
+            f"    else:\n"
+            f"        {outputs}, = {'(out,)' if self.single else 'out'}\n"
+            f"        if {misread.replace('out,', f'({outputs},),')}:\n"
+            f"            return general({params}, out=out, out_may_overlap=out_may_overlap)\n"
             f"    if not acquire(False):\n"
             f"        return general({params}, out=out)\n"
             f"    try:\n"
-            f"        run_tile({params}, out{scratch})\n"
+            f"        run_tile({params}, {outputs}{scratch})\n"
             f"    except Exception as error:\n"
             f"        raise located(error) from error\n"
             f"    finally:\n"
             f"        release()\n"
-            f"    return out\n"
+            f"    return {outputs}{'' if self.single else ','}\n"
         )
         exec(compile(source, f"<dy2st-fused {self.name} entry>", "exec"), namespace)
         return namespace["entry"]
@@ -712,9 +721,23 @@ def _tiles_may_misread(inputs: tuple, outputs: list[np.ndarray], alias_safe: boo
             if a is o:
                 if not alias_safe:
                     return True
-            elif np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)):
+            elif np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)) and _share_elements(a, o):
                 return True
     return False
+
+
+def _share_elements(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do ``a`` and ``b`` share an element (not just overlapping memory bounds: ``d[:, :, k]``
+    and ``d[:, :, k - 1]`` interleave)? Where that takes NumPy too long to decide, assume so."""
+    try:
+        # NumPy's stubs admit only -1 and 0, but any bound on the effort is valid.
+        return bool(np.shares_memory(a, b, max_work=_SHARES_MEMORY_WORK))  # type: ignore[arg-type]
+    except np.exceptions.TooHardError:
+        return True
+
+
+_SHARES_MEMORY_WORK = 10_000
+"""The effort ``np.shares_memory`` may spend deciding an overlap before we assume one."""
 
 
 def _same_elements(a: np.ndarray, b: np.ndarray) -> bool:
