@@ -168,6 +168,7 @@ def test_integer_bit_operations_on_numpy_scalars_are_python_operators():
     source = static.executor_source(data, 0x8408)
     for kernel in ("k_bitwise_and", "k_bitwise_xor", "k_right_shift", "k_remainder", "k_floor_divide"):
         assert kernel not in source
+    assert "!= 0" not in source  # ``if (crc & 1) ^ (current & 1):`` tests the number itself
 
 
 def float_floor_and_power(x):
@@ -182,3 +183,22 @@ def test_float_floor_division_and_remainder_are_operators_and_powers_stay_ufuncs
     assert [(type(g), g) for g in got] == [(type(w), w) for w in want]
     source = static.executor_source(x)
     assert "k_floor_divide" not in source and "k_remainder" not in source and "k_power" in source
+
+
+def branch_on_a_number(x, z):
+    total = 0.0
+    for v in x:
+        if v:  # staged as v != 0; the generated code tests v itself
+            total += 1.0
+    if z:
+        total += 10.0
+    return total
+
+
+def test_the_truth_of_a_number_is_tested_as_python_tests_it():
+    static = dy2st.to_static(branch_on_a_number)
+    x = np.array([0.0, -0.0, np.nan, 2.0, -1e-300])
+    for z in (np.array(0j), np.array(1j), np.array(0.0)):
+        assert static(x, z) == branch_on_a_number(x, z)
+    source = static.executor_source(x, np.array(0j))
+    assert "!= 0" not in source

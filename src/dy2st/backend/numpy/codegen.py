@@ -335,6 +335,9 @@ class CodeGenerator:
             self.line(depth, f"del {', '.join(sorted(names))}", op)
 
     def emit_op_itself(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        if op.attrs.get("truth_test"):  # ``if x:`` tests x itself (the lowering's decision)
+            self.names[op.results[0]] = self.scalar_name(op.operands[0])
+            return
         handler = getattr(self, f"emit_{op.name}", None)
         if handler is not None:
             handler(op, depth, aliasing)

@@ -13,6 +13,8 @@ attributes the code generator emits from, so every such rewrite shows in ``dy2st
     overwrites=I      inside such a group, or one of symbolic size (which may run op by op),
                       an op that writes its result over its operand I, a temporary of the
                       group that dies there (one allocation fewer).
+    truth_test=True   the ``x != 0`` staging makes of ``if x:`` for a 0-d number, read only as a
+                      condition: the generated code tests ``x`` itself, as the eager code did.
     already_python=True
                       an ``as_python_number`` of a Python operator's result (``k + 1``,
                       ``k << 3``): already a Python number, so nothing is emitted.
@@ -33,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.backend.numpy.target import NUMPY_TARGET, runs_unfused
-from dy2st.ir.core import ANNOTATION_ATTRS, CONST, WHILE_LOOP, Block, Graph, Op, Value
+from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, WHILE_LOOP, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.symbolic import has_symbolic
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
@@ -42,7 +44,15 @@ from dy2st.passes.memory_plan import live_intervals, reads_memory_order, schedul
 from dy2st.passes.pipeline import default_passes
 
 # The op attributes this pass writes; kernels never see them.
-LOWERING_ATTRS = ("counted_loop", "already_python", "python_operator", "unfused", "overwrites", "releases")
+LOWERING_ATTRS = (
+    "counted_loop",
+    "already_python",
+    "python_operator",
+    "truth_test",
+    "unfused",
+    "overwrites",
+    "releases",
+)
 ANNOTATION_ATTRS.update(LOWERING_ATTRS)
 
 _INLINE_TYPES = (bool, int, float, complex)
@@ -326,10 +336,49 @@ def _decision(op: Op, users: dict[Value, list[Op]]) -> tuple[str, Any] | None:
         operand = op.operands[0].owner
         python = isinstance(operand, Op) and _runs_python_operator(operand, users)
         return ("already_python", True) if python else None
+    if _is_truth_test(op, users):
+        return "truth_test", True
     numpy_operand = not all(v.type.weak for v in op.operands)
     if _runs_python_operator(op, users) or (numpy_operand and _is_scalar_arithmetic(op)):
         return "python_operator", _PYTHON_OPERATORS[_ufunc_of(op)][0]
     return None
+
+
+def _is_truth_test(op: Op, users: dict[Value, list[Op]]) -> bool:
+    """Is ``op`` the ``x != 0`` that staging makes of ``if x:`` for a 0-d number ``x``, read only
+    as the condition of an ``if`` or a loop? Python's own truth test of ``x`` is the same then,
+    and costs less than NumPy's comparison."""
+    if _ufunc_of(op) is not np.not_equal or len(op.operands) != 2 or not _all_zero_d(op):
+        return False
+    tested, zero = op.operands
+    if tested.type.dtype.kind not in "iufc" or not _is_literal(zero) or zero.owner.attrs["value"] != 0:
+        return False
+    return _only_tested_for_truth(op.results[0], users)
+
+
+def _only_tested_for_truth(value: Value, users: dict[Value, list[Op]]) -> bool:
+    """Is ``value`` only the predicate of ``cond`` ops and loop conditions, directly or as the
+    result of a small fused group that yields it?"""
+    readers = users.get(value, [])
+    if not readers:
+        return False
+    for reader in readers:
+        if reader.name == COND:
+            if reader.operands.count(value) != 1 or reader.operands[0] is not value:
+                return False
+            continue
+        block = reader.parent
+        region = block.parent if block is not None else None
+        owner = region.parent if region is not None else None
+        if not get_op(reader.name).terminator or owner is None or reader.operands.count(value) != 1:
+            return False
+        if owner.name == WHILE_LOOP and block is owner.regions[0].block:
+            continue  # the loop condition's yield
+        if not runs_unfused(owner):
+            return False
+        if not _only_tested_for_truth(owner.results[reader.operands.index(value)], users):
+            return False
+    return True
 
 
 # Blocks this long are unrolled loops, in practice: there, dropping the 0-d temporaries as they
