@@ -68,16 +68,28 @@ class StagedRange(StagedIterable):
         if all(isinstance(bound, int) for bound in (self.start, self.stop, self.step)):
             return len(range(self.start, self.stop, self.step))  # a rolled Python range
         if isinstance(self.start, int) and isinstance(self.step, int) and (self.start, self.step) == (0, 1):
-            return np.maximum(self.stop, 0)
+            return _at_least_zero(self.stop)
+        if isinstance(self.step, int) and self.step in (1, -1):
+            return _at_least_zero(self.stop - self.start if self.step == 1 else self.start - self.stop)
         # ceil((stop - start) / step), for either sign of step, and never negative.
-        count = -((self.start - self.stop) // self.step)
-        return np.maximum(count, 0)
+        return _at_least_zero(-((self.start - self.stop) // self.step))
 
     def item(self, k: Tensor) -> Any:
         if isinstance(self.start, int) and isinstance(self.step, int) and (self.start, self.step) == (0, 1):
             return k  # the counter itself: range(n) is by far the most common loop
-        value = self.start + k * self.step
+        steps = k if isinstance(self.step, int) and self.step == 1 else k * self.step
+        value = steps if isinstance(self.start, int) and self.start == 0 else self.start + steps
         return _as_python_int(self.builder, value)
+
+
+def _at_least_zero(count: Any) -> Any:
+    """``max(count, 0)``. A count computed from Python ints (the counter of an enclosing rolled
+    loop, ``range(i)``) stays one, by Python's own operators, which the generated code runs on
+    Python ints (``np.maximum`` would be a ufunc call on them at every iteration of the outer
+    loop, and an int64); an array count gets ``np.maximum``."""
+    if isinstance(count, Tensor) and count.type.weak:
+        return (count + abs(count)) // 2  # exact on ints, however large
+    return np.maximum(count, 0)
 
 
 class StagedRows(StagedIterable):
