@@ -349,17 +349,19 @@ class FusedKernel:
         }
         scratch = "".join(f", s{k}" for k in range(len(views)))
         fresh = ", ".join(f"new_array(S{k}, D{k})" for k in range(len(self.result_types)))
-        if self.program.alias_safe:  # an output written after every input was read
-            misread = f"out_may_overlap and misread(({params},), out, True, True)"
+        if self.program.alias_safe:
+            # Every input is read before an output is written, and in one tile each op is one
+            # NumPy call on the whole arrays, which NumPy makes right however they overlap.
+            misread = "False"
         else:
-            misread = f"misread(({params},), out, False, out_may_overlap)"
+            misread = f"misread(({params},), ({outputs},), False, out_may_overlap)"
         source = (
             f"def entry({params}, out=None, out_may_overlap=False):\n"
             f"    if out is None:\n"
             f"        {outputs}, = {fresh},\n"
             f"    else:\n"
             f"        {outputs}, = {'(out,)' if self.single else 'out'}\n"
-            f"        if {misread.replace('out,', f'({outputs},),')}:\n"
+            f"        if {misread}:\n"
             f"            return general({params}, out=out, out_may_overlap=out_may_overlap)\n"
             f"    if not acquire(False):\n"
             f"        return general({params}, out=out)\n"
@@ -440,7 +442,12 @@ class FusedKernel:
         owned = self._scratch_lock.acquire(blocking=False)
         try:
             scratch = self._shared_scratch() if owned else self._new_scratch()
-            if out is not None and _tiles_may_misread(inputs, outputs, self.program.alias_safe, out_may_overlap):
+            one_safe_tile = self.program.alias_safe and self.split.count == 1  # see _one_tile_entry
+            if (
+                out is not None
+                and not one_safe_tile
+                and _tiles_may_misread(inputs, outputs, self.program.alias_safe, out_may_overlap)
+            ):
                 # An output buffer is also an input the tile still reads after writing it.
                 staged = [np.empty(shape, dtype) for shape, dtype in self.result_types]
                 self._run_tiles(inputs, staged, scratch)
