@@ -15,6 +15,7 @@ import pytest
 import dy2st
 from dy2st.ir.core import IN_PLACE_UPDATE, WHILE_LOOP
 from dy2st.ir.opdefs import get_op
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.ops.shape import COPY
 from eager_parity import assert_like_eager
 
@@ -87,7 +88,7 @@ def old_view_read_after(x):
 
 def two_names_for_one_zeros(x):
     A = np.zeros((4, 3))
-    B = np.zeros((4, 3))  # merged with A by CSE: one value, two arrays in eager code
+    B = np.zeros((4, 3))  # two arrays, in eager code and in the graph (CSE merges no new arrays)
     A[0] = x
     return A, B
 
@@ -104,12 +105,14 @@ def test_an_old_value_returned_alongside_the_new_one_is_copied():
     check(old_value_returned_alongside, RNG.standard_normal(5), expected=[False])
 
 
-def test_an_old_view_read_after_the_update_is_copied():
-    check(old_view_read_after, RNG.standard_normal((3, 4)), expected=[False])
+def test_an_old_view_read_after_the_update_is_checked_and_copied_when_it_runs():
+    # row is A[0], the very part the update writes: copy_if_overlapping copies A when it runs.
+    static = check(old_view_read_after, RNG.standard_normal((3, 4)), expected=[True])
+    assert COPY_IF_OVERLAPPING in [op.name for op in static.graph(RNG.standard_normal((3, 4))).walk()]
 
 
-def test_two_names_merged_into_one_value_each_keep_their_array():
-    check(two_names_for_one_zeros, RNG.standard_normal(3), expected=[False])
+def test_two_equal_new_arrays_each_keep_their_array():
+    check(two_names_for_one_zeros, RNG.standard_normal(3), expected=[True])
 
 
 def test_only_the_last_reader_of_an_old_value_overwrites_it():
@@ -266,8 +269,8 @@ def literal_start_in_a_tensor_loop(x, n):
 
 
 def start_also_read_after_the_loop(x, n):
-    A = np.zeros((6, 3))
-    B = np.zeros((6, 3))  # CSE merges it with A: the loop must not write into B's array
+    B = np.zeros((6, 3))
+    A = B * 1.0  # simplified to B: the loop must not write into B's array
     i = 0
     while i < n:
         A[i] = x * i
@@ -359,9 +362,12 @@ def complex_parts_replaced(x):
 
 def test_assigning_the_parts_of_a_complex_array_runs_in_place():
     # z.real = v stages as z with its real part replaced by (z.real with [...] = v): the inner
-    # update reads the view z.real while z is read again after it, so it copies the parts; the
-    # outer one writes them into z. z.imag[0] = v likewise.
-    check(complex_parts_replaced, RNG.standard_normal(4), expected=[False, True, False, True])
+    # update writes the view z.real while z is read again after it, so it runs in place after a
+    # copy_if_overlapping that copies when it runs (the part is all of z.real); the outer one
+    # writes the parts into z. z.imag[0] = v likewise.
+    static = check(complex_parts_replaced, RNG.standard_normal(4), expected=[True] * 4)
+    names = [op.name for op in static.graph(RNG.standard_normal(4)).walk()]
+    assert names.count(COPY_IF_OVERLAPPING) == 2
 
 
 # --- memory -------------------------------------------------------------------------------------

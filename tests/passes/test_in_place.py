@@ -22,7 +22,8 @@ from pass_harness import (
 
 from dy2st.backend.numpy.executor import Executor
 from dy2st.ir.core import IN_PLACE_UPDATE, WRITES_BACK
-from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ir.opdefs import get_op
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 from dy2st.passes.in_place import InPlaceUpdates
 from dy2st.passes.memory_plan import MemoryPlan
 from dy2st.passes.pipeline import optimize
@@ -81,15 +82,27 @@ def test_an_argument_written_back_after_the_call_is_updated_in_its_own_buffer():
     assert x_value.tolist() == [7.0, 1.0, 1.0]
 
 
-def test_a_view_of_the_old_value_read_later_keeps_the_update_a_copy():
-    builder, (x,) = new_builder("f", x=tensor_type(F64, 4))
-    with builder:
-        A = emit(builder, "multiply", x, const(builder, 2.0))
-        row = builder.emit("getitem", [A], {"template": (slice(0, 2),)}, loc=HAND_BUILT).result
-        A_1 = setitem(builder, A, const(builder, 0.0))
-        graph = builder.finish([A_1, emit(builder, "add", row, const(builder, 1.0))])
-    assert run_pass(InPlaceUpdates, graph) is False
-    assert_same_results(execute(graph, np.ones(4)), [np.array([0.0, 2, 2, 2]), np.array([3.0, 3])])
+def test_a_view_of_the_old_value_read_later_is_checked_for_overlap_when_the_update_runs():
+    # row = A[0:2] is read after A[0] = 0.0: the update runs in A's buffer after a
+    # copy_if_overlapping(A, row), which copies A here (A[0] is in row) and would not for A[3].
+    for index, copies in ((0, True), (3, False)):
+        builder, (x,) = new_builder("f", x=tensor_type(F64, 4))
+        with builder:
+            A = emit(builder, "multiply", x, const(builder, 2.0))
+            row = builder.emit("getitem", [A], {"template": (slice(0, 2),)}, loc=HAND_BUILT).result
+            A_1 = setitem(builder, A, const(builder, 0.0), template=(index,))
+            graph = builder.finish([A_1, emit(builder, "add", row, const(builder, 1.0))])
+        assert run_pass(InPlaceUpdates, graph) is True
+        assert in_place(graph) == [True]
+        (check,) = [op for op in graph.walk() if op.name == COPY_IF_OVERLAPPING]
+        assert check.operands == [A, row]
+        updated = np.array([2.0, 2, 2, 2])
+        updated[index] = 0.0
+        assert_same_results(execute(graph, np.ones(4)), [updated, np.array([3.0, 3])])
+        A_value = np.full(4, 2.0)
+        check_kernel = get_op(COPY_IF_OVERLAPPING).kernel
+        assert check_kernel is not None
+        assert (check_kernel(A_value, A_value[0:2], template=(index,), indices=0) is not A_value) == copies
 
 
 def test_a_read_in_the_other_branch_does_not_stop_an_update_in_one_branch():

@@ -517,6 +517,51 @@ register(
 )
 
 
+# --- copy_if_overlapping -------------------------------------------------------------------------
+COPY_IF_OVERLAPPING = "copy_if_overlapping"
+"""The op the ``in-place-updates`` pass puts before an update whose array has views read later:
+the array itself, or a copy of it where the part the update writes shares memory with one of them."""
+
+
+def _copy_if_overlapping_rule(types, template, indices):
+    return types[0].strong()
+
+
+def _copy_if_overlapping(x, *operands, template, indices):
+    """``x``, or a copy of ``x`` when ``x[index]`` shares an element with one of the arrays after
+    the ``indices`` index operands: an update of ``x[index]`` in ``x``'s buffer then leaves what
+    they hold alone (``y_prev = forward[:, j - 1]`` while ``forward[:, j]`` is written)."""
+    index = _fill(template, operands[:indices])
+    if not any(item is Ellipsis for item in index):
+        index = (*index, Ellipsis)  # a view even where the index picks one element
+    region = x[index]
+    return x.copy(order="K") if any(share_elements(other, region) for other in operands[indices:]) else x
+
+
+def share_elements(a: Any, b: np.ndarray) -> bool:
+    """Does the array ``a`` share an element with ``b`` (not just overlapping memory bounds:
+    ``d[:, k]`` and ``d[:, k - 1]`` interleave)? Where NumPy cannot tell within a bounded
+    effort, yes. A NumPy scalar shares nothing."""
+    if not isinstance(a, np.ndarray):
+        return False
+    try:
+        # NumPy's stubs admit only -1 and 0, but any bound on the effort is valid.
+        return bool(np.shares_memory(a, b, max_work=10_000))  # type: ignore[arg-type]
+    except np.exceptions.TooHardError:
+        return True
+
+
+register(
+    OpDef(
+        COPY_IF_OVERLAPPING,
+        _copy_if_overlapping_rule,
+        _copy_if_overlapping,
+        view=True,
+        doc="x, or a copy of x where x[index] shares memory with one of the other operands",
+    )
+)
+
+
 def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tuple, index_tensors: list) -> None:
     """Static indices out of bounds raise NumPy's IndexError now in code that always runs (the
     function's top level); inside a tensor ``if`` or loop the op raises when it runs, as eager

@@ -14,9 +14,11 @@ Two ops are the same expression when they have the same opcode, the same operand
 for commutative ops such as ``add``), equal attributes and equal result types. Attributes compare
 strictly: arrays by dtype, shape and bytes, floats by their bits (so ``0.0`` and ``-0.0`` differ and
 a NaN equals itself), ``1`` and ``True`` differ.
-Ops with side effects or regions are never merged. Scoping follows dominance: a value computed in
-an enclosing block can stand in for one inside a region, never the other way round, and the two
-branches of a ``cond`` do not share their expressions.
+Ops with side effects or regions are never merged, nor ops that make a new array from their
+attributes alone (``np.zeros(3)`` twice is two arrays, which may be updated in place apart).
+Scoping follows dominance: a value computed in an enclosing block can stand in for one inside a
+region, never the other way round, and the two branches of a ``cond`` do not share their
+expressions.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import TERMINATORS, Block, Graph, Op, Value
+from dy2st.ir.core import CONST, TERMINATORS, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
 
@@ -76,6 +78,11 @@ def _cse_block(block: Block, available: ChainMap, replacements: dict[Value, Valu
 def expression_key(op: Op) -> Hashable | None:
     """A hashable key equal for ops computing the same thing, or None if ``op`` must stay."""
     if op.name in TERMINATORS or op.regions or not op.results:
+        return None
+    if not op.operands and op.name != CONST:
+        # A new array made from attributes alone (np.zeros(n), np.arange(n)): eager code makes one
+        # per call, and an in-place update of one of them may then write it without a copy.
+        # Merged, every update but the last would copy, and the arrays' views would seem related.
         return None
     if get_op(op.name).side_effect:
         return None

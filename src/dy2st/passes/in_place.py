@@ -64,8 +64,10 @@ from dy2st.ir.core import (
     Graph,
     Op,
     Value,
+    kernel_attrs,
 )
 from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.ops.shape import COPY
 from dy2st.passes.base import Pass
 from dy2st.passes.dataflow import may_have
@@ -228,16 +230,25 @@ class Analysis:
         """Does nothing read the old value of operand ``overwritten`` after ``update`` (the rule of
         the module docstring)? Updates are asked in schedule order: a member of the class dead
         before one is dead before every later one, so it is dropped from the class."""
+        return self.reads_after(update, overwritten) == []
+
+    def reads_after(self, update: Op, overwritten: int) -> list[Value] | None:
+        """The values that may share operand ``overwritten``'s buffer and are read after
+        ``update`` (empty: it may run in place), or None where the update may never run in place
+        (a buffer the function may not write, or one an index of the update shares). Values a
+        ``copy_if_overlapping`` operand checks are not counted: it copies if the update would
+        change what they hold."""
         opdef = get_op(update.name)
         operand = update.operands[overwritten]
         first_index = opdef.index_operands if opdef.index_operands is not None else len(update.operands)
         if any(self.classes.same(index, operand) for index in update.operands[first_index:]):
-            return False
+            return None
         if self.classes.has(operand, BufferClasses.FOREIGN):
-            return False
+            return None
         at = self.sched.index[update]
         live = self.classes.prune(operand, lambda value: self.intervals[value][1] >= at)
-        return not any(self._read_after(value, update) for value in live)
+        checked = _checked_by(operand)
+        return [value for value in live if value not in checked and self._read_after(value, update)]
 
     def owned(self, value: Value) -> bool:
         """May the function overwrite ``value``'s buffer: not a constant, and not an argument the
@@ -277,6 +288,14 @@ class Analysis:
             if region is not _region_holding(update, theirs):
                 return False  # the other branch of a cond: never runs with the update
             block = region.block
+
+
+def _checked_by(operand: Value) -> set[Value]:
+    """The values a ``copy_if_overlapping`` op producing ``operand`` checks for overlap."""
+    op = operand.op
+    if op is None or op.name != COPY_IF_OVERLAPPING:
+        return set()
+    return set(op.operands[1 + op.attrs["indices"] :])
 
 
 def _repeats_in(op: Op, block: Block) -> bool:
@@ -403,6 +422,10 @@ def choose_in_place_updates(graph: Graph, target: MemoryTarget = DEFAULT_TARGET)
                 copies += copied
                 if copied:
                     break
+                analysis, checked = _with_overlap_check(graph, op, overwritten, analysis, target)
+                copies += checked
+                if checked:
+                    break
     return copies
 
 
@@ -421,6 +444,50 @@ def _with_copy_before_loop(
         _undo_copy(loop, index, copy)
         analysis = Analysis(graph, target)
     return analysis, False
+
+
+def _with_overlap_check(
+    graph: Graph, update: Op, overwritten: int, analysis: Analysis, target: MemoryTarget
+) -> tuple[Analysis, bool]:
+    """Where only arrays that may be views of the updated array are read after an update that
+    writes a view of it (``forward[:, j] = ...`` while ``y_prev = forward[:, j - 1]`` is read
+    in the next iteration), run it in place after a ``copy_if_overlapping`` of the array: the
+    array itself when the written part shares no element with them (as eager code, whose views
+    see only what they overlap), else a copy. Returns the analysis of the graph as it is now,
+    and whether the check was added."""
+    opdef = get_op(update.name)
+    types = [v.type for v in update.operands]
+    if opdef.updated_region is None or opdef.updated_region(types, **kernel_attrs(update)) is None:
+        return analysis, False
+    blocking = analysis.reads_after(update, overwritten)
+    array = update.operands[overwritten]
+    if not blocking or array in blocking or any(value.type.ndim == 0 for value in blocking):
+        return analysis, False  # the array itself read later: the check would always copy
+    indices = update.operands[opdef.index_operands :] if opdef.index_operands is not None else []
+    check = Op(
+        COPY_IF_OVERLAPPING,
+        [array, *indices, *blocking],
+        [array.type.strong()],
+        {"template": update.attrs["template"], "indices": len(indices)},
+        loc=update.loc,
+    )
+    check.results[0].name_hint = array.name_hint
+    block = update.parent
+    assert block is not None
+    ops = block.ops
+    # As early as its operands allow: an op computing the update's value may then write it
+    # into the view of the checked array (the update-destinations pass).
+    defined_here = [ops.index(v.op) + 1 for v in check.operands if v.op is not None and v.op.parent is block]
+    ops.insert(max(defined_here, default=0), check)
+    block.set_ops(ops)
+    update.operands[overwritten] = check.results[0]
+    analysis = Analysis(graph, target)
+    if analysis.may_update_in_place(update, overwritten):
+        _mark(update, overwritten, analysis)
+        return analysis, True
+    update.operands[overwritten] = array
+    block.set_ops([op for op in block.ops if op is not check])
+    return Analysis(graph, target), False
 
 
 def _mark(op: Op, overwritten: int, analysis: Analysis) -> None:

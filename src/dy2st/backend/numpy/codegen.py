@@ -52,7 +52,7 @@ from dy2st.ir.opcodes import (
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import SymExpr, symbols_in
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
-from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.indexing import TENSOR_SLOT, share_elements
 from dy2st.ops.python_numbers import python_power
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.memory_plan import planned_slots, schedule
@@ -446,6 +446,26 @@ class CodeGenerator:
         if op not in self.stored_in_place:  # else the value's op wrote it there (``value_in_place``)
             self.line(depth, f"{target}[{index}] = {value}", op)
         self.line(depth, f"{result} = {target}", op)
+
+    def emit_copy_if_overlapping(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        """``v = a.copy(order="K") if share(w3, a[i, ...]) else a`` written out: it runs at
+        every iteration of a loop, where a kernel call would cost as much as the test."""
+        index = self.index_source(op)
+        if index is None:
+            self.emit_kernel_call(op, depth)
+            return
+        array = self.name_of(op.operands[0])
+        region = self.fresh()
+        if not any(item is Ellipsis for item in op.attrs["template"]):
+            # a view even where the index picks one element
+            index = "..." if index == "()" else f"{index.rstrip(', ')}, ..."
+        self.line(depth, f"{region} = {array}[{index}]", op)
+        share = self.bind(share_elements, "share_elements")
+        others = op.operands[1 + op.attrs["indices"] :]
+        test = " or ".join(f"{share}({self.name_of(v)}, {region})" for v in others)
+        result = self.names[op.results[0]] = self.fresh()
+        self.line(depth, f"{result} = {array}.copy(order='K') if {test} else {array}", op)
+        self.line(depth, f"del {region}", op)
 
     def emit_as_python_number(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         """A NumPy value becomes a Python number; a Python operator's result already is one (the

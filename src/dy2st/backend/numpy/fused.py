@@ -65,6 +65,7 @@ from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
 from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, broadcast_shapes, has_symbolic, symbols_in
 from dy2st.ops.fused import FUSED
+from dy2st.ops.indexing import share_elements
 
 TILE_ELEMENTS = 65536
 
@@ -728,23 +729,9 @@ def _tiles_may_misread(inputs: tuple, outputs: list[np.ndarray], alias_safe: boo
             if a is o:
                 if not alias_safe:
                     return True
-            elif np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)) and _share_elements(a, o):
+            elif np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)) and share_elements(a, o):
                 return True
     return False
-
-
-def _share_elements(a: np.ndarray, b: np.ndarray) -> bool:
-    """Do ``a`` and ``b`` share an element (not just overlapping memory bounds: ``d[:, :, k]``
-    and ``d[:, :, k - 1]`` interleave)? Where that takes NumPy too long to decide, assume so."""
-    try:
-        # NumPy's stubs admit only -1 and 0, but any bound on the effort is valid.
-        return bool(np.shares_memory(a, b, max_work=_SHARES_MEMORY_WORK))  # type: ignore[arg-type]
-    except np.exceptions.TooHardError:
-        return True
-
-
-_SHARES_MEMORY_WORK = 10_000
-"""The effort ``np.shares_memory`` may spend deciding an overlap before we assume one."""
 
 
 def _same_elements(a: np.ndarray, b: np.ndarray) -> bool:

@@ -59,12 +59,14 @@ _INLINE_TYPES = (bool, int, float, complex)
 
 
 def is_inline_literal(value: Any) -> bool:
-    """Can the generated code write this constant as a Python literal?"""
-    if isinstance(value, float):
-        return np.isfinite(value)
-    if isinstance(value, complex):
-        return np.isfinite(value.real) and np.isfinite(value.imag)
-    return isinstance(value, _INLINE_TYPES)
+    """Can the generated code write this constant as a Python literal? Not a NumPy scalar:
+    ``np.float64(0.5)`` is a subclass of ``float``, but written out it is a call that makes the
+    scalar again every time the line runs."""
+    if type(value) is float:
+        return bool(np.isfinite(value))
+    if type(value) is complex:
+        return bool(np.isfinite(value.real) and np.isfinite(value.imag))
+    return type(value) in _INLINE_TYPES
 
 
 def defined_outside(value: Value, block: Block) -> bool:
