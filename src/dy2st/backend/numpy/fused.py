@@ -395,7 +395,7 @@ class FusedKernel:
         iteration shape is the broadcast of the inputs' shapes, and each symbolic size of a
         result is the size of the iteration axis that has it."""
         assert self.sized is not None
-        shape = np.broadcast_shapes(*(np.shape(a) for a in inputs))
+        shape = _broadcast_shape([getattr(a, "shape", ()) for a in inputs])
         kernel = self.sized.get(shape)
         if kernel is not None:
             return kernel
@@ -714,6 +714,20 @@ def _count(shape: tuple[int, ...]) -> int:
     for d in shape:
         n *= d
     return n
+
+
+def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """``np.broadcast_shapes`` for the shapes of one call, at a fraction of its cost (it makes
+    arrays to broadcast): a group of symbolic size asks at every call."""
+    ndim = max(map(len, shapes), default=0)
+    result = [1] * ndim
+    for shape in shapes:
+        for axis, size in enumerate(shape, ndim - len(shape)):
+            if size != 1:
+                if result[axis] not in (1, size):
+                    return np.broadcast_shapes(*shapes)  # raises NumPy's own ValueError
+                result[axis] = size
+    return tuple(result)
 
 
 def _tiles_may_misread(inputs: tuple, outputs: list[np.ndarray], alias_safe: bool, may_overlap: bool) -> bool:
