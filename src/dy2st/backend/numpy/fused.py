@@ -165,33 +165,42 @@ class TileProgram:
         """``entry(inputs..., out=None, out_may_overlap=False)`` for a group of symbolic size whose
         inputs are vectors and scalars: small vectors run the ops inline, as ``run_unfused``
         does (one NumPy call per op costs less than setting up tiles), with no dispatch on the
-        way; anything else goes to the kernel (``general``). Empty when an input has more axes
-        (its result could be large however small the check found it)."""
+        way, also into an ``out=`` where the group reads every input before writing its one
+        result (each op is one NumPy call on whole arrays, right however they overlap);
+        anything else goes to the kernel (``general``). Empty when an input has more axes (its
+        result could be large however small the check found it)."""
         vectors = [f"i{k}" for k, arg in enumerate(block.args) if arg.type.ndim == 1]
         if not vectors or any(arg.type.ndim > 1 for arg in block.args):
             return ""
         small = " and ".join(f"{name}.nbytes <= {SMALL_FUSED_BYTES}" for name in vectors)
         params = ", ".join(f"i{k}" for k in range(len(block.args)))
-        first_body_line = self.source.count("\n") + 4
-        body, outputs = self._unfused_body(block, first_body_line)
         single = len(block.ops[-1].operands) == 1
-        lines = [
-            f"def entry({params}, out=None, out_may_overlap=False):",
-            f"    if out is None and {small}:",
-            "        try:",
-            *("            " + line for line in body),
-            "        except Exception as error:",
-            "            raise located(error) from error",
-            f"        return {outputs[:-2] if single else '(' + outputs + ')'}",
-            f"    return general({params}, out=out, out_may_overlap=out_may_overlap)",
-        ]
+        into_out = single and self._outputs_written_after_inputs_read(block) and block.ops[-1].operands[0].op
+        lines = [f"def entry({params}, out=None, out_may_overlap=False):"]
+        first_line = self.source.count("\n") + 1  # of ``def entry``
+
+        def inline(condition: str, out: bool) -> None:
+            lines.extend([f"    if {condition}:", "        try:"])
+            body, outputs = self._unfused_body(block, first_line + len(lines), into_out=out)
+            lines.extend("            " + line for line in body)
+            result = "out" if out else outputs[:-2] if single else "(" + outputs + ")"
+            lines.extend(
+                ["        except Exception as error:", "            raise located(error) from error", f"        return {result}"]
+            )
+
+        inline(f"out is None and {small}", out=False)
+        if into_out:
+            inline(small, out=True)
+        lines.append(f"    return general({params}, out=out, out_may_overlap=out_may_overlap)")
         return "\n".join(lines) + "\n"
 
-    def _unfused_body(self, block: Block, first_line: int) -> tuple[list[str], str]:
+    def _unfused_body(self, block: Block, first_line: int, into_out: bool = False) -> tuple[list[str], str]:
         """The lines of the region's ops, one NumPy call each, and the outputs they compute
-        (``"t1, t3, "``); ``line_ops`` maps each line, counted from ``first_line``, to its op."""
+        (``"t1, t3, "``); ``line_ops`` maps each line, counted from ``first_line``, to its op.
+        ``into_out``: the op computing the one result writes it into ``out``."""
         names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
         body: list[str] = []
+        last = block.ops[-1].operands[0].op if into_out else None
         for op in block.ops[:-1]:
             if op.name == CONST:
                 names[op.results[0]] = self._literal(op)
@@ -200,7 +209,9 @@ class TileProgram:
             kernel = f"k{len(body)}"
             self.namespace[kernel] = _unfused_kernel(op)
             arguments = [names[v] for v in op.operands]
-            if "overwrites" in op.attrs:  # the backend's lowering chose a dying temporary
+            if op is last:
+                arguments.append("out=out")
+            elif "overwrites" in op.attrs:  # the backend's lowering chose a dying temporary
                 arguments.append(f"out={names[op.operands[op.attrs['overwrites']]]}")
             self.line_ops[first_line + len(body)] = op
             body.append(f"{names[op.results[0]]} = {kernel}({', '.join(arguments)})")
