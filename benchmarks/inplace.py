@@ -11,10 +11,9 @@ Two kernels that are nothing but indexed updates:
 - a Cholesky factorization written with slices (``L[j + 1:, j] = (A[j + 1:, j] - L[j + 1:, :j] @
   L[j, :j]) / L[j, j]``), which fills a fresh ``L`` column by column.
 
-Each runs with ``n = A.shape[0]``, a Python int, where dy2st unrolls the loop (``loop`` column:
-unrolled), and with ``n`` passed as a 0-d integer array, where the loop is a ``while_loop`` of the
-graph (tensor). The Cholesky cannot run as a tensor loop: its slice bounds would be tensors, which dy2st
-refuses (the row says so). Times are medians of alternating repeats after a warm-up (``run.py``'s
+Each runs with ``n = A.shape[0]``, a Python int, where dy2st rolls the loop into a ``while_loop``
+over a counter (``loop`` column: rolled; docs/shapes.md), and with ``n`` passed as a 0-d integer
+array, where the loop is a ``while_loop`` bounded by a tensor (tensor). Times are medians of alternating repeats after a warm-up (``run.py``'s
 method); peak memory is what ``tracemalloc`` sees one steady-state call allocate, plus for dy2st the
 buffers its memory plan keeps across calls. "first s" is what the first call spends converting,
 building, optimizing and generating the graph, a cost paid once per input signature. "time ratio"
@@ -61,7 +60,7 @@ def cholesky_over(A, n):
     return L
 
 
-# Unrolled: n is the Python int A.shape[0]. The array-only signature takes dy2st's fast call path,
+# Rolled: n is the Python int A.shape[0]. The array-only signature takes dy2st's fast call path,
 # as users' kernels do; a Python int argument would add the general path's 10-40 us per call.
 def recurrence(A):
     return recurrence_over(A, A.shape[0])
@@ -115,7 +114,7 @@ class Row:
 
 
 def measure(case: Case, n: int, quick: bool) -> Row:
-    row = Row(case.name, n, "tensor" if case.tensor_loop else "unrolled")
+    row = Row(case.name, n, "tensor" if case.tensor_loop else "rolled")
     args = case.arguments(n)
     static = dy2st.to_static(case.fn)
     try:

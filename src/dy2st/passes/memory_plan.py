@@ -43,7 +43,7 @@ import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, WRITES_UPDATE, YIELD, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op, overwritten_operand
-from dy2st.ir.symbolic import has_symbolic, hint_of
+from dy2st.ir.symbolic import has_symbolic, hint_of, is_data_dependent
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
@@ -591,17 +591,19 @@ def _eager_intervals(sched: Schedule, intervals: dict[Value, list[int]]) -> dict
 
 def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> MemoryReport:
     """Planned peak, live-set lower bound and an eager NumPy estimate for ``graph`` (as planned
-    by ``plan_memory`` now, whether or not the pass ran)."""
+    by ``plan_memory`` now, whether or not the pass ran). Symbolic sizes count as the building
+    call's; values of data-dependent size (``x[:i]`` in a rolled loop) are not counted, since
+    they have no size before the graph runs."""
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     plan = plan_memory(graph, target)
-    allocated = {v: hint_of(v.type.nbytes) for op in sched.ops if _allocating(op) for v in op.results}
+    allocated = {v: _known_bytes(v) for op in sched.ops if _allocating(op) for v in op.results}
     # Region results are buffers too (a branch's or the last iteration's), unless they may be inputs.
     aliasing = may_alias_inputs(graph)
     for value, span in region_result_intervals(sched, intervals).items():
         intervals[value] = span
         if value not in aliasing:
-            allocated[value] = hint_of(value.type.nbytes)
+            allocated[value] = _known_bytes(value)
     unplanned = {
         v: n for v, n in allocated.items() if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)
     }
@@ -615,6 +617,12 @@ def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Memory
         persistent=persistent,
         slots=len(plan.slot_types),
     )
+
+
+def _known_bytes(value: Value) -> int:
+    """The value's size in bytes for the building call, 0 where the data decide it."""
+    nbytes = value.type.nbytes
+    return 0 if is_data_dependent(nbytes) else hint_of(nbytes)
 
 
 def _takes_over_planned_buffers(result: Value, plan: Plan) -> bool:
