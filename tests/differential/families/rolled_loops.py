@@ -92,6 +92,17 @@ class RolledLoops(VectorAndMatrix):
             ["parts = []", f"for {i} in range(6):", f"    parts.append(x[{i}] * 2)", "out[:6] = np.array(parts)"],
             [f"for {i} in range(1, 6):", f"    out[{i}] = x[:{i}].sum()"],
             ["m = 0", f"for {i} in range(6):", "    m += 1", "out[:m] = np.zeros(m) + x[:m]"],
+            # A view of the row written last iteration, read while the next row is written (a
+            # recursive filter), and the same with the view taken of the row about to be written.
+            [
+                "prev = A[0]",
+                f"for {i} in range(1, A.shape[0]):",
+                f"    A[{i}] = 0.5 * prev + A[{i}]",
+                f"    prev = A[{self.pick(['{0}', '{0} - 1'])}]".format(i),
+                "s = s + prev.sum()",
+            ],
+            [f"for {i} in range(1, A.shape[0]):", f"    A[{i}, 1:] += A[{i} - 1, :-1] * 0.5"],
+            [f"for {i} in range(len(x) - 1):", f"    x[{i} + 1:] = x[{i} + 1:] - x[{i}] * 0.25"],
         ]
         return self.pick(idioms)
 
