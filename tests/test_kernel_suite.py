@@ -6,7 +6,9 @@ and once more at other sizes. They are the kernels benchmarks/kernel_suite.py ti
 
 from __future__ import annotations
 
+import json
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -68,3 +70,19 @@ def test_every_kernel_has_a_unique_name_and_every_size():
     assert set(FAILING) <= set(names)
     for kernel in KERNELS:
         assert set(kernel.sizes) == {*PRESETS, RESIZED}, kernel.name
+
+
+def test_the_runner_prints_a_row_per_kernel_and_the_geometric_mean(tmp_path):
+    out = tmp_path / "kernels.json"
+    runner = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "kernel_suite.py"
+    done = subprocess.run(
+        [sys.executable, str(runner), "--quick", "--only", "lu,spmv", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "geometric mean dy2st/eager over the 2 kernels" in done.stdout
+    rows = json.loads(out.read_text())["rows"]
+    assert [row["name"] for row in rows] == ["lu", "spmv"]
+    assert all(row["ratio"] > 0 for row in rows)
