@@ -27,6 +27,7 @@ from differential.script import main
 from differential.skeleton import Knobs, generate
 
 PROGRAMS_PER_FAMILY = 25
+PATTERN_SAMPLE = 80  # programs generated (not run) per family to find each of its constructs
 PROGRAMS = {"control_flow": 100}  # the original family keeps its larger share
 PYTHON_CONDITION_PROGRAMS = range(0, 100, 3)
 
@@ -102,7 +103,7 @@ CONSTRUCTS = {
     "python_numbers": ["t = 0", "big = 2**64", "h = 2**62", "h = h * 2", "f = f * 0.5", "int(x[", "float(x["],
     "defaults_returns": ["w=W", "eps=EPS", "return len(x)", "np.float64(", "np.zeros(())", "x.any()", "flag"],
     "search_logic": ["break\n", "    else:\n", " < n and x[", " and x[", " or ", "idx = -1", "cnt += 1"],
-    "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "% 2 == 0", "range(len(x) - 1, 0, -2)",
+    "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "prev = A[0]", ", 1:] += A[", " + 1:] = x[", "% 2 == 0", "range(len(x) - 1, 0, -2)",
                      "coef[", "parts.append(", "x[:", "np.zeros(m)", "break\n", "if len(x) == 11:"],
     "stale_reads": ["old = L * 1.0", "snap = L[", "keep[", "Z[", "A[1:] = A[:-1]", "] = np.tanh(A[",
                     "@ L[", "A[1:-1] = 0.25", "x[x.astype(np.int64) % 4]", "acc = acc + old["],
@@ -113,7 +114,7 @@ CONSTRUCTS = {
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_each_family_generates_its_patterns(family):
-    sources = "\n".join(generate(FAMILIES[family], seed).source for seed in range(PROGRAMS_PER_FAMILY))
+    sources = "\n".join(generate(FAMILIES[family], seed).source for seed in range(PATTERN_SAMPLE))
     missing = [construct for construct in CONSTRUCTS[family] if construct not in sources]
     assert not missing, f"{family} never generates {missing}"
 

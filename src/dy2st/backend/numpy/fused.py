@@ -184,9 +184,9 @@ class TileProgram:
             body, outputs = self._unfused_body(block, first_line + len(lines), into_out=out)
             lines.extend("            " + line for line in body)
             result = "out" if out else outputs[:-2] if single else "(" + outputs + ")"
-            lines.extend(
-                ["        except Exception as error:", "            raise located(error) from error", f"        return {result}"]
-            )
+            lines.append("        except Exception as error:")
+            lines.append("            raise located(error) from error")
+            lines.append(f"        return {result}")
 
         inline(f"out is None and {small}", out=False)
         if into_out:
