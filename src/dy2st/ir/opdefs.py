@@ -81,6 +81,9 @@ class OpDef:
         in_place_kernel: ``in_place_kernel(*operands, **attrs)`` makes that update in the
             operand's own buffer and returns it. The ``in-place-updates`` pass chooses it (the
             ``in_place_update`` attribute) where nothing reads the operand's old value later.
+        views_any_operand: the result may be a view of any operand (the generic NumPy call:
+            ``np.flip(x)``): alias analysis follows it to every operand, as the memory planner
+            does for ops not known to return fresh arrays.
         updated_region: for an update that stores its value operand (position 1) into part of
             the updated operand, ``updated_region(operand_types, **attrs)`` gives the type of
             that part when the backend can name it as a view of the operand (``A[i, 1:-1]``:
@@ -118,6 +121,7 @@ class OpDef:
     updates_operand: int | None = None
     in_place_kernel: Callable[..., Any] | None = None
     updated_region: Callable[..., TensorType | None] | None = None
+    views_any_operand: bool = False
 
 
 OPS: dict[str, OpDef] = {}

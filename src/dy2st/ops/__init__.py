@@ -12,6 +12,7 @@ from dy2st.ops import (  # noqa: F401  (registration)
     elementwise,
     elementwise_functions,
     fused,
+    generic,
     indexing,
     join,
     linalg,

@@ -24,7 +24,10 @@ def _aliasing_results(op: Op, aliasing: set[Value]) -> list[Value]:
     updates in place)."""
     if op.name == CONST:
         return op.results
-    if get_op(op.name).view and op.operands and op.operands[0] in aliasing:
+    opdef = get_op(op.name)
+    if opdef.view and op.operands and op.operands[0] in aliasing:
+        return op.results
+    if opdef.views_any_operand and any(v in aliasing for v in op.operands):
         return op.results
     overwritten = overwritten_operand(op)
     if overwritten is not None and op.operands[overwritten] in aliasing:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import functools
 import inspect
 from collections.abc import Iterable, Iterator, Sequence
@@ -345,7 +346,7 @@ def _trace_once(
 
         out_leaves: list = []
         output_treedef = _tag_python_numbers(flatten(result, out_leaves, is_output_leaf), iter(out_leaves))
-        outputs = [_output_value(builder, leaf) for leaf in out_leaves]
+        outputs = _output_values(builder, out_leaves, fn)
         num_results = len(outputs)
         writebacks = {}
         first_updates: dict[int, Op | None] = {}
@@ -464,6 +465,31 @@ def _refuse_formatted_strings(result: Any) -> None:
     elif isinstance(result, dict):
         for item in result.values():
             _refuse_formatted_strings(item)
+
+
+def _output_values(builder: GraphBuilder, leaves: list[Any], fn: Any) -> list[Value]:
+    """The graph values of the function's result. A result refused here (one that may share
+    memory with an array updated since) is refused at the function's ``return``: the function
+    has returned, so the innermost user frame would be its caller's."""
+    try:
+        return [_output_value(builder, leaf) for leaf in leaves]
+    except GraphBuildError as error:
+        error.loc = _return_location(fn) or error.loc
+        raise
+
+
+def _return_location(fn: Any) -> SourceLocation | None:
+    """Where the function returns: the last ``return`` of its code (converted code keeps the
+    user's lines), or None."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    found = None
+    for instruction in dis.get_instructions(code):
+        position = instruction.positions
+        if instruction.opname in ("RETURN_VALUE", "RETURN_CONST") and position is not None and position.lineno:
+            found = SourceLocation(code.co_filename, position.lineno, position.col_offset)
+    return found
 
 
 def _output_value(builder: GraphBuilder, leaf: Any):

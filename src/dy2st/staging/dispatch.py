@@ -14,7 +14,7 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS
-from dy2st.staging.handlers import FUNCTION_HANDLERS
+from dy2st.staging.handlers import FALLBACKS, FUNCTION_HANDLERS
 from dy2st.staging.literal_values import literal_arguments
 
 # ufunc.reduce spellings staged as the NumPy reduction function that computes the same.
@@ -56,36 +56,28 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
     """``__array_ufunc__``: stage ``ufunc`` (plain call or ``reduce``) on symbolic inputs."""
     from dy2st.staging.tensor import apply  # the tracer's own recursion: tensor.py imports this module
 
-    if kwargs.get("out") is not None:
-        raise UnsupportedOpError(
-            f"np.{ufunc.__name__}(..., out=...) writes into an existing array, which a converted function does not do",
-            user_location(),
-            "assign the result instead: y = np.f(x)",
-        )
+    if kwargs.get("out", None) is None:
+        kwargs.pop("out", None)
     if method == "__call__":
         opname = UFUNC_OPS.get(ufunc)
-        unsupported = sorted(k for k in kwargs if k != "out")
-        if opname is not None and not unsupported:
+        if opname is not None and not kwargs:
             return apply(opname, *inputs)
         result = _eagerly_on_literals(ufunc, inputs, kwargs)
         if result is not _NOT_GIVEN:
             return result
-        if opname is None:
-            raise UnsupportedOpError(f"the ufunc np.{ufunc.__name__} is not supported", user_location())
-        raise UnsupportedOpError(
-            f"np.{ufunc.__name__}: keyword arguments {unsupported} are not supported", user_location()
-        )
+        return _generic("ufunc", ufunc, method, inputs, kwargs)
     if method == "outer" and ufunc.nin == 2 and ufunc.nout == 1 and UFUNC_OPS.get(ufunc) and not kwargs:
         return _outer(ufunc, *inputs)
-    if method == "reduce" and ufunc in _REDUCE_AS:
+    if method == "reduce" and ufunc in _REDUCE_AS and "out" not in kwargs:
         handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
-        kwargs.setdefault("axis", 0)
-        kwargs.pop("out", None)
-        return handler(*inputs, **kwargs)
+        try:
+            return handler(*inputs, **{"axis": 0, **kwargs})
+        except UnsupportedOpError as refused:
+            return _generic_or_raise(refused, "ufunc", ufunc, method, inputs, kwargs)
     result = _eagerly_on_literals(getattr(ufunc, method), inputs, kwargs)
     if result is not _NOT_GIVEN:
         return result
-    raise UnsupportedOpError(f"np.{ufunc.__name__}.{method} is not supported", user_location())
+    return _generic("ufunc", ufunc, method, inputs, kwargs)
 
 
 def _outer(ufunc, a, b):
@@ -113,12 +105,25 @@ def call_function(func, args, kwargs):
     """``__array_function__``: stage a NumPy function on symbolic arguments."""
     handler = FUNCTION_HANDLERS.get(func)
     if handler is not None:
-        return handler(*args, **kwargs)
+        try:
+            return handler(*args, **kwargs)
+        except UnsupportedOpError as refused:
+            # An option the precise rule does not reproduce: NumPy itself, called when the
+            # graph runs, does; the rule's refusal stands where that cannot be staged either.
+            return _generic_or_raise(refused, "function", func, args, kwargs)
     result = _eagerly_on_literals(func, args, kwargs)
     if result is not _NOT_GIVEN:
         return result
-    raise UnsupportedOpError(
-        f"the NumPy function {numpy_name(func)} is not supported on symbolic tensors",
-        user_location(),
-        "see docs/numpy-support.md for the supported surface",
-    )
+    return _generic("function", func, args, kwargs)
+
+
+def _generic(kind: str, *call: Any) -> Any:
+    """Stage the call with the generic layer (``dy2st.ops.generic``)."""
+    return FALLBACKS[kind](*call)
+
+
+def _generic_or_raise(refused: UnsupportedOpError, kind: str, *call: Any) -> Any:
+    try:
+        return _generic(kind, *call)
+    except UnsupportedOpError:
+        raise refused from None

@@ -24,6 +24,12 @@ PROPERTY_HANDLERS: dict[str, Callable[..., Any]] = {}
 # ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``.
 INDEXING: dict[str, Callable[..., Any]] = {}
 
+# The generic layer (``dy2st.ops.generic``): what stages a NumPy call no handler above takes.
+# ``function(func, args, kwargs)``, ``method(name, tensor, args, kwargs)``,
+# ``ufunc(ufunc, method, inputs, kwargs)``; ``is_method(name)`` says whether ndarray has a
+# method of that name.
+FALLBACKS: dict[str, Callable[..., Any]] = {}
+
 # NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a
 # converted function, convert_call swaps them for these staged versions.
 CREATION_HANDLERS: dict[Any, Callable[..., Any]] = {}

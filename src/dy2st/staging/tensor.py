@@ -33,6 +33,7 @@ from dy2st.staging.handlers import (
     ASSIGNED_ATTRIBUTES,
     ATTRIBUTE_SETTERS,
     CREATION_HANDLERS,
+    FALLBACKS,
     INDEXING,
     METHOD_HANDLERS,
     PROPERTY_HANDLERS,
@@ -265,13 +266,28 @@ class Tensor:
     def __getattr__(self, name: str):
         handler = METHOD_HANDLERS.get(name)
         if handler is not None:
-            return lambda *args, **kwargs: handler(self, *args, **kwargs)
+            return lambda *args, **kwargs: self._call_method(handler, name, args, kwargs)
         handler = PROPERTY_HANDLERS.get(name)
         if handler is not None:
             return handler(self)
         if name.startswith("__"):
             raise AttributeError(name)
+        if FALLBACKS["is_method"](name):  # the generic layer calls NumPy's method when the graph runs
+            return lambda *args, **kwargs: FALLBACKS["method"](name, self, args, kwargs)
         raise UnsupportedOpError(f"ndarray attribute '{name}' is not supported on symbolic tensors", user_location(2))
+
+    def _call_method(self, handler, name: str, args: tuple, kwargs: dict) -> Any:
+        """A method's precise handler; where it refuses an option, NumPy's own method called when
+        the graph runs (the generic layer), if that can be staged."""
+        try:
+            return handler(self, *args, **kwargs)
+        except UnsupportedOpError as refused:
+            if not FALLBACKS["is_method"](name):
+                raise
+            try:
+                return FALLBACKS["method"](name, self, args, kwargs)
+            except UnsupportedOpError:
+                raise refused from None
 
     # --- indexing and in-place updates ---------------------------------------------------
     def __getitem__(self, index):

@@ -1,0 +1,466 @@
+"""The generic staged NumPy call: any NumPy function, ndarray method or ufunc method dy2st has no
+precise rule for becomes one ``numpy_call`` op that calls the real NumPy function when the graph
+runs.
+
+``np.linalg.solve(A, b)`` inside a converted function stages as::
+
+    %x = numpy_call %A, %b {function='np.linalg.solve', arguments=(%, %), ...} : f64[4]
+
+What the op needs to know while the graph is built, its results' dtypes and ranks, comes from
+calling the function once on *stand-ins*: small arrays of the operands' dtypes and shapes with
+values most functions accept (a symmetric positive definite matrix where the last two axes are
+square, distinct positive floats, zero indices). The result sizes are:
+
+- static where every operand size is, the stand-ins could have those sizes, no integer or
+  boolean operand but the first could set sizes (``np.pad(x, n)``), and the function's result
+  sizes never depend on the values (``VALUE_SIZED`` lists those that do: ``np.unique``...);
+- data-dependent otherwise (``u0``, read from the result when the graph runs, docs/shapes.md).
+
+When the graph runs, the op checks that NumPy returned what the graph was built for (the number of
+results, each one's dtype, rank and static sizes): a function whose result type depends on the
+values (``np.linalg.eig`` of a matrix with complex eigenvalues) raises a clear error at the user's
+line rather than hand a wrong type on.
+
+Keyword arguments and Python values are attributes; tensors nested in lists and tuples
+(``np.block([[A, B]])``) are operands. A result that may be a view of an operand (``np.flip``) is
+marked as possibly sharing its operands' memory: reading it is fine, and an in-place update of
+either is refused (``Tensor._shares``), never silently wrong. Functions that write into an argument
+(``np.add.at(a, i, v)``, ``np.copyto(dst, src)``, ``out=``, ``x.sort()``) write into a copy of it,
+which becomes the argument's new contents (a functional update, as ``setitem`` is). Fusion and
+memory planning treat the op as a barrier.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import types
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from dy2st.errors import UnsupportedOpError, build_error, user_location
+from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import SymExpr, data_dependent_size, is_data_dependent
+from dy2st.ir.types import TensorType
+from dy2st.staging.handlers import FALLBACKS
+from dy2st.staging.tensor import Tensor, apply
+
+NUMPY_CALL = "numpy_call"
+
+
+class _Slot:
+    """Where an operand stands in an argument template."""
+
+    def __repr__(self) -> str:
+        return "%"
+
+    def __reduce__(self) -> str:
+        return "SLOT"
+
+
+SLOT = _Slot()
+
+
+# --- naming NumPy callables ------------------------------------------------------------------
+_PUBLIC_MODULES = ("", "linalg", "fft", "lib.stride_tricks", "lib.scimath")
+"""NumPy's namespaces whose callables the generic layer names (looked up on first use: importing
+``numpy.fft`` eagerly would import ``numpy.random`` with dy2st)."""
+_UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
+
+
+@functools.cache
+def _public_names() -> dict[int, str]:
+    """id of each public NumPy callable -> its spelling (``np.linalg.inv``)."""
+    names: dict[int, str] = {}
+    for path in _PUBLIC_MODULES:
+        module: Any = np
+        for part in filter(None, path.split(".")):
+            module = getattr(module, part)
+        prefix = f"np.{path}" if path else "np"
+        for attribute in dir(module):
+            if attribute.startswith("_"):
+                continue
+            obj = getattr(module, attribute, None)
+            if callable(obj) and not isinstance(obj, type):
+                names.setdefault(id(obj), f"{prefix}.{attribute}")
+    return names
+
+
+def callable_name(func: Any) -> str | None:
+    """How the attributes name ``func``: ``np.linalg.inv``, ``np.add.accumulate``,
+    ``ndarray.sort``; None for anything not public NumPy."""
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc) and getattr(func, "__name__", None) in _UFUNC_METHODS:
+        return f"np.{owner.__name__}.{func.__name__}"
+    if getattr(func, "__objclass__", None) is np.ndarray:
+        return f"ndarray.{func.__name__}"
+    return _public_names().get(id(func))
+
+
+@functools.cache
+def resolve(name: str) -> Callable[..., Any]:
+    """The NumPy callable ``name`` spells (the inverse of ``callable_name``)."""
+    head, _, rest = name.partition(".")
+    obj: Any = np.ndarray if head == "ndarray" else np
+    for part in rest.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# --- argument templates ------------------------------------------------------------------------
+def split_arguments(args: tuple, kwargs: dict[str, Any]) -> tuple[list[Tensor], tuple, tuple]:
+    """The tensors among the arguments (in lists and tuples too), and the arguments with each
+    tensor replaced by ``SLOT``: positional, then keyword ``(name, value)`` pairs."""
+    tensors: list[Tensor] = []
+    arguments = tuple(_template(a, tensors) for a in args)
+    keywords = tuple((k, _template(v, tensors)) for k, v in kwargs.items())
+    return tensors, arguments, keywords
+
+
+def _template(value: Any, tensors: list[Tensor]) -> Any:
+    if isinstance(value, Tensor):
+        tensors.append(value)
+        return SLOT
+    if type(value) in (list, tuple):
+        return type(value)(_template(v, tensors) for v in value)
+    return value
+
+
+def fill(template: Any, operands: Iterator[Any]) -> Any:
+    """``template`` with each ``SLOT`` the next operand."""
+    if template is SLOT:
+        return next(operands)
+    if type(template) in (list, tuple):
+        return type(template)(fill(v, operands) for v in template)
+    return template
+
+
+def _call(function: str, arguments: tuple, keywords: tuple, operands: list[Any]) -> Any:
+    values = iter(operands)
+    args = fill(arguments, values)
+    kwargs = {k: fill(v, values) for k, v in keywords}
+    return resolve(function)(*args, **kwargs)
+
+
+# --- results -----------------------------------------------------------------------------------
+def result_leaves(result: Any, mutated: list[Any]) -> list[Any]:
+    """The arrays and NumPy scalars a call returned, in order, in its tuples, lists and named
+    tuples; a mutated argument returned (``out=``) is not one of them."""
+    if isinstance(result, (np.ndarray, np.generic)):
+        return [] if any(result is m for m in mutated) else [result]
+    if isinstance(result, (tuple, list)):
+        return [leaf for item in result for leaf in result_leaves(item, mutated)]
+    return []
+
+
+def _structure(result: Any, mutated: list[Any], counter: Iterator[int]) -> Any:
+    """How to rebuild a result from its leaves: ``('leaf', k)``, ``('mutated', j)``, ``('none',)``,
+    ``(container type, [parts])``."""
+    for j, m in enumerate(mutated):
+        if result is m:
+            return ("mutated", j)
+    if isinstance(result, (np.ndarray, np.generic)):
+        return ("leaf", next(counter))
+    if result is None:
+        return ("none",)
+    if isinstance(result, (tuple, list)):
+        return (type(result), [_structure(item, mutated, counter) for item in result])
+    raise TypeError(type(result).__name__)
+
+
+def _rebuild(structure: Any, leaves: list[Any], mutated: list[Tensor]) -> Any:
+    kind = structure[0]
+    if kind == "leaf":
+        return leaves[structure[1]]
+    if kind == "mutated":
+        return mutated[structure[1]]
+    if kind == "none":
+        return None
+    container, parts = structure
+    items = [_rebuild(part, leaves, mutated) for part in parts]
+    if hasattr(container, "_fields"):  # a named tuple (np.linalg.svd's SVDResult)
+        return container(*items)
+    return container(items)
+
+
+# --- the op ------------------------------------------------------------------------------------
+def _numpy_call_rule(types, *, function, arguments, keywords, mutated, result_types):
+    """The result types the stand-ins gave (``result_types``: dtype, shape with None for each
+    data-dependent size, scalar), then the mutated operands' own types."""
+    results = [
+        TensorType(tuple(data_dependent_size() if d is None else d for d in shape), np.dtype(dtype))
+        for dtype, shape, _ in result_types
+    ]
+    return results + [types[i].strong() for i in mutated]
+
+
+def _numpy_call_kernel(*operands, function, arguments, keywords, mutated, result_types):
+    """Call the NumPy function on the operands (a copy of each mutated one) and check it returned
+    what the graph was built for."""
+    values = list(operands)
+    for i in mutated:
+        values[i] = np.array(values[i], copy=True, order="K")
+    copies = [values[i] for i in mutated]
+    result = _call(function, arguments, keywords, values)
+    leaves = result_leaves(result, copies)
+    if len(leaves) != len(result_types):
+        raise TypeError(
+            f"{function} returned {len(leaves)} arrays where the graph was built for {len(result_types)}: "
+            "how many depends on the values, which a graph cannot follow"
+        )
+    for k, (leaf, (dtype, shape, _)) in enumerate(zip(leaves, result_types)):
+        _check_result(function, k, leaf, dtype, shape)
+    outputs = (*leaves, *copies)
+    return outputs[0] if len(outputs) == 1 else outputs  # one result is the value itself
+
+
+def _check_result(function: str, k: int, leaf: Any, dtype: str, shape: tuple) -> None:
+    actual_shape = np.shape(leaf)
+    fits = leaf.dtype == np.dtype(dtype) and len(actual_shape) == len(shape)
+    if not fits or any(d is not None and d != n for d, n in zip(shape, actual_shape)):
+        expected = f"{np.dtype(dtype)}{list(d if d is not None else '?' for d in shape)}"
+        raise TypeError(
+            f"{function} returned {leaf.dtype}{list(actual_shape)} as result {k} where the graph was "
+            f"built for {expected}: its result type depends on the values, which a graph cannot follow"
+        )
+
+
+register(
+    OpDef(
+        NUMPY_CALL,
+        _numpy_call_rule,
+        _numpy_call_kernel,
+        num_results=-1,
+        views_any_operand=True,
+        doc="a NumPy function called when the graph runs (the generic layer)",
+    )
+)
+
+
+# --- stand-ins ---------------------------------------------------------------------------------
+PROBE_ELEMENTS = 1 << 16
+"""Stand-ins take the operands' sizes when these hold at most this many elements in all; else
+small sizes (and the results get data-dependent sizes)."""
+
+_SMALL = 3
+
+VALUE_SIZED = frozenset(
+    {
+        *("np.unique", "np.unique_all", "np.unique_counts", "np.unique_inverse", "np.unique_values"),
+        *("np.nonzero", "np.flatnonzero", "np.argwhere", "np.extract", "np.compress", "np.trim_zeros"),
+        *("np.intersect1d", "np.union1d", "np.setdiff1d", "np.setxor1d", "np.repeat", "np.bincount"),
+        *("np.delete", "np.insert", "np.histogram", "np.histogram_bin_edges", "np.histogram2d"),
+        *("np.histogramdd", "np.select", "np.resize", "np.lib.stride_tricks.as_strided", "np.polyfit"),
+        *("np.roots", "np.polydiv", "np.polymul", "np.polyadd", "np.polysub", "np.polyder", "np.polyint"),
+        *("ndarray.nonzero", "ndarray.repeat", "ndarray.compress", "np.add.reduceat"),
+    }
+)
+"""Functions whose result sizes may depend on the values (not only on the operands' sizes)."""
+
+
+def _stand_in(t: TensorType, shape: tuple[int, ...], scalar: bool) -> Any:
+    """An array (or Python number, for a weakly typed operand) most functions accept."""
+    dtype = t.dtype
+    if t.weak:
+        return {"b": True, "i": 1, "u": 1, "f": 1.5, "c": 1.5 + 0.5j}[dtype.kind]
+    size = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "b":
+        array = (np.arange(size) % 2 == 0).reshape(shape)
+    elif dtype.kind in "iu":
+        array = np.zeros(shape, dtype)
+    elif dtype.kind in "fc" and len(shape) >= 2 and shape[-1] == shape[-2]:
+        k = shape[-1]
+        array = np.broadcast_to((k + 1) * np.eye(k) + 1.0, shape).astype(dtype)
+    elif dtype.kind in "fc":
+        array = np.linspace(1.0, 2.0, size).reshape(shape).astype(dtype)
+    else:
+        array = np.zeros(shape, dtype)
+    return array[()] if scalar and not shape else array
+
+
+def _stand_in_shapes(operand_types: list[TensorType]) -> tuple[list[tuple[int, ...]], bool]:
+    """The stand-ins' shapes, and whether those are the operands' own (static) sizes."""
+    static = all(type(d) is int for t in operand_types for d in t.shape)
+    sizes = [tuple(_hint(d) for d in t.shape) for t in operand_types]
+    known: list[tuple[int, ...]] = [tuple(d for d in shape if d is not None) for shape in sizes]
+    every_size_known = [len(s) for s in known] == [len(s) for s in sizes]  # no data-dependent one
+    if every_size_known and sum(math.prod(shape) for shape in known) <= PROBE_ELEMENTS:
+        return known, static
+    return [tuple(d if d in (0, 1) else _SMALL for d in shape) for shape in sizes], False
+
+
+def _hint(d: Any) -> int | None:
+    if isinstance(d, SymExpr):
+        return None if is_data_dependent(d) else d.hint
+    return d
+
+
+def _probe(function: str, arguments: tuple, keywords: tuple, tensors: list[Tensor], mutated: list[int]):
+    """Call the function on stand-ins: (result, the stand-ins it was called with, whether they
+    had the operands' own sizes). NumPy's complaint about the call is the user's error."""
+    operand_types = [t.type for t in tensors]
+    shapes, exact = _stand_in_shapes(operand_types)
+    values = [_stand_in(t.type, shape, t._scalar) for t, shape in zip(tensors, shapes)]
+    for i in mutated:
+        values[i] = np.array(values[i], copy=True)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            result = _call(function, arguments, keywords, values)
+        except Exception as error:
+            raise build_error(error, f"{function}: {type(error).__name__}: {error}", user_location(3)) from error
+    return result, values, exact
+
+
+# --- staging -----------------------------------------------------------------------------------
+# Functions that write into an argument, by the position of the argument they write.
+_WRITES_ARGUMENT = {
+    **dict.fromkeys(("np.put", "np.place", "np.copyto", "np.fill_diagonal", "np.put_along_axis"), 0),
+    **dict.fromkeys(("ndarray.sort", "ndarray.fill", "ndarray.put", "ndarray.partition", "ndarray.itemset"), 0),
+}
+
+
+def _written_position(name: str) -> int | None:
+    """The position of the argument ``name`` writes into (``np.add.at(a, ...)`` writes ``a``)."""
+    if name.endswith(".at") and isinstance(getattr(resolve(name), "__self__", None), np.ufunc):
+        return 0
+    return _WRITES_ARGUMENT.get(name)
+
+
+def stage_numpy_call(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """Stage ``func(*args, **kwargs)`` as a ``numpy_call`` op (see the module docstring)."""
+    name = callable_name(func)
+    if name is None:
+        raise UnsupportedOpError(f"{_spelling(func)} is not a NumPy function dy2st can call", user_location(2))
+    tensors, arguments, keywords = split_arguments(args, kwargs)
+    mutated = _mutated(name, arguments, keywords)
+    result, stand_ins, exact = _probe(name, arguments, keywords, tensors, mutated)
+    mutated_stand_ins = [stand_ins[i] for i in mutated]
+    leaves = result_leaves(result, mutated_stand_ins)
+    _refuse_python_values(name, result, mutated_stand_ins)
+    value_sized = name in VALUE_SIZED or not exact or any(_may_give_sizes(t) for t in tensors[1:])
+    result_types = tuple(
+        (
+            np.asarray(leaf).dtype.str,
+            tuple(None if value_sized else int(d) for d in np.shape(leaf)),
+            bool(np.ndim(leaf) == 0),
+        )
+        for leaf in leaves
+    )
+    outputs = apply(
+        NUMPY_CALL,
+        *tensors,
+        function=name,
+        arguments=arguments,
+        keywords=keywords,
+        mutated=tuple(mutated),
+        result_types=result_types,
+    )
+    outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+    results = outputs[: len(leaves)]
+    for tensor, leaf in zip(results, leaves):
+        # What the result may share memory with: the operands it shared memory with in the call
+        # on stand-ins (np.flip gives a view, np.cumprod a new array, a NumPy scalar nothing).
+        tensor._shares = tuple(
+            pair for t, v in zip(tensors, stand_ins) if _may_share(leaf, v) for pair in t._shared_arrays()
+        )
+        tensor._scalar = isinstance(leaf, np.generic)
+    for i, new in zip(mutated, outputs[len(leaves) :]):
+        tensors[i]._assign(new, name)
+    structure = _structure(result, mutated_stand_ins, iter(range(len(leaves))))
+    return _rebuild(structure, results, [tensors[i] for i in mutated])
+
+
+def _mutated(name: str, arguments: tuple, keywords: tuple) -> list[int]:
+    """The operand positions the call writes into: its written argument, and ``out=``."""
+    slots = _slot_positions(arguments, keywords)
+    written = []
+    position = _written_position(name)
+    if position is not None and position < len(arguments) and arguments[position] is SLOT:
+        written.append(slots[("arg", position)])
+    for key, value in keywords:
+        if key == "out" and value is not None:
+            outs = value if type(value) is tuple else (value,)
+            if any(v is not SLOT for v in outs):
+                raise UnsupportedOpError(f"{name}: out= must be an array of the function", user_location(3))
+            written.extend(slots[("out", k)] for k in range(len(outs)))
+    return written
+
+
+def _slot_positions(arguments: tuple, keywords: tuple) -> dict[tuple[str, int], int]:
+    """Operand index of each positional argument that is a tensor, and of each ``out=`` tensor."""
+    positions: dict[tuple[str, int], int] = {}
+    counter = iter(range(1 << 30))
+
+    def walk(value: Any, key: tuple[str, int] | None) -> None:
+        if value is SLOT:
+            index = next(counter)
+            if key is not None:
+                positions[key] = index
+        elif type(value) in (list, tuple):
+            for item in value:
+                walk(item, None)
+
+    for k, a in enumerate(arguments):
+        walk(a, ("arg", k))
+    for name, value in keywords:
+        if name == "out" and type(value) is tuple:
+            for k, item in enumerate(value):
+                walk(item, ("out", k))
+        else:
+            walk(value, ("out", 0) if name == "out" else None)
+    return positions
+
+
+def _may_give_sizes(operand: Tensor) -> bool:
+    """Could the values of this operand (not the first) set the sizes of the result? Integer and
+    boolean ones can (``np.pad(x, n)``, ``np.roll(x, k)``, ``np.take(x, idx)``): the result then
+    gets data-dependent sizes."""
+    return operand.dtype.kind in "biu"
+
+
+def _may_share(result: Any, stand_in: Any) -> bool:
+    return isinstance(result, np.ndarray) and isinstance(stand_in, np.ndarray) and np.may_share_memory(result, stand_in)
+
+
+def _refuse_python_values(name: str, result: Any, mutated: list[Any]) -> None:
+    """A result that is a Python number, string or other object depends on values a graph only
+    has when it runs: refused, naming the function."""
+    try:
+        _structure(result, mutated, iter(range(1 << 30)))
+    except TypeError:
+        raise UnsupportedOpError(
+            f"{name} returns a Python {type(result).__name__} here, not an array: a converted function "
+            "can only use its result where it does not depend on the values",
+            user_location(3),
+            "compute it with array functions (np.all(np.isclose(a, b)) for np.allclose), or outside the function",
+        ) from None
+
+
+def _spelling(func: Any) -> str:
+    module = getattr(func, "__module__", None) or ""
+    return f"{module}.{getattr(func, '__qualname__', repr(func))}".lstrip(".")
+
+
+def stage_method(name: str, tensor: Tensor, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """``tensor.name(*args, **kwargs)`` for an ndarray method with no precise handler."""
+    return stage_numpy_call(getattr(np.ndarray, name), (tensor, *args), kwargs)
+
+
+def stage_ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict[str, Any]) -> Any:
+    """``ufunc(...)`` with keywords dy2st has no rule for, or ``ufunc.method(...)``."""
+    func = ufunc if method == "__call__" else getattr(ufunc, method)
+    return stage_numpy_call(func, inputs, kwargs)
+
+
+def _is_ndarray_method(name: str) -> bool:
+    return isinstance(getattr(np.ndarray, name, None), types.MethodDescriptorType)
+
+
+FALLBACKS["function"] = stage_numpy_call
+FALLBACKS["method"] = stage_method
+FALLBACKS["ufunc"] = stage_ufunc_method
+FALLBACKS["is_method"] = _is_ndarray_method

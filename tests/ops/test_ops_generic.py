@@ -1,0 +1,149 @@
+"""The generic layer: NumPy functions, ndarray methods and ufunc methods with no precise rule run
+as ``numpy_call`` ops that call NumPy when the graph runs, with eager NumPy's results, types,
+structures, views and in-place writes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_harness import assert_equivalent, assert_error_at, sample
+
+import dy2st
+from dy2st.ops.generic import NUMPY_CALL, callable_name, resolve
+
+RNG = np.random.default_rng(12)
+
+
+def generic_ops(fn, *args) -> list[str]:
+    graph = dy2st.to_static(fn).graph(*args)
+    return [op.attrs["function"] for op in graph.walk() if op.name == NUMPY_CALL]
+
+
+def families(A, b, x):
+    solved = np.linalg.solve(A, b)
+    u, s, vt = np.linalg.svd(A)
+    sign, logdet = np.linalg.slogdet(A)
+    return (
+        solved,
+        np.linalg.det(A),  # a NumPy scalar, as eagerly
+        s,
+        sign * logdet,
+        np.linalg.inv(A) @ b,
+        np.linalg.eigvalsh(A @ A.T),
+        np.fft.rfft(x),
+        np.fft.fftshift(np.fft.fftfreq(7)),
+        np.roll(x, 2),
+        np.flip(x),
+        np.diff(x, n=2, prepend=0.0),
+        np.interp(x, np.linspace(0, 1, 5), np.arange(5.0)),
+        np.polyval([1.0, -2.0, 0.5], x),
+        np.convolve(x, [0.25, 0.5, 0.25], mode="same"),
+        np.percentile(x, [10, 50], method="nearest"),
+        np.median(A, axis=0),
+        np.cov(A),
+        np.histogram(x, bins=4, range=(0.0, 1.0))[0],
+        np.searchsorted(np.sort(x), 0.5),
+        np.kron(A[:2, :2], np.eye(2)),
+        np.rot90(A),
+        np.tril_indices(3)[1],
+        np.nan_to_num(np.log(x - 0.5)),
+    )
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_linalg_fft_statistics_shape_and_the_rest_match_eager():
+    A = RNG.random((4, 4)) + 4 * np.eye(4)
+    assert_equivalent(families, A, RNG.random(4), RNG.random(7))
+    names = generic_ops(families, A, RNG.random(4), RNG.random(7))
+    assert {"np.linalg.solve", "np.linalg.svd", "np.fft.rfft", "np.roll", "np.percentile"} <= set(names)
+
+
+def named_results(A):
+    decomposition = np.linalg.svd(A)
+    q, r = np.linalg.qr(A)
+    return decomposition.S, type(decomposition).__name__, q @ r
+
+
+def test_named_tuple_results_keep_their_type():
+    A = RNG.random((3, 3))
+    s, kind, qr = dy2st.to_static(named_results)(A)
+    assert kind == "SVDResult"
+    np.testing.assert_allclose(s, np.linalg.svd(A).S)
+    np.testing.assert_allclose(qr, A)
+
+
+def writes_into_arguments(x, i):
+    counts = np.zeros(5, np.int64)
+    np.add.at(counts, i, 1)
+    y = x.copy()
+    y.sort()
+    z = np.zeros(3)
+    np.copyto(z, x[:3])
+    np.put(z, [0], -1.0)
+    w = np.empty_like(x)
+    result = np.exp(x, out=w)
+    return counts, y, z, w, result is w
+
+
+def test_functions_that_write_into_an_argument_update_it():
+    assert_equivalent(writes_into_arguments, sample((6,), np.float64), np.array([1, 1, 4, 0]))
+
+
+def view_then_update(x):
+    v = np.flip(x)  # a view of x in eager NumPy
+    x[0] = 100.0
+    return v
+
+
+def test_a_view_the_generic_layer_made_is_refused_after_its_base_is_updated():
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        dy2st.to_static(view_then_update)(np.arange(3.0))
+    assert_error_at(info.value, view_then_update, "return v", "may share memory")
+
+
+def value_sized(x, y):
+    return np.setdiff1d(x, y), np.trim_zeros(x)
+
+
+def test_results_whose_size_depends_on_the_values_get_data_dependent_sizes():
+    static = dy2st.to_static(value_sized)
+    for x, y in (([0.0, 1, 2, 3, 0], [1.0, 5]), ([0.0, 4, 4, 0, 0], [4.0, 0])):
+        x, y = np.array(x), np.array(y)
+        for got, want in zip(static(x, y), value_sized(x, y)):
+            np.testing.assert_array_equal(got, want)
+    assert static.num_graphs == 1
+    (op,) = [op for op in static.graph(x, y).walk() if op.attrs.get("function") == "np.setdiff1d"]
+    assert "u" in str(op.results[0].type)
+
+
+def eigenvalues(A):
+    return np.linalg.eigvals(A)
+
+
+def test_a_result_type_that_depends_on_the_values_is_a_clear_error_when_it_changes():
+    static = dy2st.to_static(eigenvalues)
+    symmetric = np.array([[2.0, 1.0], [1.0, 2.0]])
+    np.testing.assert_allclose(static(symmetric), np.linalg.eigvals(symmetric))
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])  # complex eigenvalues: a complex result
+    with pytest.raises(dy2st.Dy2stRuntimeError, match=r"np.linalg.eigvals returned complex128.*depends on the values"):
+        static(rotation)
+
+
+def rolled_in_a_loop(x, n):
+    for _ in range(n):
+        x = np.roll(x, 1) * 0.5 + x
+    return x
+
+
+def test_in_rolled_loops_and_with_symbolic_sizes():
+    static = dy2st.to_static(rolled_in_a_loop, dynamic=True)
+    for size in (5, 9):
+        x = RNG.random(size)
+        np.testing.assert_allclose(static(x, 8), rolled_in_a_loop(x, 8))
+    assert static.num_graphs == 1
+
+
+def test_names_round_trip():
+    for func in (np.linalg.inv, np.roll, np.fft.rfft, np.add.accumulate, np.ndarray.sort, np.exp):
+        assert resolve(callable_name(func)) == func
+    assert callable_name(len) is None
