@@ -81,6 +81,9 @@ class OpDef:
         in_place_kernel: ``in_place_kernel(*operands, **attrs)`` makes that update in the
             operand's own buffer and returns it. The ``in-place-updates`` pass chooses it (the
             ``in_place_update`` attribute) where nothing reads the operand's old value later.
+        kernel_factory: ``kernel_factory(**attrs)`` returns the kernel of one op instance, made
+            for its attributes (the generic NumPy call binds its function and arguments once
+            instead of at every call); the code generator prefers it to ``kernel``.
         views_any_operand: the result may be a view of any operand (the generic NumPy call:
             ``np.flip(x)``): alias analysis follows it to every operand, as the memory planner
             does for ops not known to return fresh arrays.
@@ -122,6 +125,7 @@ class OpDef:
     in_place_kernel: Callable[..., Any] | None = None
     updated_region: Callable[..., TensorType | None] | None = None
     views_any_operand: bool = False
+    kernel_factory: Callable[..., Callable[..., Any]] | None = None
 
 
 OPS: dict[str, OpDef] = {}

@@ -204,7 +204,12 @@ def _numpy_call_kernel(*operands, function, arguments, keywords, mutated, result
     for i in mutated:
         values[i] = np.array(values[i], copy=True, order="K")
     copies = [values[i] for i in mutated]
-    result = _call(function, arguments, keywords, values)
+    return _checked_outputs(function, result_types, _call(function, arguments, keywords, values), copies)
+
+
+def _checked_outputs(function: str, result_types: tuple, result: Any, copies: list[Any]) -> Any:
+    """The op's outputs from what NumPy returned: its arrays, then the written copies; raises
+    where they are not what the graph was built for."""
     leaves = result_leaves(result, copies)
     if len(leaves) != len(result_types):
         raise TypeError(
@@ -228,6 +233,59 @@ def _check_result(function: str, k: int, leaf: Any, dtype: str, shape: tuple) ->
         )
 
 
+def _kernel_for(*, function, arguments, keywords, mutated, result_types) -> Callable[..., Any]:
+    """The kernel of one ``numpy_call`` op: a generated function that calls NumPy with the
+    arguments written out and checks a single array or scalar result inline, so that the generic
+    layer costs a function call over calling NumPy directly. Other calls (several results,
+    written arguments) take ``_numpy_call_kernel``."""
+    attrs = dict(function=function, arguments=arguments, keywords=keywords, mutated=mutated, result_types=result_types)
+    if mutated or len(result_types) != 1:
+        return functools.partial(_numpy_call_kernel, **attrs)
+    namespace: dict[str, Any] = {"f": resolve(function), "general": functools.partial(_numpy_call_kernel, **attrs)}
+    operands = iter(f"o{k}" for k in range(1 << 30))
+
+    def source(template: Any) -> str:
+        if template is SLOT:
+            return next(operands)
+        if type(template) in (list, tuple):
+            items = "".join(f"{source(item)}, " for item in template)
+            return f"[{items}]" if type(template) is list else f"({items})"
+        name = f"c{len(namespace)}"
+        namespace[name] = template
+        return name
+
+    call = [source(a) for a in arguments] + [f"{k}={source(v)}" for k, v in keywords]
+    params = ", ".join(f"o{k}" for k in range(sum(1 for _ in _slots(arguments, keywords))))
+    dtype, shape, _ = result_types[0]
+    namespace.update(D=np.dtype(dtype), ndarray=np.ndarray, generic=np.generic)
+    namespace["finish"] = functools.partial(_checked_outputs, function, result_types)
+    shape_test = "".join(f" or r.shape[{k}] != {d}" for k, d in enumerate(shape) if d is not None)
+    lines = [
+        f"def call({params}):",
+        f"    r = f({', '.join(call)})",
+        "    if not isinstance(r, (ndarray, generic)) or (r.dtype is not D and r.dtype != D) or "
+        f"r.ndim != {len(shape)}{shape_test}:",
+        "        return finish(r, [])  # a structure, or a result the check names",
+        "    return r",
+    ]
+    exec(compile("\n".join(lines) + "\n", f"<dy2st numpy_call {function}>", "exec"), namespace)
+    return namespace["call"]
+
+
+def _slots(arguments: tuple, keywords: tuple) -> Iterator[None]:
+    def walk(template: Any) -> Iterator[None]:
+        if template is SLOT:
+            yield None
+        elif type(template) in (list, tuple):
+            for item in template:
+                yield from walk(item)
+
+    for a in arguments:
+        yield from walk(a)
+    for _, v in keywords:
+        yield from walk(v)
+
+
 register(
     OpDef(
         NUMPY_CALL,
@@ -235,6 +293,7 @@ register(
         _numpy_call_kernel,
         num_results=-1,
         views_any_operand=True,
+        kernel_factory=_kernel_for,
         doc="a NumPy function called when the graph runs (the generic layer)",
     )
 )

@@ -183,6 +183,8 @@ class CodeGenerator:
         if opdef.region_kernel:
             # Ops with a body (fused groups) build one kernel per op instance from the op itself.
             return self.bind(build_fused_kernel(op).entry, self.fresh(f"k_{op.name}_"))
+        if opdef.kernel_factory is not None:
+            return self.bind(opdef.kernel_factory(**kernel_attrs(op)), self.fresh(f"k_{op.name}_"))
         kernel = opdef.kernel
         stem = f"k_{op.name}"
         if overwritten_operand(op) is not None and opdef.in_place_kernel is not None:
