@@ -13,7 +13,8 @@ Two kernels that are nothing but indexed updates:
 
 Each runs with ``n = A.shape[0]``, a Python int, where dy2st rolls the loop into a ``while_loop``
 over a counter (``loop`` column: rolled; docs/shapes.md), and with ``n`` passed as a 0-d integer
-array, where the loop is a ``while_loop`` bounded by a tensor (tensor). Times are medians of alternating repeats after a warm-up (``run.py``'s
+array, where the loop is a ``while_loop`` bounded by a tensor (tensor). Times are medians of
+alternating repeats after a warm-up (``run.py``'s
 method); peak memory is what ``tracemalloc`` sees one steady-state call allocate, plus for dy2st the
 buffers its memory plan keeps across calls. "first s" is what the first call spends converting,
 building, optimizing and generating the graph, a cost paid once per input signature. "time ratio"
