@@ -578,3 +578,18 @@ def test_refusals_where_numpy_raises_too_keep_numpys_class():
         dy2st.to_static(truth_of_an_array)(np.ones(3))
     with pytest.raises(TypeError, match="range"):
         dy2st.to_static(range_of_a_float)(np.ones(2), np.array(2.5))
+
+
+def updated_then_rebound_to_a_new_length(x, k):
+    for _ in range(3):
+        x[:3] = x[:3] / 3.0
+        for _ in range(k):
+            x = x[x > -100.0]  # a length of the inner loop's own: x may or may not be the caller's
+    return x
+
+
+def test_a_loop_result_of_a_length_of_its_own_that_may_be_the_callers_array_is_not_updated_blindly():
+    # With zero trips, eager code divides the caller's array three times; the graph, carrying x's
+    # value only, would have divided it once (a silent difference): the update is refused.
+    with pytest.raises(dy2st.GraphBuildError, match="may share memory"):
+        dy2st.to_static(updated_then_rebound_to_a_new_length)(np.full(4, 3.0), np.array(0))

@@ -109,6 +109,8 @@ CONSTRUCTS = {
                     "@ L[", "A[1:-1] = 0.25", "x[x.astype(np.int64) % 4]", "acc = acc + old["],
     "data_dependent": ["x[x > ", "np.flatnonzero(", "np.unique(", "np.compress(", "np.putmask(", "x[:k]",
                        "if len(pos) > 2:", "range(len(pos))", "y = x[x <= ", "out[:i", "ptr[i", "out[:n]"],
+    "numpy_calls": ["np.linalg.norm(x, ord=1)", "np.roll(x, k)", "np.fft.rfft(", "out=out, where=", "np.add.at(",
+                    "out.sort()", "np.linalg.qr(A)", "np.convolve(", "np.percentile("],
 }  # fmt: skip
 
 

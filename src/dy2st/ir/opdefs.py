@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dy2st.ir.opcodes import IN_PLACE_UPDATE
-from dy2st.ir.symbolic import DataDependentSize, infer_size_obliviously
+from dy2st.ir.symbolic import DataDependentSize, infer_size_obliviously, is_data_dependent
 from dy2st.ir.types import TensorType
 
 if TYPE_CHECKING:
@@ -84,6 +84,9 @@ class OpDef:
         kernel_factory: ``kernel_factory(**attrs)`` returns the kernel of one op instance, made
             for its attributes (the generic NumPy call binds its function and arguments once
             instead of at every call); the code generator prefers it to ``kernel``.
+        raises_when_run: the op may raise when it runs, whatever its operand types (NumPy called
+            by the generic layer: ``np.linalg.inv`` of a singular matrix): never removed when
+            unused, never moved out of a loop (``may_raise``).
         views_any_operand: the result may be a view of any operand (the generic NumPy call:
             ``np.flip(x)``): alias analysis follows it to every operand, as the memory planner
             does for ops not known to return fresh arrays.
@@ -126,6 +129,7 @@ class OpDef:
     updated_region: Callable[..., TensorType | None] | None = None
     views_any_operand: bool = False
     kernel_factory: Callable[..., Callable[..., Any]] | None = None
+    raises_when_run: bool = False
 
 
 OPS: dict[str, OpDef] = {}
@@ -146,14 +150,34 @@ def register(opdef: OpDef) -> OpDef:
 
 def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any], operand_count: int) -> bool:
     """Can op ``name`` raise when it runs although its types are valid (indexing with tensor
-    indices, or with static indices out of bounds)? Such an op must run where eager code would:
-    dead code elimination keeps it, loop-invariant code motion leaves it in the loop."""
+    indices, or with static indices out of bounds; a shape rule that met data-dependent sizes and
+    left NumPy to check them, ``x[m] + y[n]``; NumPy called by the generic layer)? Such an op must
+    run where eager code would: dead code elimination keeps it, loop-invariant code motion leaves
+    it in the loop."""
     opdef = get_op(name)
+    if opdef.raises_when_run:
+        return True
+    if _checked_when_run(opdef, operand_types, attrs):
+        return True
     if opdef.index_operands is None:
         return False
     if operand_count > opdef.index_operands:
         return True
     return opdef.in_bounds is not None and not opdef.in_bounds(operand_types, **attrs)
+
+
+def _checked_when_run(opdef: OpDef, operand_types: list[TensorType], attrs: dict[str, Any]) -> bool:
+    """Did the op's shape rule need a decision about data-dependent sizes, which NumPy then makes
+    when the op runs (possibly raising, as eager code would)?"""
+    if not any(is_data_dependent(d) for t in operand_types for d in t.shape):
+        return False
+    try:
+        opdef.infer(operand_types, **attrs)
+    except DataDependentSize:
+        return True
+    except Exception:  # the rule's own complaint: the op was typed and built another way
+        return True
+    return False
 
 
 def overwritten_operand(op: Op) -> int | None:

@@ -293,6 +293,7 @@ register(
         _numpy_call_kernel,
         num_results=-1,
         views_any_operand=True,
+        raises_when_run=True,
         kernel_factory=_kernel_for,
         doc="a NumPy function called when the graph runs (the generic layer)",
     )

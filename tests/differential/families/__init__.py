@@ -8,6 +8,7 @@ from .control_flow import ControlFlow
 from .data_dependent import DataDependent
 from .defaults_returns import DefaultsReturns
 from .inplace_rebind import InplaceRebind
+from .numpy_calls import NumpyCalls
 from .python_numbers import PythonNumbers
 from .random_draws import RandomDraws
 from .rolled_loops import RolledLoops
@@ -31,6 +32,7 @@ FAMILIES: dict[str, type[Family]] = {
         RolledLoops,
         StaleReads,
         DataDependent,
+        NumpyCalls,
     )
 }
 

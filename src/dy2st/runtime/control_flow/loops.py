@@ -26,6 +26,7 @@ iterations the use raises as Python would, instead of seeing the zeros.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -564,7 +565,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         if same_forms(relaxed, slot.type.shape):
             return slot  # already relaxed: every size that changes is the loop's own
         relaxed_type = TensorType(relaxed, slot.type.dtype, byteorder=slot.type.byteorder)
-        return _Slot(slot.label, slot.obj, slot.init, relaxed_type, slot.name, slot.leaf, slot.number)
+        return dataclasses.replace(slot, type=relaxed_type)  # keeps ``origin``: the caller's array
     raise GraphBuildError(
         f"{variable_name(slot.label)} is {slot.type} before the loop but {end_type} after an iteration of its body",
         loc,
