@@ -370,3 +370,15 @@ def growing_buffer(x, k):
 def test_a_carried_value_that_grows_through_one_graph():
     x = np.arange(5.0)
     check(growing_buffer, [(x, np.array(k)) for k in (0, 1, 3, 5)])
+
+
+def unused_sum_of_masked_arrays(x, y):
+    x[x > 0] + y[y > 0]  # noqa: B018  (eager raises when the counts differ, used or not)
+    return x.sum()
+
+
+def test_an_unused_op_that_numpy_checks_when_it_runs_is_kept():
+    static = dy2st.to_static(unused_sum_of_masked_arrays)
+    assert static(np.array([1.0, -1.0, 1.0]), np.array([2.0, -2.0, 2.0])) == 1.0
+    with pytest.raises(ValueError):  # 3 and 2 elements do not broadcast
+        static(np.array([1.0, 1.0, 1.0]), np.array([2.0, -2.0, 2.0]))
