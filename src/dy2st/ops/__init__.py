@@ -18,6 +18,7 @@ from dy2st.ops import (  # noqa: F401  (registration)
     linalg,
     python_numbers,
     random,
+    rearrange,
     reductions,
     replication,
     scans,

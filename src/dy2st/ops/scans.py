@@ -1,4 +1,5 @@
-"""Scans: cumulative sums and products along one axis (or over the flattened array).
+"""Scans: cumulative sums and products along one axis (or over the flattened array), and
+differences of neighbours (``np.diff``).
 
 The shape is the operand's (flattened to 1-d when ``axis`` is None); the dtype comes from NumPy on a
 one-element probe, so ``int8 -> int64`` and ``bool -> int64`` accumulators match eager NumPy.
@@ -20,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, user_location
+from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
-from dy2st.ops.arguments import normalize_axes, reject_unsupported
+from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
 from dy2st.staging.handlers import handles, method
-from dy2st.staging.tensor import apply
+from dy2st.staging.tensor import Tensor, apply
 
 SCANS: dict[str, Callable[..., Any]] = {"cumsum": np.cumsum, "cumprod": np.cumprod}
 
@@ -74,3 +75,46 @@ for _name, _func in SCANS.items():
     register(OpDef(_name, _scan_rule(_name), _scan_kernel(_name), doc=f"np.{_name}(axis, dtype)"))
     handles(_func)(_make_handler(_name))
     method(_name)(_make_handler(_name))
+
+
+# --- differences -------------------------------------------------------------------------------
+_NO_VALUE: Any = np._NoValue  # np.diff's "not given"
+
+
+@handles(np.diff)
+def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
+    """NumPy's own definition: the array joined with ``prepend``/``append`` along ``axis``, then
+    ``n`` times the difference of neighbours (``!=`` for booleans): slices and a subtraction,
+    so the result keeps static sizes and fuses with what follows."""
+    if not isinstance(a, Tensor):
+        raise UnsupportedOpError("np.diff: the array is not a tensor of the function", user_location())
+    n = static_int(n, "np.diff: n")
+    if n == 0:
+        return a
+    if n < 0:
+        raise build_error("np.diff", ValueError(f"order must be non-negative but got {n!r}"))
+    if a.ndim == 0:
+        raise build_error("np.diff", ValueError("diff requires input that is at least one dimensional"))
+    axis = normalize_axes(axis, a.ndim, "np.diff")[0]
+    combined = [_edge(prepend, a, axis), a, _edge(append, a, axis)]
+    parts = [part for part in combined if part is not None]
+    if len(parts) > 1:
+        a = np.concatenate(parts, axis=axis)
+    later = tuple(slice(1, None) if k == axis else slice(None) for k in range(a.ndim))
+    earlier = tuple(slice(None, -1) if k == axis else slice(None) for k in range(a.ndim))
+    for _ in range(n):
+        a = np.not_equal(a[later], a[earlier]) if a.dtype == np.bool_ else np.subtract(a[later], a[earlier])
+    return a
+
+
+def _edge(value: Any, a: Tensor, axis: int) -> Any:
+    """``prepend``/``append`` as NumPy takes it: an array (Python numbers made strong, as
+    ``np.asanyarray`` makes them), a 0-d one broadcast to one slice along ``axis``."""
+    if value is _NO_VALUE:
+        return None
+    if not isinstance(value, Tensor):
+        value = np.asanyarray(value)
+    if value.ndim == 0:
+        shape: Any = tuple(1 if k == axis else size for k, size in enumerate(a.shape))
+        value = np.broadcast_to(value, shape)  # a symbolic size: the staged broadcast_to takes it
+    return value
