@@ -209,7 +209,7 @@ def _combined_class(base: type[Dy2stError], cls: type[BaseException]) -> type[Dy
     combined: type[Dy2stError] = base
     if issubclass(cls, Exception) and not issubclass(cls, Dy2stError):
         try:
-            combined = type(cls.__name__, (base, cls), {"__str__": Exception.__str__})
+            combined = type(cls.__name__, (base, cls), {"__str__": Dy2stError.__str__})
             combined.__module__ = __name__
             combined.__qualname__ = f"{base.__name__}[{cls.__qualname__}]"
             combined.__doc__ = f"{base.__doc__} Also a {cls.__name__}, as eager NumPy raises."

@@ -92,13 +92,18 @@ def normalize_axes(axis: Any, ndim: int, func_name: str) -> tuple[int, ...]:
     for a in axes:
         a = static_int(a, f"{func_name}: axis")
         if not -ndim <= a < ndim:
-            raise GraphBuildError(
-                f"{func_name}: axis {a} is out of bounds for array of dimension {ndim}", user_location()
-            )
+            raise axis_error(func_name, a, ndim)
         result.append(a % ndim)
     if len(set(result)) != len(result):
-        raise GraphBuildError(f"{func_name}: repeated axis", user_location())
+        raise error_at_build(ValueError("repeated axis"), f"{func_name}: repeated axis", user_location())
     return tuple(result)
+
+
+def axis_error(func_name: str, axis: int, ndim: int) -> GraphBuildError:
+    """NumPy's ``AxisError`` for an axis out of bounds, at the user's line (also an instance of
+    ``AxisError``, ``ValueError`` and ``IndexError``, as eagerly)."""
+    error = np.exceptions.AxisError(axis, ndim)
+    return error_at_build(error, f"{func_name}: {error}", user_location(2))
 
 
 def normalize_dtype(dtype: Any) -> np.dtype | None:

@@ -32,7 +32,7 @@ from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
 from dy2st.ops.selection import nonzero
-from dy2st.staging.handlers import handles, method
+from dy2st.staging.handlers import RUNTIME_QUERIES, handles, method
 from dy2st.staging.tensor import Tensor, apply
 
 
@@ -162,6 +162,7 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 @handles(np.allclose)
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Staged ``np.allclose``: a 0-d bool tensor (a graph value cannot be a Python bool), usable as
-    the condition of a converted ``if``/``while``/``assert``."""
-    return apply("all", isclose(a, b, rtol, atol, equal_nan), axis=None, keepdims=False)
+    """Staged ``np.allclose``: a Python bool, as eagerly (a number the graph computes, usable as
+    the condition of a converted ``if``/``while``/``assert``)."""
+    close = apply("all", isclose(a, b, rtol, atol, equal_nan), axis=None, keepdims=False)
+    return RUNTIME_QUERIES["python_number"](close)

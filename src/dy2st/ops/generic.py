@@ -45,7 +45,7 @@ from dy2st.errors import UnsupportedOpError, build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import SymExpr, data_dependent_size, is_data_dependent
 from dy2st.ir.types import TensorType
-from dy2st.staging.handlers import FALLBACKS
+from dy2st.staging.handlers import CREATION_HANDLERS, FALLBACKS, RUNTIME_QUERIES
 from dy2st.staging.tensor import Tensor, apply
 
 NUMPY_CALL = "numpy_call"
@@ -146,24 +146,32 @@ def _call(function: str, arguments: tuple, keywords: tuple, operands: list[Any])
 
 
 # --- results -----------------------------------------------------------------------------------
+_PYTHON_NUMBERS = (bool, int, float, complex)
+
+
 def result_leaves(result: Any, mutated: list[Any]) -> list[Any]:
-    """The arrays and NumPy scalars a call returned, in order, in its tuples, lists and named
-    tuples; a mutated argument returned (``out=``) is not one of them."""
+    """The arrays, NumPy scalars and Python numbers a call returned, in order, in its tuples,
+    lists and named tuples (a Python number as the NumPy scalar of it); a mutated argument
+    returned (``out=``) is not one of them."""
     if isinstance(result, (np.ndarray, np.generic)):
         return [] if any(result is m for m in mutated) else [result]
+    if type(result) in _PYTHON_NUMBERS:
+        return [np.asarray(result)[()]]
     if isinstance(result, (tuple, list)):
         return [leaf for item in result for leaf in result_leaves(item, mutated)]
     return []
 
 
 def _structure(result: Any, mutated: list[Any], counter: Iterator[int]) -> Any:
-    """How to rebuild a result from its leaves: ``('leaf', k)``, ``('mutated', j)``, ``('none',)``,
-    ``(container type, [parts])``."""
+    """How to rebuild a result from its leaves: ``('leaf', k)``, ``('python', k)`` (a Python
+    number), ``('mutated', j)``, ``('none',)``, ``(container type, [parts])``."""
     for j, m in enumerate(mutated):
         if result is m:
             return ("mutated", j)
     if isinstance(result, (np.ndarray, np.generic)):
         return ("leaf", next(counter))
+    if type(result) in _PYTHON_NUMBERS:
+        return ("python", next(counter))
     if result is None:
         return ("none",)
     if isinstance(result, (tuple, list)):
@@ -175,6 +183,8 @@ def _rebuild(structure: Any, leaves: list[Any], mutated: list[Tensor]) -> Any:
     kind = structure[0]
     if kind == "leaf":
         return leaves[structure[1]]
+    if kind == "python":  # a Python number in eager code: one in the graph too
+        return RUNTIME_QUERIES["python_number"](leaves[structure[1]])
     if kind == "mutated":
         return mutated[structure[1]]
     if kind == "none":
@@ -315,30 +325,63 @@ VALUE_SIZED = frozenset(
         *("np.delete", "np.insert", "np.histogram", "np.histogram_bin_edges", "np.histogram2d"),
         *("np.histogramdd", "np.select", "np.resize", "np.lib.stride_tricks.as_strided", "np.polyfit"),
         *("np.roots", "np.polydiv", "np.polymul", "np.polyadd", "np.polysub", "np.polyder", "np.polyint"),
-        *("ndarray.nonzero", "ndarray.repeat", "ndarray.compress", "np.add.reduceat"),
+        *("ndarray.nonzero", "ndarray.repeat", "ndarray.compress", "np.add.reduceat", "np.linalg.lstsq"),
     }
 )
 """Functions whose result sizes may depend on the values (not only on the operands' sizes)."""
 
 
-def _stand_in(t: TensorType, shape: tuple[int, ...], scalar: bool) -> Any:
+FILLINGS = ("typical", "positive")
+"""The stand-in values tried in turn, until the call on them succeeds: ``typical`` (zero integer
+indices, alternating booleans, distinct floats, a Hermitian positive definite matrix where the
+last two axes are square, full rank otherwise, complex values with imaginary parts), then
+``positive`` (integers 1, 2, 3... and all-true booleans: nonzero weights, increasing bins,
+nonsingular integer matrices)."""
+
+
+def _stand_in(t: TensorType, shape: tuple[int, ...], scalar: bool, filling: str = "typical") -> Any:
     """An array (or Python number, for a weakly typed operand) most functions accept."""
     dtype = t.dtype
     if t.weak:
         return {"b": True, "i": 1, "u": 1, "f": 1.5, "c": 1.5 + 0.5j}[dtype.kind]
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     if dtype.kind == "b":
-        array = (np.arange(size) % 2 == 0).reshape(shape)
+        array = np.ones(shape, bool) if filling == "positive" else (np.arange(size) % 2 == 0).reshape(shape)
+    elif dtype.kind in "iu" and filling == "positive":
+        array = (_square_dominant(shape) if _square(shape) else np.arange(1, size + 1).reshape(shape)).astype(dtype)
     elif dtype.kind in "iu":
         array = np.zeros(shape, dtype)
-    elif dtype.kind in "fc" and len(shape) >= 2 and shape[-1] == shape[-2]:
-        k = shape[-1]
-        array = np.broadcast_to((k + 1) * np.eye(k) + 1.0, shape).astype(dtype)
     elif dtype.kind in "fc":
-        array = np.linspace(1.0, 2.0, size).reshape(shape).astype(dtype)
+        array = _floats(shape, complex_parts=dtype.kind == "c").astype(dtype)
     else:
         array = np.zeros(shape, dtype)
     return array[()] if scalar and not shape else array
+
+
+def _square(shape: tuple[int, ...]) -> bool:
+    return len(shape) >= 2 and shape[-1] == shape[-2]
+
+
+def _square_dominant(shape: tuple[int, ...]) -> np.ndarray:
+    """``(k + 2) * I + 1`` over the last two axes: symmetric, positive definite, integer."""
+    k = shape[-1]
+    return np.broadcast_to((k + 1) * np.eye(k, dtype=np.int64) + 1, shape)
+
+
+def _floats(shape: tuple[int, ...], complex_parts: bool) -> np.ndarray:
+    size = math.prod(shape)
+    if _square(shape):
+        k = shape[-1]
+        matrix: Any = (k + 1) * np.eye(k) + 1.0
+        if complex_parts:  # Hermitian: the imaginary part antisymmetric
+            matrix = matrix + 0.25j * (np.triu(np.ones((k, k)), 1) - np.tril(np.ones((k, k)), -1))
+        return np.broadcast_to(matrix, shape)
+    values: Any = np.linspace(1.0, 2.0, size).reshape(shape)
+    if len(shape) >= 2:  # full rank: a diagonal that dominates
+        values = values + (max(shape[-2:]) + 1) * np.eye(shape[-2], shape[-1])
+    if complex_parts:
+        values = values + 0.5j * np.linspace(2.0, 1.0, size).reshape(shape)
+    return values
 
 
 def _stand_in_shapes(operand_types: list[TensorType]) -> tuple[list[tuple[int, ...]], bool]:
@@ -363,16 +406,20 @@ def _probe(function: str, arguments: tuple, keywords: tuple, tensors: list[Tenso
     had the operands' own sizes). NumPy's complaint about the call is the user's error."""
     operand_types = [t.type for t in tensors]
     shapes, exact = _stand_in_shapes(operand_types)
-    values = [_stand_in(t.type, shape, t._scalar) for t, shape in zip(tensors, shapes)]
-    for i in mutated:
-        values[i] = np.array(values[i], copy=True)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            result = _call(function, arguments, keywords, values)
-        except Exception as error:
-            raise build_error(error, f"{function}: {type(error).__name__}: {error}", user_location(3)) from error
-    return result, values, exact
+    first_error: Exception | None = None
+    for filling in FILLINGS:
+        values = [_stand_in(t.type, shape, t._scalar, filling) for t, shape in zip(tensors, shapes)]
+        for i in mutated:
+            values[i] = np.array(values[i], copy=True)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            try:
+                return _call(function, arguments, keywords, values), values, exact
+            except Exception as error:
+                first_error = first_error or error
+    assert first_error is not None
+    message = f"{function}: {type(first_error).__name__}: {first_error}"
+    raise build_error(first_error, message, user_location(3)) from first_error
 
 
 # --- staging -----------------------------------------------------------------------------------
@@ -487,16 +534,16 @@ def _may_share(result: Any, stand_in: Any) -> bool:
 
 
 def _refuse_python_values(name: str, result: Any, mutated: list[Any]) -> None:
-    """A result that is a Python number, string or other object depends on values a graph only
-    has when it runs: refused, naming the function."""
+    """A result holding a string, a type or another object that is neither an array nor a number
+    (``np.einsum_path``'s path): refused, naming the function and the object."""
     try:
         _structure(result, mutated, iter(range(1 << 30)))
-    except TypeError:
+    except TypeError as error:
         raise UnsupportedOpError(
-            f"{name} returns a Python {type(result).__name__} here, not an array: a converted function "
-            "can only use its result where it does not depend on the values",
+            f"{name} returns a Python {error} here, which is neither an array nor a number: a converted "
+            "function cannot hold it in its graph",
             user_location(3),
-            "compute it with array functions (np.all(np.isclose(a, b)) for np.allclose), or outside the function",
+            "call it outside the function, or on values known when the function is converted",
         ) from None
 
 
@@ -519,6 +566,33 @@ def stage_ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict
 def _is_ndarray_method(name: str) -> bool:
     return isinstance(getattr(np.ndarray, name, None), types.MethodDescriptorType)
 
+
+def _calling_numpy_with_tensors(func: Any) -> Callable[..., Any]:
+    """``func`` as a converted function calls it: the generic layer where an argument is a
+    tensor (NumPy functions that turn their argument into an array before any dispatch, such as
+    ``np.ascontiguousarray``, would ask the tensor for its values), NumPy's own otherwise."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        tensors, _, _ = split_arguments(args, kwargs)
+        return stage_numpy_call(func, args, kwargs) if tensors else func(*args, **kwargs)
+
+    call.__name__ = getattr(func, "__name__", "call")
+    return call
+
+
+for _func in (np.ascontiguousarray, np.asfortranarray, np.require, np.asarray_chkfinite):
+    CREATION_HANDLERS[_func] = _calling_numpy_with_tensors(_func)
+
+
+def _isscalar(element: Any) -> bool:
+    """``np.isscalar``: a NumPy scalar or a Python number in eager code (a 0-d result of an
+    operation, ``x[0, 0]``) is one; an array, a 0-d one included, is not."""
+    if isinstance(element, Tensor):
+        return bool(element._scalar or element.type.weak)
+    return bool(np.isscalar(element))
+
+
+CREATION_HANDLERS[np.isscalar] = _isscalar
 
 FALLBACKS["function"] = stage_numpy_call
 FALLBACKS["method"] = stage_method

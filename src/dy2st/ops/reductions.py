@@ -66,7 +66,7 @@ def normalize_axis(axis, ndim: int, single: bool = False):
         if not isinstance(a, (int, np.integer)):
             raise TypeError(f"axis must be an int or a tuple of ints, got {type(a).__name__}")
         if not -limit <= a < limit:
-            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+            raise np.exceptions.AxisError(int(a), ndim)  # NumPy's class (a ValueError and an IndexError)
         out.append(int(a) % limit)
     if len(set(out)) != len(out):
         raise ValueError("duplicate value in 'axis'")

@@ -80,7 +80,7 @@ def repeat(a, repeats, axis=None):
         counts = static_shape(repeats, "np.repeat")[0]
     if axis is not None:
         if a.ndim == 0:
-            raise build_error("np.repeat", ValueError(f"axis {axis} is out of bounds for array of dimension 0"))
+            raise build_error("np.repeat", np.exceptions.AxisError(axis, 0))
         axis = normalize_axes(axis, a.ndim, "np.repeat")[0]
     return apply("repeat", a, repeats=counts, axis=axis)
 

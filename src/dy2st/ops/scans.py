@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
-from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
+from dy2st.ops.arguments import axis_error, build_error, normalize_axes, reject_unsupported, static_int
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
 
@@ -58,10 +58,10 @@ def _make_handler(name: str):
     def handler(a, axis=None, dtype=None, out=None):
         reject_unsupported(f"np.{name}", out=(out, None))
         if axis is not None:
-            if a.ndim == 0:
-                raise GraphBuildError(
-                    f"np.{name}: axis {axis} is out of bounds for array of dimension 0", user_location()
-                )
+            if a.ndim == 0 and axis not in (0, -1):
+                raise axis_error(f"np.{name}", axis, 1)  # NumPy's message counts one dimension
+            if a.ndim == 0:  # NumPy scans a 0-d array as one element, along axis 0 or -1
+                return apply(name, a.reshape(1), **({"dtype": np.dtype(dtype)} if dtype is not None else {}))
             axis = normalize_axes(axis, a.ndim, f"np.{name}")[0]
         attrs = {"axis": axis}
         if dtype is not None:

@@ -542,22 +542,14 @@ def _scalar_type_constructor(scalar_type):
     return construct
 
 
-for _scalar_type in (
-    np.float16,
-    np.float32,
-    np.float64,
-    np.int8,
-    np.int16,
-    np.int32,
-    np.int64,
-    np.uint8,
-    np.uint16,
-    np.uint32,
-    np.uint64,
-    np.bool_,
-    np.complex64,
-    np.complex128,
-):
+# Every numeric NumPy scalar type, under each of its names (np.longlong and np.int64 are two
+# types of one size, np.float128 is np.longdouble).
+for _scalar_type in {
+    *(np.float16, np.float32, np.float64, np.longdouble),
+    *(np.int8, np.int16, np.int32, np.int64, np.longlong, np.intc, np.intp),
+    *(np.uint8, np.uint16, np.uint32, np.uint64, np.ulonglong, np.uintc, np.uintp),
+    *(np.bool_, np.complex64, np.complex128, np.clongdouble),
+}:
     CREATION_HANDLERS[_scalar_type] = _scalar_type_constructor(_scalar_type)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS
 from dy2st.staging.handlers import FALLBACKS, FUNCTION_HANDLERS
 from dy2st.staging.literal_values import literal_arguments
@@ -72,7 +72,7 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
         try:
             return handler(*inputs, **{"axis": 0, **kwargs})
-        except UnsupportedOpError as refused:
+        except (UnsupportedOpError, TensorValueError) as refused:
             return _generic_or_raise(refused, "ufunc", ufunc, method, inputs, kwargs)
     result = _eagerly_on_literals(getattr(ufunc, method), inputs, kwargs)
     if result is not _NOT_GIVEN:
@@ -107,7 +107,7 @@ def call_function(func, args, kwargs):
     if handler is not None:
         try:
             return handler(*args, **kwargs)
-        except UnsupportedOpError as refused:
+        except (UnsupportedOpError, TensorValueError) as refused:
             # An option the precise rule does not reproduce: NumPy itself, called when the
             # graph runs, does; the rule's refusal stands where that cannot be staged either.
             return _generic_or_raise(refused, "function", func, args, kwargs)
@@ -122,8 +122,10 @@ def _generic(kind: str, *call: Any) -> Any:
     return FALLBACKS[kind](*call)
 
 
-def _generic_or_raise(refused: UnsupportedOpError, kind: str, *call: Any) -> Any:
+def _generic_or_raise(refused: Exception, kind: str, *call: Any) -> Any:
+    """The generic layer's staging of a call a precise rule refused (an option it does not take,
+    a tensor where it needs a Python value); the rule's refusal where the generic layer refuses too."""
     try:
         return _generic(kind, *call)
-    except UnsupportedOpError:
+    except (UnsupportedOpError, TensorValueError):
         raise refused from None

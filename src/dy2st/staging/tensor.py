@@ -281,12 +281,12 @@ class Tensor:
         the graph runs (the generic layer), if that can be staged."""
         try:
             return handler(self, *args, **kwargs)
-        except UnsupportedOpError as refused:
+        except (UnsupportedOpError, TensorValueError) as refused:
             if not FALLBACKS["is_method"](name):
                 raise
             try:
                 return FALLBACKS["method"](name, self, args, kwargs)
-            except UnsupportedOpError:
+            except (UnsupportedOpError, TensorValueError):
                 raise refused from None
 
     # --- indexing and in-place updates ---------------------------------------------------

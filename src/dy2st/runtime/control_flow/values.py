@@ -24,6 +24,7 @@ from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.pytree import flatten
 from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.handlers import RUNTIME_QUERIES
 from dy2st.staging.tensor import Tensor, apply
 
 PYTHON_NUMBERS = (bool, int, float, complex)
@@ -126,6 +127,11 @@ def python_number(tensor: Tensor) -> PythonNumber:
     """``tensor`` (0-d) as a ``PythonNumber``: weakly typed in the graph, a Python number at run time."""
     value = as_python_number(tensor._builder, tensor._value)
     return PythonNumber(value, tensor._builder, scalar=True)
+
+
+# The generic layer (ops/generic.py) asks for it: a NumPy function that returns a Python number
+# (np.array_equal's bool) gives one in the graph too.
+RUNTIME_QUERIES["python_number"] = python_number
 
 
 def wrap_result(builder: GraphBuilder, value: Value) -> Tensor:
