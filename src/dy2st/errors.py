@@ -183,6 +183,10 @@ class UnsupportedSyntaxError(ConversionError):
 class GraphBuildError(Dy2stError):
     """Building the graph failed: shapes or dtypes disagree, or an op is used wrongly."""
 
+    # True for NumPy's own complaint about a call (``build_error``): raised where eager code
+    # raises, and an instance of the class eager code raises.
+    numpy_error = False
+
 
 class TensorValueError(GraphBuildError):
     """A symbolic tensor was used where Python needs a concrete value (``bool(t)``, ``int(t)``...)."""
@@ -251,7 +255,9 @@ def build_error(
     that do not broadcast, a bad axis...): a ``GraphBuildError`` (or ``base``, a subclass) at the
     user's line that is also an instance of ``error``'s class, so ``except ValueError:`` catches it
     as it catches eager's."""
-    return cast(GraphBuildError, _combined_error(base or GraphBuildError, error, message, loc, note))
+    combined = cast(GraphBuildError, _combined_error(base or GraphBuildError, error, message, loc, note))
+    combined.numpy_error = True
+    return combined
 
 
 class GraphAssertionError(Dy2stRuntimeError, AssertionError):

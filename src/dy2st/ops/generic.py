@@ -331,12 +331,19 @@ VALUE_SIZED = frozenset(
 """Functions whose result sizes may depend on the values (not only on the operands' sizes)."""
 
 
-FILLINGS = ("typical", "positive")
+FILLINGS = ("typical", "positive", "random")
 """The stand-in values tried in turn, until the call on them succeeds: ``typical`` (zero integer
 indices, alternating booleans, distinct floats, a Hermitian positive definite matrix where the
 last two axes are square, full rank otherwise, complex values with imaginary parts), then
 ``positive`` (integers 1, 2, 3... and all-true booleans: nonzero weights, increasing bins,
-nonsingular integer matrices)."""
+nonsingular integer matrices), then ``random`` (seeded normal floats and small integers: what a
+reshaped or sliced positive definite matrix no longer is)."""
+
+
+DECIDED_BY_TYPES = frozenset({"np.common_type", "np.min_scalar_type", "np.einsum_path", "np.can_cast", "np.iterable"})
+"""Functions whose result the operands' dtypes and shapes alone decide: answered while the graph is
+built, from the call on stand-ins, as a value of the graph (``np.common_type(x, y)`` is a type)."""
+_VALUE_OF_0D = frozenset({"np.min_scalar_type"})  # of a 0-d array, it reads the value
 
 
 def _stand_in(t: TensorType, shape: tuple[int, ...], scalar: bool, filling: str = "typical") -> Any:
@@ -345,6 +352,15 @@ def _stand_in(t: TensorType, shape: tuple[int, ...], scalar: bool, filling: str 
     if t.weak:
         return {"b": True, "i": 1, "u": 1, "f": 1.5, "c": 1.5 + 0.5j}[dtype.kind]
     size = math.prod(shape)
+    if filling == "random":
+        values = np.random.default_rng(0).standard_normal(shape) * 2.0
+        if dtype.kind == "c":
+            values = values + 1j * np.random.default_rng(1).standard_normal(shape)
+        if dtype.kind == "b":
+            array = values > 0
+        else:
+            array = (np.round(values) + 1 if dtype.kind in "iu" else values).astype(dtype)
+        return array[()] if scalar and not shape else array
     if dtype.kind == "b":
         array = np.ones(shape, bool) if filling == "positive" else (np.arange(size) % 2 == 0).reshape(shape)
     elif dtype.kind in "iu" and filling == "positive":
@@ -384,6 +400,15 @@ def _floats(shape: tuple[int, ...], complex_parts: bool) -> np.ndarray:
     return values
 
 
+def _copies(template: Any) -> Any:
+    """``template`` with every array in it copied."""
+    if isinstance(template, np.ndarray):
+        return template.copy()
+    if type(template) in (list, tuple):
+        return type(template)(_copies(item) for item in template)
+    return template
+
+
 def _stand_in_shapes(operand_types: list[TensorType]) -> tuple[list[tuple[int, ...]], bool]:
     """The stand-ins' shapes, and whether those are the operands' own (static) sizes."""
     static = all(type(d) is int for t in operand_types for d in t.shape)
@@ -414,7 +439,10 @@ def _probe(function: str, arguments: tuple, keywords: tuple, tensors: list[Tenso
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             try:
-                return _call(function, arguments, keywords, values), values, exact
+                # Arrays in the arguments are copies: the call on stand-ins must not write into a
+                # global array the function passes (np.putmask(GLOBAL, ...)).
+                result = _call(function, _copies(arguments), _copies(keywords), values)
+                return result, values, exact
             except Exception as error:
                 first_error = first_error or error
     assert first_error is not None
@@ -446,6 +474,8 @@ def stage_numpy_call(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     mutated = _mutated(name, arguments, keywords)
     result, stand_ins, exact = _probe(name, arguments, keywords, tensors, mutated)
     mutated_stand_ins = [stand_ins[i] for i in mutated]
+    if name in DECIDED_BY_TYPES and not any(t.ndim == 0 and name in _VALUE_OF_0D for t in tensors):
+        return result  # a Python value the dtypes and shapes alone decide: the graph's constant
     leaves = result_leaves(result, mutated_stand_ins)
     _refuse_python_values(name, result, mutated_stand_ins)
     value_sized = name in VALUE_SIZED or not exact or any(_may_give_sizes(t) for t in tensors[1:])
@@ -535,7 +565,7 @@ def _may_share(result: Any, stand_in: Any) -> bool:
 
 def _refuse_python_values(name: str, result: Any, mutated: list[Any]) -> None:
     """A result holding a string, a type or another object that is neither an array nor a number
-    (``np.einsum_path``'s path): refused, naming the function and the object."""
+    (``np.array2string``'s text): refused, naming the function and the object."""
     try:
         _structure(result, mutated, iter(range(1 << 30)))
     except TypeError as error:
@@ -580,8 +610,14 @@ def _calling_numpy_with_tensors(func: Any) -> Callable[..., Any]:
     return call
 
 
-for _func in (np.ascontiguousarray, np.asfortranarray, np.require, np.asarray_chkfinite):
-    CREATION_HANDLERS[_func] = _calling_numpy_with_tensors(_func)
+# NumPy functions that make an array of their argument, test its flags or iterate it before any
+# dispatch could reach dy2st.
+_EARLY_ARRAY_FUNCTIONS: tuple[Any, ...] = (
+    *(np.ascontiguousarray, np.asfortranarray, np.require, np.asarray_chkfinite, np.isfortran, np.iterable),
+    *(np.poly, np.roots, np.ravel_multi_index),
+)
+for _early in _EARLY_ARRAY_FUNCTIONS:
+    CREATION_HANDLERS[_early] = _calling_numpy_with_tensors(_early)
 
 
 def _isscalar(element: Any) -> bool:

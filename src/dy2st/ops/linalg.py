@@ -141,4 +141,6 @@ def tensordot(a, b, axes=2):
         shape=(summed, dim_product([b_shape[i] for i in kept_b])),
     )
     product = apply("dot", a_matrix, b_matrix)
-    return apply("reshape", product, shape=tuple(a_shape[i] for i in kept_a) + tuple(b_shape[i] for i in kept_b))
+    result = apply("reshape", product, shape=tuple(a_shape[i] for i in kept_a) + tuple(b_shape[i] for i in kept_b))
+    result._scalar = False  # NumPy's reshape of the product: a 0-d array, not a scalar
+    return result

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, user_location
+from dy2st.errors import build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import reject_unsupported
@@ -253,8 +253,8 @@ def _make_handler(name: str):
             if ndim == 0 and axis is not None:
                 _check_zero_dimensional_axis(name, a.dtype, bound["axis"])
                 axis = None
-        except (TypeError, ValueError) as e:
-            raise GraphBuildError(f"np.{name}: {e}", user_location()) from None
+        except (TypeError, ValueError) as e:  # NumPy's own class (AxisError, TypeError...)
+            raise build_error(e, f"np.{name}: {e}", user_location()) from None
         reject_unsupported(
             f"np.{name}",
             out=(bound.get("out"), None),

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS
 from dy2st.staging.handlers import FALLBACKS, FUNCTION_HANDLERS
 from dy2st.staging.literal_values import literal_arguments
@@ -72,8 +72,8 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
         try:
             return handler(*inputs, **{"axis": 0, **kwargs})
-        except (UnsupportedOpError, TensorValueError) as refused:
-            return _generic_or_raise(refused, "ufunc", ufunc, method, inputs, kwargs)
+        except GraphBuildError as refused:
+            return generic_or_raise(refused, "ufunc", ufunc, method, inputs, kwargs)
     result = _eagerly_on_literals(getattr(ufunc, method), inputs, kwargs)
     if result is not _NOT_GIVEN:
         return result
@@ -107,10 +107,10 @@ def call_function(func, args, kwargs):
     if handler is not None:
         try:
             return handler(*args, **kwargs)
-        except (UnsupportedOpError, TensorValueError) as refused:
-            # An option the precise rule does not reproduce: NumPy itself, called when the
-            # graph runs, does; the rule's refusal stands where that cannot be staged either.
-            return _generic_or_raise(refused, "function", func, args, kwargs)
+        except GraphBuildError as refused:  # also UnsupportedOpError and TensorValueError
+            # An option or a case the precise rule does not reproduce: NumPy itself, called when
+            # the graph runs, does (or raises its own error, of eager's class, at this line).
+            return generic_or_raise(refused, "function", func, args, kwargs)
     result = _eagerly_on_literals(func, args, kwargs)
     if result is not _NOT_GIVEN:
         return result
@@ -122,10 +122,13 @@ def _generic(kind: str, *call: Any) -> Any:
     return FALLBACKS[kind](*call)
 
 
-def _generic_or_raise(refused: Exception, kind: str, *call: Any) -> Any:
+def generic_or_raise(refused: GraphBuildError, kind: str, *call: Any) -> Any:
     """The generic layer's staging of a call a precise rule refused (an option it does not take,
-    a tensor where it needs a Python value); the rule's refusal where the generic layer refuses too."""
+    a tensor where it needs a Python value, a case it does not handle); where NumPy itself raises
+    on the call, NumPy's error (eager's class), else the rule's refusal."""
     try:
         return _generic(kind, *call)
-    except (UnsupportedOpError, TensorValueError):
+    except GraphBuildError as generic_error:
+        if generic_error.numpy_error and not refused.numpy_error:
+            raise generic_error from None
         raise refused from None

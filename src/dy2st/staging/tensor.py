@@ -281,13 +281,10 @@ class Tensor:
         the graph runs (the generic layer), if that can be staged."""
         try:
             return handler(self, *args, **kwargs)
-        except (UnsupportedOpError, TensorValueError) as refused:
+        except GraphBuildError as refused:
             if not FALLBACKS["is_method"](name):
                 raise
-            try:
-                return FALLBACKS["method"](name, self, args, kwargs)
-            except (UnsupportedOpError, TensorValueError):
-                raise refused from None
+            return dispatch.generic_or_raise(refused, "method", name, self, args, kwargs)
 
     # --- indexing and in-place updates ---------------------------------------------------
     def __getitem__(self, index):
