@@ -226,3 +226,26 @@ def running_max_of_python_ints(k):
 @pytest.mark.parametrize("k", [0, 3])
 def test_max_of_python_numbers_in_a_tensor_loop_is_a_python_number(k):
     assert_like_eager(running_max_of_python_ints, np.array(k))
+
+
+def truth_and_complex(x):
+    flag = bool(x.sum() > 0)  # a Python bool, read when the graph runs
+    single = bool(x[:1])  # a one-element array has a truth value
+    return flag, single, complex(x.max()), x * flag
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, -3.0, 2.0]), np.array([-1.0, 0.5]), np.array([0.0, -2.0])])
+def test_bool_and_complex_of_one_value_are_python_values(x):
+    flag, single, number, scaled = dy2st.to_static(truth_and_complex)(x)
+    assert (flag, single, number) == truth_and_complex(x)[:3]
+    assert type(flag) is bool and type(single) is bool and type(number) is complex
+    np.testing.assert_array_equal(scaled, truth_and_complex(x)[3])
+
+
+def truth_of_many(x):
+    return bool(x > 0)
+
+
+def test_bool_of_many_values_raises_numpys_value_error():
+    with pytest.raises(ValueError, match="more than one element is ambiguous"):
+        dy2st.to_static(truth_of_many)(np.ones(3))

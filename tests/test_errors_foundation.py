@@ -60,12 +60,13 @@ def check_error(error, cls, fn, snippet: str, column_text: str, message: str, no
 # --- TensorValueError ------------------------------------------------------------------------
 def python_bool_of_a_tensor(x):
     total = x.sum()
-    flag = bool(total > 0)
+    flag = all([total > 0])
     return x * flag
 
 
-def python_complex_of_a_tensor(x):
-    return x * complex(x.max())
+def python_index_of_a_tensor(x):
+    weights = [1.0, 2.0, 3.0]
+    return x * weights[x.argmax()]
 
 
 def test_bool_of_a_tensor():
@@ -74,24 +75,24 @@ def test_bool_of_a_tensor():
         error,
         dy2st.TensorValueError,
         python_bool_of_a_tensor,
-        "flag = bool(",
-        "bool(",
+        "flag = all(",
+        "all(",
         "the tensor bool[] is used as a Python bool, but its value is only known when the graph runs",
         "use it as the condition of an if/while/assert/and/or/not that dy2st converts, or np.where",
     )
     assert isinstance(error, dy2st.GraphBuildError)
 
 
-def test_complex_of_a_tensor():
-    error = raised(python_complex_of_a_tensor, np.ones(3, np.float32))
+def test_python_index_of_a_tensor():
+    error = raised(python_index_of_a_tensor, np.ones(3, np.float32))
     check_error(
         error,
         dy2st.TensorValueError,
-        python_complex_of_a_tensor,
-        "complex(x.max())",
-        "complex(",
-        "the tensor f32[] is used as a Python complex, but its value is only known when the graph runs",
-        "keep it a tensor",
+        python_index_of_a_tensor,
+        "weights[x.argmax()]",
+        "weights[",
+        "the tensor i64[] is used as a Python index, but its value is only known when the graph runs",
+        "index with the tensor itself (t[i]) or use a Python int",
     )
 
 

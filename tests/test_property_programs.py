@@ -110,7 +110,8 @@ CONSTRUCTS = {
     "data_dependent": ["x[x > ", "np.flatnonzero(", "np.unique(", "np.compress(", "np.putmask(", "x[:k]",
                        "if len(pos) > 2:", "range(len(pos))", "y = x[x <= ", "out[:i", "ptr[i", "out[:n]"],
     "numpy_calls": ["np.linalg.norm(x, ord=1)", "np.roll(x, k)", "np.fft.rfft(", "out=out, where=", "np.add.at(",
-                    "out.sort()", "np.linalg.qr(A)", "np.convolve(", "np.percentile("],
+                    "out.sort()", "np.linalg.qr(A)", "np.convolve(", "np.percentile(", "np.mean([x.sum()",
+                    ".item(0)", ".tolist():", "bool(x[0]", "np.linspace(x[0]", "np.vectorize(", "np.ndenumerate("],
 }  # fmt: skip
 
 

@@ -191,6 +191,10 @@ class GraphBuildError(Dy2stError):
 class TensorValueError(GraphBuildError):
     """A symbolic tensor was used where Python needs a concrete value (``bool(t)``, ``int(t)``...)."""
 
+    array_protocol = False
+    """True when NumPy asked the tensor for its values (``__array__``): a NumPy call that found it
+    inside a list, where its dispatch does not look."""
+
 
 class UnsupportedOpError(GraphBuildError):
     """A NumPy function, method or argument that dy2st does not stage into the graph."""

@@ -8,7 +8,7 @@ import dy2st
 
 
 def as_bool(x):
-    return bool(x.sum())
+    return all([x.sum()])
 
 
 def iterate(x):
@@ -21,26 +21,17 @@ def unpack(x):
 
 
 def as_array(x):
-    return np.vectorize(abs)(x)  # np.vectorize makes an array of its argument before any dispatch
-
-
-def as_list(x):
-    return x.tolist()
-
-
-def as_item(x):
-    return x.item()
+    # numpy.testing makes arrays of its arguments and is not NumPy's array API
+    return np.testing.assert_array_equal(x, x)
 
 
 @pytest.mark.parametrize(
     "fn, snippet, what",
     [
-        (as_bool, "bool(x.sum())", "a Python bool"),
+        (as_bool, "all([x.sum()])", "a Python bool"),
         (iterate, "list(x)", "a Python iterable"),
         (unpack, "first, second = x", "a Python iterable"),
-        (as_array, "np.vectorize(abs)(x)", "a concrete NumPy array"),
-        (as_list, "x.tolist()", "a Python list"),
-        (as_item, "x.item()", "a Python scalar"),
+        (as_array, "np.testing.assert_array_equal(x, x)", "a concrete NumPy array"),
     ],
 )
 def test_concrete_values_of_tensors_are_refused(fn, snippet, what):

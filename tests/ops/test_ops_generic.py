@@ -144,6 +144,97 @@ def test_in_rolled_loops_and_with_symbolic_sizes():
 
 
 def test_names_round_trip():
-    for func in (np.linalg.inv, np.roll, np.fft.rfft, np.add.accumulate, np.ndarray.sort, np.exp):
+    for func in (np.linalg.inv, np.roll, np.fft.rfft, np.add.accumulate, np.exp):
         assert resolve(callable_name(func)) == func
+    # an ndarray method is called on its first argument, a NumPy scalar too
+    assert callable_name(np.ndarray.sort) == "ndarray.sort"
+    assert resolve("ndarray.item")(np.float32(2.5)) == 2.5
     assert callable_name(len) is None
+
+
+def python_values(x):
+    total = 0.0
+    for value in x.tolist():  # a list of Python floats, as long as x
+        total += value
+    first = x.item(0)
+    if x.max().item() > 2:  # a NumPy scalar's .item()
+        first = first + 1
+    return total, first, x[:2].reshape(1, 2).tolist()
+
+
+def test_item_and_tolist_give_python_values_read_when_the_graph_runs():
+    for x in (np.array([3.0, 5.0, 1.0]), np.array([1.0, 0.5, 2.0])):
+        total, first, nested = assert_equivalent(python_values, x)
+        assert type(total) is float and type(first) is float and type(nested[0][1]) is float
+
+
+def tolist_of_unknown_length(x):
+    return x[x > 0].tolist()
+
+
+def test_tolist_needs_its_lengths_while_the_graph_is_built():
+    converted = dy2st.to_static(tolist_of_unknown_length, dynamic=True)
+    with pytest.raises(dy2st.GraphBuildError) as info:
+        converted(np.ones(3))
+    assert_error_at(info.value, tolist_of_unknown_length, "x[x > 0].tolist()", "depends on the values")
+    sized = dy2st.to_static(python_values, dynamic=True)  # a symbolic length: made static, as len(x) is
+    for x in (np.array([3.0, 5.0, 1.0]), np.array([1.0, 0.5, 2.0, 4.0])):
+        assert sized(x) == python_values(x)
+
+
+def clipped(a):
+    return a if a > 0 else 0.0
+
+
+VECTORIZED = np.vectorize(clipped)
+
+
+def callables_made_by_numpy(x):
+    made_inside = np.vectorize(lambda a, b: a * b if a > b else b, otypes=[float])(x, 0.5)
+    adder = np.frompyfunc(lambda a, b: a + b, 2, 1)
+    return VECTORIZED(x), made_inside, adder(x, x).astype(float)
+
+
+def test_vectorize_and_frompyfunc_run_python_per_element_when_the_graph_runs():
+    for x in (np.array([-1.0, 2.0, 0.25]), np.array([3.0, -4.0])):
+        assert_equivalent(callables_made_by_numpy, x)
+    assert generic_ops(callables_made_by_numpy, np.ones(3)).count("call") == 3
+
+
+def lists_of_tensors(x, y):
+    return (
+        np.mean([x.sum(), y.sum()]),
+        np.max([x[0], x[1], 2.0]),
+        np.sum([x, y * 2], axis=0),
+        np.exp([x[0], 1.0]),
+        np.logical_and.reduce([x > 0, y < 3]),
+        np.hypot([x[0], y[0]], [1.0, 2.0]),
+    )
+
+
+def test_lists_of_tensors_reach_the_precise_rules():
+    x, y = RNG.normal(size=4), RNG.normal(size=4)
+    assert_equivalent(lists_of_tensors, x, y)
+    assert generic_ops(lists_of_tensors, x, y) == []
+
+
+def ragged_list(x):
+    return np.percentile([x, x[:2]], 50)  # NumPy refuses the ragged list, as eagerly
+
+
+def test_a_ragged_list_raises_numpys_error():
+    with pytest.raises(ValueError) as info:
+        dy2st.to_static(ragged_list)(np.ones(3))
+    assert "inhomogeneous" in str(info.value)
+
+
+def enumerated(x):
+    total = 0.0
+    for index, value in np.ndenumerate(x):
+        total += value * (index[0] + 1) - index[-1]
+    return total
+
+
+def test_ndenumerate_loops_unroll_over_the_static_shape():
+    for shape in ((2, 3), (4,), (1, 2, 2)):
+        assert_equivalent(enumerated, RNG.normal(size=shape))

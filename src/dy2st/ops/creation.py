@@ -37,7 +37,7 @@ from dy2st.ops.arguments import (
     static_shape,
 )
 from dy2st.ops.shape import broadcast_to
-from dy2st.staging.handlers import CREATION_HANDLERS, handles
+from dy2st.staging.handlers import CREATION_HANDLERS, FALLBACKS, handles
 from dy2st.staging.tensor import Tensor, apply
 
 
@@ -172,6 +172,10 @@ def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     return full_array("np.full", static_shape(shape, "np.full"), fill_value, normalize_dtype(dtype))
 
 
+def _any_tensor(*values: Any) -> bool:
+    return any(isinstance(v, Tensor) for v in values)
+
+
 def _static_number(value: Any, func_name: str, what: str) -> Any:
     if isinstance(value, Tensor):
         raise TensorValueError(
@@ -191,8 +195,11 @@ def _static_number(value: Any, func_name: str, what: str) -> Any:
 
 
 def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like=None):
-    """Staged ``np.arange``: bounds and step must be Python numbers (the length is static)."""
+    """Staged ``np.arange``: Python-number bounds and step give a static length, symbolic sizes
+    a symbolic one; tensor bounds go to the generic layer (a length read when the graph runs)."""
     _check_placement("np.arange", "C", device, like)
+    if _any_tensor(start_or_stop, stop, step):
+        return FALLBACKS["function"](np.arange, (start_or_stop, stop, step), {"dtype": dtype})
     start = _static_number(start_or_stop, "np.arange", "start" if stop is not None else "stop")
     if stop is None:
         start, stop = 0, start
@@ -208,9 +215,14 @@ def arange(start_or_stop, stop=None, step=None, dtype=None, *, device=None, like
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
-    """Staged ``np.linspace`` with Python-number bounds."""
+    """Staged ``np.linspace``: Python-number bounds as a creation op; tensor bounds (arrays of
+    them too), ``retstep`` and ``axis`` through the generic layer. The number of samples sets the
+    length, so it must be a Python int or a size."""
     _check_placement("np.linspace", "C", device, None)
-    reject_unsupported("np.linspace", retstep=(retstep, False), axis=(axis, 0))
+    if _any_tensor(start, stop) or retstep or axis != 0:
+        num = num if isinstance(num, SymExpr) else static_int(num, "np.linspace: num")
+        keywords = {"endpoint": endpoint, "retstep": retstep, "dtype": dtype, "axis": axis}
+        return FALLBACKS["function"](np.linspace, (start, stop, num), keywords)
     for value, what in ((start, "start"), (stop, "stop")):
         _static_number(value, "np.linspace", what)
     num = num if isinstance(num, SymExpr) else static_int(num, "np.linspace: num")

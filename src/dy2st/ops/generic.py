@@ -41,10 +41,11 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, build_error, user_location
+from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import SymExpr, data_dependent_size, is_data_dependent
 from dy2st.ir.types import TensorType
+from dy2st.ops.join import array_from_nested, contains_tensor
 from dy2st.staging.handlers import CREATION_HANDLERS, FALLBACKS, RUNTIME_QUERIES
 from dy2st.staging.tensor import Tensor, apply
 
@@ -102,12 +103,40 @@ def callable_name(func: Any) -> str | None:
 
 @functools.cache
 def resolve(name: str) -> Callable[..., Any]:
-    """The NumPy callable ``name`` spells (the inverse of ``callable_name``)."""
+    """The NumPy callable ``name`` spells (the inverse of ``callable_name``). An ndarray method
+    is called on its first argument, which may also be a NumPy scalar (``x.sum().item()``)."""
+    if name == CALL_OBJECT:
+        return _call_object
     head, _, rest = name.partition(".")
-    obj: Any = np.ndarray if head == "ndarray" else np
+    if head == "ndarray":
+        return _method_caller(rest)
+    obj: Any = np
     for part in rest.split("."):
         obj = getattr(obj, part)
     return obj
+
+
+CALL_OBJECT = "call"
+"""The spelling of a call of a NumPy callable object made in the program (``np.vectorize(f)``,
+``np.frompyfunc(f, 2, 1)``): the object is the call's first argument."""
+
+
+def _call_object(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    return obj(*args, **kwargs)
+
+
+def is_numpy_object(func: Any) -> bool:
+    """A callable NumPy object the program made (``np.vectorize(f)``, ``np.frompyfunc(f, 2, 1)``):
+    it runs Python per element when the graph runs."""
+    return isinstance(func, np.vectorize) or (isinstance(func, np.ufunc) and callable_name(func) is None)
+
+
+def _method_caller(method: str) -> Callable[..., Any]:
+    def call(array: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(array, method)(*args, **kwargs)
+
+    call.__name__ = method
+    return call
 
 
 # --- argument templates ------------------------------------------------------------------------
@@ -326,6 +355,7 @@ VALUE_SIZED = frozenset(
         *("np.histogramdd", "np.select", "np.resize", "np.lib.stride_tricks.as_strided", "np.polyfit"),
         *("np.roots", "np.polydiv", "np.polymul", "np.polyadd", "np.polysub", "np.polyder", "np.polyint"),
         *("ndarray.nonzero", "ndarray.repeat", "ndarray.compress", "np.add.reduceat", "np.linalg.lstsq"),
+        "np.arange",
     }
 )
 """Functions whose result sizes may depend on the values (not only on the operands' sizes)."""
@@ -468,6 +498,8 @@ def _written_position(name: str) -> int | None:
 def stage_numpy_call(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     """Stage ``func(*args, **kwargs)`` as a ``numpy_call`` op (see the module docstring)."""
     name = callable_name(func)
+    if name is None and is_numpy_object(func):
+        name, args = CALL_OBJECT, (func, *args)
     if name is None:
         raise UnsupportedOpError(f"{_spelling(func)} is not a NumPy function dy2st can call", user_location(2))
     tensors, arguments, keywords = split_arguments(args, kwargs)
@@ -478,7 +510,9 @@ def stage_numpy_call(func: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
         return result  # a Python value the dtypes and shapes alone decide: the graph's constant
     leaves = result_leaves(result, mutated_stand_ins)
     _refuse_python_values(name, result, mutated_stand_ins)
-    value_sized = name in VALUE_SIZED or not exact or any(_may_give_sizes(t) for t in tensors[1:])
+    value_sized = (
+        name in VALUE_SIZED or not exact or _sizes_follow_values(name, arguments, keywords, stand_ins, mutated, leaves)
+    )
     result_types = tuple(
         (
             np.asarray(leaf).dtype.str,
@@ -552,11 +586,40 @@ def _slot_positions(arguments: tuple, keywords: tuple) -> dict[tuple[str, int], 
     return positions
 
 
-def _may_give_sizes(operand: Tensor) -> bool:
-    """Could the values of this operand (not the first) set the sizes of the result? Integer and
-    boolean ones can (``np.pad(x, n)``, ``np.roll(x, k)``, ``np.take(x, idx)``): the result then
-    gets data-dependent sizes."""
-    return operand.dtype.kind in "biu"
+def _sizes_follow_values(
+    name: str, arguments: tuple, keywords: tuple, stand_ins: list[Any], mutated: list[int], leaves: list[Any]
+) -> bool:
+    """Could the values of an integer or boolean operand set the sizes of the result
+    (``np.pad(x, n)``, ``np.tile(x, reps)``, ``np.ix_(mask)``)? The call is made again with those
+    operands changed (``_changed_value``): where a result size changes,
+    or the call fails, the results get data-dependent sizes. Where none changes (``np.roll(x, k)``,
+    ``np.take(x, idx)``), they keep static ones, which the op checks when the graph runs."""
+    changed = [_changed_value(v) if _may_give_sizes(v) else v for v in stand_ins]
+    if all(c is v for c, v in zip(changed, stand_ins)):
+        return False
+    changed = [np.array(v, copy=True) if k in mutated else v for k, v in enumerate(changed)]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            result = _call(name, _copies(arguments), _copies(keywords), changed)
+            again = result_leaves(result, [changed[k] for k in mutated])
+        except Exception:
+            return True
+    return [np.shape(leaf) for leaf in again] != [np.shape(leaf) for leaf in leaves]
+
+
+def _may_give_sizes(stand_in: Any) -> bool:
+    return np.asarray(stand_in).dtype.kind in "biu"
+
+
+def _changed_value(stand_in: Any) -> Any:
+    """Other values of an integer or boolean stand-in: each integer one more; booleans all true
+    (all false where they were all true already), so that the count of true ones changes."""
+    if np.asarray(stand_in).dtype.kind != "b":
+        return stand_in + 1
+    if not isinstance(stand_in, np.ndarray):
+        return not stand_in
+    return np.zeros_like(stand_in) if stand_in.all() else np.ones_like(stand_in)
 
 
 def _may_share(result: Any, stand_in: Any) -> bool:
@@ -630,7 +693,67 @@ def _isscalar(element: Any) -> bool:
 
 CREATION_HANDLERS[np.isscalar] = _isscalar
 
+
+def _staged_numpy_callable(func: Any) -> Callable[..., Any] | None:
+    """How a converted function calls ``func``, if it is NumPy's: a callable object the program
+    made (``np.vectorize(f)``) through the generic layer where an argument is a tensor; a NumPy
+    function, ufunc or ufunc method so that tensors in lists reach dy2st (``np.mean([a, b])``);
+    None for any other callable."""
+    if is_numpy_object(func):
+        return _calling_numpy_with_tensors(func)
+    if callable_name(func) is None:
+        return None
+    return _taking_tensors_in_lists(func)
+
+
+def _taking_tensors_in_lists(func: Any) -> Callable[..., Any]:
+    """``func`` called so that tensors inside list arguments reach dy2st. NumPy dispatches on an
+    argument that is a tensor, and on the items of the lists some functions take
+    (``np.stack([a, b])``), but makes an array of any other list first (``np.mean([a, b])``,
+    ``np.exp([t, 1.0])``), asking each tensor in it for its values. Where it did, the call is made
+    again with each positional list holding tensors staged as ``np.array(...)`` (what NumPy made
+    of it), and where that is refused, through the generic layer, which passes NumPy the lists."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not any(contains_tensor(a) and not isinstance(a, Tensor) for a in (*args, *kwargs.values())):
+            return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        except TensorValueError as error:
+            if not error.array_protocol:
+                raise
+        try:
+            arrays = [_staged_array(callable_name(func) or "np.asarray", a) for a in args]
+            return func(*arrays, **kwargs)
+        except GraphBuildError:
+            return stage_numpy_call(func, args, kwargs)
+
+    call.__name__ = getattr(func, "__name__", "call")
+    return call
+
+
+def _staged_array(func_name: str, argument: Any) -> Any:
+    """A positional argument as NumPy makes an array of it: a list or tuple holding tensors as
+    staged ``np.array(...)``; anything else unchanged."""
+    if type(argument) in (list, tuple) and contains_tensor(argument):
+        return array_from_nested(func_name, argument)
+    return argument
+
+
+class _StagedVectorize(np.vectorize):
+    """``np.vectorize(f)`` made in a converted function: called with tensors, a ``numpy_call``
+    that runs it when the graph runs (``np.vectorize(f)(x)`` is one expression, so the call of
+    the object does not pass ``convert_call``)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        tensors, _, _ = split_arguments(args, kwargs)
+        return stage_numpy_call(self, args, kwargs) if tensors else super().__call__(*args, **kwargs)
+
+
+CREATION_HANDLERS[np.vectorize] = _StagedVectorize
+
 FALLBACKS["function"] = stage_numpy_call
+FALLBACKS["object"] = _staged_numpy_callable
 FALLBACKS["method"] = stage_method
 FALLBACKS["ufunc"] = stage_ufunc_method
 FALLBACKS["is_method"] = _is_ndarray_method

@@ -33,7 +33,7 @@ from dy2st.ir.symbolic import (
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.ops.join import array_from_nested, contains_tensor
-from dy2st.staging.handlers import INDEXING, handles, method
+from dy2st.staging.handlers import CREATION_HANDLERS, INDEXING, handles, method
 from dy2st.staging.tensor import Tensor, apply
 from dy2st.staging.views import OpView, make_view
 
@@ -642,3 +642,14 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
 
 INDEXING.update(read=getitem, write=setitem)
+
+
+def _ndenumerate(array: Any) -> Any:
+    """``np.ndenumerate`` of a tensor: its (index, element) pairs, in the order of
+    ``np.ndindex(array.shape)``; a ``for`` loop over them unrolls, as it does over ``np.ndindex``."""
+    if not isinstance(array, Tensor):
+        return np.ndenumerate(array)
+    return ((index, array[index]) for index in np.ndindex(array.shape))
+
+
+CREATION_HANDLERS[np.ndenumerate] = _ndenumerate

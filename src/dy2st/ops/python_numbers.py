@@ -38,14 +38,15 @@ register(
 # `int(t)`, `float(t)`, `round(t)` of a 0-d tensor: the builtin applied to the NumPy scalar when
 # the graph runs, so the result is the same Python number eager code gets, and the same error
 # (`int(nan)` is a ValueError, `int(inf)` an OverflowError). `round(n, ndigits)` of a Python
-# number (attribute ndigits) is Python's rounding of it, of the number's own type; `bool(k)` of a
-# Python number is Python's truth value.
+# number (attribute ndigits) is Python's rounding of it, of the number's own type; `bool(t)` is
+# the truth value, `complex(t)` the Python complex.
 PYTHON_CONVERSION = "python_conversion"
 _CONVERSION_DTYPES = {
     int: np.dtype(np.int64),
     round: np.dtype(np.int64),
     float: np.dtype(np.float64),
     bool: np.dtype(np.bool_),
+    complex: np.dtype(np.complex128),
 }
 
 
@@ -53,7 +54,7 @@ def _python_conversion_rule(types: list[TensorType], *, builtin: Any, ndigits: i
     (t,) = types
     if t.shape != ():
         raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
-    if t.dtype.kind == "c" and builtin not in (float, bool):
+    if t.dtype.kind == "c" and builtin not in (float, bool, complex):
         raise TypeError(f"{builtin.__name__}() of a complex value")
     if ndigits is not None:  # round(number, ndigits) keeps an int an int and a float a float
         return TensorType((), np.dtype(np.float64 if t.dtype.kind == "f" else np.int64), weak=True)
@@ -72,7 +73,7 @@ register(
         PYTHON_CONVERSION,
         _python_conversion_rule,
         _python_conversion,
-        doc="int/float/round/bool of a 0-d value at run time: a Python number (attributes builtin, ndigits)",
+        doc="int/float/round/bool/complex of a 0-d value at run time: a Python number (attributes builtin, ndigits)",
     )
 )
 

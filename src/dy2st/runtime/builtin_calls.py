@@ -51,6 +51,9 @@ def staged_len(obj: Any) -> Any:
     return builtins.len(obj)
 
 
+_NO_IMAG = object()
+
+
 def staged_int(x: Any = 0, *args: Any) -> Any:
     """``int(t)``: truncates toward zero, raises on NaN and infinity, as eagerly. ``int`` of a
     symbolic size is the size."""
@@ -85,11 +88,21 @@ def staged_round(number: Any, ndigits: Any = None) -> Any:
 
 
 def staged_bool(x: Any = False) -> Any:
-    """``bool(k)`` of a Python number is a Python bool when the graph runs; of an array it stays
-    refused outside a condition (``Tensor.__bool__`` says why)."""
-    if isinstance(x, Tensor) and x.type.weak:
-        return _converted(x, builtins.bool)
-    return builtins.bool(x)
+    """``bool(t)`` of a one-element tensor or a Python number: a Python bool when the graph runs;
+    of more elements or none, NumPy's ValueError, as eagerly (a symbolic size is checked when the
+    graph runs, by NumPy)."""
+    if not isinstance(x, Tensor):
+        return builtins.bool(x)
+    if isinstance(x.size, int) and x.size != 1:
+        raise _eager_error(_truth_value_error(x.size))
+    return _converted(x.reshape(()) if x.ndim else x, builtins.bool)
+
+
+def staged_complex(real: Any = 0, imag: Any = _NO_IMAG) -> Any:
+    """``complex(t)`` of a one-element tensor: a Python complex when the graph runs."""
+    if imag is not _NO_IMAG or not isinstance(real, Tensor):
+        return builtins.complex(real) if imag is _NO_IMAG else builtins.complex(real, imag)
+    return _converted(real, builtins.complex)
 
 
 def _eager_error(error: Exception) -> Exception:
@@ -262,6 +275,7 @@ STAGED_BUILTINS: dict[Any, Callable[..., Any]] = {
     builtins.float: staged_float,
     builtins.round: staged_round,
     builtins.bool: staged_bool,
+    builtins.complex: staged_complex,
     builtins.max: staged_max,
     builtins.min: staged_min,
     builtins.sum: staged_sum,

@@ -20,7 +20,7 @@ from dy2st.runtime.random_draws import staged_random_call
 from dy2st.runtime.recursion import watch_recursion
 from dy2st.runtime.user_code import is_user_function
 from dy2st.staging.builder import FORMAT_MARK, GraphBuilder, current_builder
-from dy2st.staging.handlers import CREATION_HANDLERS
+from dy2st.staging.handlers import CREATION_HANDLERS, FALLBACKS
 from dy2st.staging.tensor import Tensor, apply_effect
 
 
@@ -53,7 +53,9 @@ def _staged_library_call(f: Any, builder: GraphBuilder) -> Any:
         return convert_print
     if f is np.errstate:
         return staged_errstate(builder)
-    return _lookup(STAGED_BUILTINS, f) or staged_random_call(f) or _lookup(CREATION_HANDLERS, f)
+    return (
+        _lookup(STAGED_BUILTINS, f) or staged_random_call(f) or _lookup(CREATION_HANDLERS, f) or FALLBACKS["object"](f)
+    )
 
 
 def _lookup(table: dict[Any, Any], f: Any) -> Any:

@@ -27,7 +27,8 @@ INDEXING: dict[str, Callable[..., Any]] = {}
 # The generic layer (``dy2st.ops.generic``): what stages a NumPy call no handler above takes.
 # ``function(func, args, kwargs)``, ``method(name, tensor, args, kwargs)``,
 # ``ufunc(ufunc, method, inputs, kwargs)``; ``is_method(name)`` says whether ndarray has a
-# method of that name.
+# method of that name; ``object(func)`` is how a converted function calls a NumPy callable object
+# the program made (``np.vectorize(f)``), or None for any other callable.
 FALLBACKS: dict[str, Callable[..., Any]] = {}
 
 # NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a

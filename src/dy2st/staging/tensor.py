@@ -25,7 +25,7 @@ from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, 
 from dy2st.ir.core import Value
 from dy2st.ir.opcodes import KIND_CODES
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
-from dy2st.ir.symbolic import Dim, SymExpr, is_data_dependent, may_match
+from dy2st.ir.symbolic import Dim, SymExpr, is_data_dependent, may_match, size_needed, symbols_in
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType
 from dy2st.staging import dispatch
 from dy2st.staging.builder import GraphBuilder, current_builder
@@ -245,16 +245,23 @@ class Tensor:
         )
 
     def __array__(self, dtype=None, copy=None):
-        raise self._concrete(
+        error = self._concrete(
             "a concrete NumPy array",
             "this NumPy call has no symbolic form; see docs/numpy-support.md for the supported surface",
         )
+        error.array_protocol = True
+        raise error
 
     def item(self, *args):
-        raise self._concrete("a Python scalar (.item())", "keep it a tensor")
+        """``t.item()``: a Python number read when the graph runs (NumPy's own method)."""
+        return FALLBACKS["method"]("item", self, args, {})
 
     def tolist(self):
-        raise self._concrete("a Python list (.tolist())", "keep it a tensor")
+        """``t.tolist()``: nested lists of Python numbers read when the graph runs; the shape must
+        be static, since the lists' lengths are Python values of the graph."""
+        if any(not isinstance(d, int) for d in self.shape):
+            raise size_needed(symbols_in(tuple(self.shape)), f"the lengths of {self.type}.tolist()")
+        return FALLBACKS["method"]("tolist", self, (), {})
 
     # --- NumPy protocols -----------------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -1,6 +1,7 @@
 """NumPy functions with no precise rule, run by the generic layer: linear algebra, FFTs,
 statistics, shape functions that may return views, functions that write into an argument
-(``out=``, ``np.add.at``, ``x.sort()``), in straight-line code, tensor branches and loops, mixed
+(``out=``, ``np.add.at``, ``x.sort()``), lists of tensors (``np.mean([a, b])``), Python values
+(``x.item()``, ``x.tolist()``, ``bool(t)``), ``np.vectorize`` and ``np.ndenumerate``, in straight-line code, tensor branches and loops, mixed
 with in-place updates of the arrays they read.
 """
 
@@ -41,6 +42,15 @@ class NumpyCalls(VectorAndMatrix):
             ["s = s + np.polyval([0.5, -1.0, 2.0], x).sum()"],
             ["x[:3] = np.linalg.solve(A[:3, :3] @ A[:3, :3].T + 3.0 * np.eye(3), x[:3])"],
             ["s = s + np.median(A, axis=0).sum()"],
+            # lists of tensors (NumPy makes an array of them), Python values read at run time
+            ["s = s + np.mean([x.sum(), x.max(), 1.0])"],
+            ["x = x + np.max([x[0], x[1]])"],
+            ["s = s + x.item(0) + x.max().item()"],
+            ["for v in x[:3].tolist():", "    s = s + v * 0.5"],
+            ["c = c + int(bool(x[0] > s))"],
+            [f"x = x * np.linspace(x[0], {v}, {LENGTH})"],
+            ["out = np.vectorize(lambda a: a if a > 0.0 else 0.5 * a)(x)"],
+            ["for idx, v in np.ndenumerate(A[:2, :2]):", "    s = s + v * (idx[0] - idx[1])"],
         ]
         return self.pick(forms)
 
