@@ -111,7 +111,8 @@ CONSTRUCTS = {
                        "if len(pos) > 2:", "range(len(pos))", "y = x[x <= ", "out[:i", "ptr[i", "out[:n]"],
     "numpy_calls": ["np.linalg.norm(x, ord=1)", "np.roll(x, k)", "np.fft.rfft(", "out=out, where=", "np.add.at(",
                     "out.sort()", "np.linalg.qr(A)", "np.convolve(", "np.percentile(", "np.mean([x.sum()",
-                    ".item(0)", ".tolist():", "bool(x[0]", "np.linspace(x[0]", "np.vectorize(", "np.ndenumerate("],
+                    ".item(0)", ".tolist():", "bool(x[0]", "np.linspace(x[0]", "np.vectorize(", "np.ndenumerate(",
+                    "np.add.at(cnt", "np.fill_diagonal(D"],
 }  # fmt: skip
 
 

@@ -351,3 +351,32 @@ def scaled_after_nested_loops(x, k):
 @pytest.mark.parametrize("k", [np.array(0), np.array(2)])
 def test_a_python_operator_keeps_the_kind_a_loop_decided(k):
     assert_like_eager(scaled_after_nested_loops, np.arange(8.0) - 1.5, k)
+
+
+# NumPy calls that write into an array the function made from constants: the array is a literal of
+# the build, and running the call eagerly on its value wrote into a copy (the update was lost).
+def add_at_into_zeros(x):
+    counts = np.zeros(4)
+    np.add.at(counts, [0, 0, 2], 1.0)
+    return counts + x
+
+
+def fill_diagonal_of_zeros(x):
+    eye = np.zeros((4, 4))
+    np.fill_diagonal(eye, 2.0)
+    return eye @ x
+
+
+def writes_into_literals(x):
+    a, b, c, d = np.zeros(4), np.zeros(4), np.zeros(4), np.zeros((2, 2))
+    np.copyto(a, 3.0)
+    np.put(b, [1], 5.0)
+    np.exp(np.ones(4), out=c)
+    np.put_along_axis(d, np.array([[0], [1]]), 7.0, axis=1)
+    np.place(a, [True, False, True, False], [9.0])
+    return a + b + c + x, d
+
+
+@pytest.mark.parametrize("fn", [add_at_into_zeros, fill_diagonal_of_zeros, writes_into_literals])
+def test_calls_that_write_into_an_array_made_from_constants_update_it(fn):
+    assert_like_eager(fn, np.arange(4.0))

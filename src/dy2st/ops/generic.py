@@ -752,7 +752,18 @@ class _StagedVectorize(np.vectorize):
 
 CREATION_HANDLERS[np.vectorize] = _StagedVectorize
 
+
+def writes_argument(func: Any, kwargs: dict[str, Any]) -> bool:
+    """Does calling ``func`` with these keywords write into one of its arguments (``out=``,
+    ``np.add.at``, ``np.copyto``, ``ndarray.sort``...)?"""
+    if kwargs.get("out") is not None:
+        return True
+    name = callable_name(func)
+    return name is not None and _written_position(name) is not None
+
+
 FALLBACKS["function"] = stage_numpy_call
+FALLBACKS["writes_argument"] = writes_argument
 FALLBACKS["object"] = _staged_numpy_callable
 FALLBACKS["method"] = stage_method
 FALLBACKS["ufunc"] = stage_ufunc_method

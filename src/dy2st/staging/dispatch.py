@@ -42,7 +42,11 @@ def numpy_name(func: Any) -> str:
 
 
 def _eagerly_on_literals(func, args: tuple, kwargs: dict) -> Any:
-    """``func`` run eagerly if every tensor argument is a build-time literal, else ``_NOT_GIVEN``."""
+    """``func`` run eagerly if every tensor argument is a build-time literal, else ``_NOT_GIVEN``.
+    Never for a call that writes into an argument (``np.add.at(y, ...)``, ``np.fill_diagonal``,
+    ``out=``): it would write into a copy of the literal, and the graph's array would not change."""
+    if FALLBACKS["writes_argument"](func, kwargs):
+        return _NOT_GIVEN
     concrete = literal_arguments(args, kwargs)
     if concrete is None:
         return _NOT_GIVEN

@@ -28,7 +28,8 @@ INDEXING: dict[str, Callable[..., Any]] = {}
 # ``function(func, args, kwargs)``, ``method(name, tensor, args, kwargs)``,
 # ``ufunc(ufunc, method, inputs, kwargs)``; ``is_method(name)`` says whether ndarray has a
 # method of that name; ``object(func)`` is how a converted function calls a NumPy callable object
-# the program made (``np.vectorize(f)``), or None for any other callable.
+# the program made (``np.vectorize(f)``), or None for any other callable;
+# ``writes_argument(func, kwargs)`` says whether a call writes into one of its arguments.
 FALLBACKS: dict[str, Callable[..., Any]] = {}
 
 # NumPy functions that create arrays without array arguments (np.zeros, np.arange, ...): inside a

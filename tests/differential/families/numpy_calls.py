@@ -51,6 +51,9 @@ class NumpyCalls(VectorAndMatrix):
             [f"x = x * np.linspace(x[0], {v}, {LENGTH})"],
             ["out = np.vectorize(lambda a: a if a > 0.0 else 0.5 * a)(x)"],
             ["for idx, v in np.ndenumerate(A[:2, :2]):", "    s = s + v * (idx[0] - idx[1])"],
+            # writes into an array made from constants (a literal of the build)
+            ["cnt = np.zeros(4)", "np.add.at(cnt, [0, 0, 1], 1.0)", "s = s + cnt @ x[:4]"],
+            ["D = np.zeros((3, 3))", "np.fill_diagonal(D, 2.0)", "A[:3, :3] = A[:3, :3] + D"],
         ]
         return self.pick(forms)
 
