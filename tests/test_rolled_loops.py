@@ -278,3 +278,75 @@ def test_slices_bounded_by_the_counter_roll():
     assert_like_eager(prefix_slices, x)
     (note,) = notes(prefix_slices, x)
     assert "rolled into a while_loop" in note
+
+
+# --- loops over the rows of a tensor of static length -------------------------------------------
+def doubled_rows(x):
+    out = []
+    for v in x:
+        out.append(v * 2)
+    return np.array(out), sum(out)
+
+
+def weighted_rows(A):
+    rows = []
+    for i, row in enumerate(A):
+        rows.append(row * i)
+    return np.vstack(rows)
+
+
+def int_then_float(xs):
+    s = 0  # a Python int that the first iteration makes a NumPy float
+    for v in xs:
+        if v < 0:
+            continue
+        s = s + v
+    return s
+
+
+def rows_of_a_pair(x, y):
+    pairs = []
+    for a, b in zip(x, y):
+        pairs.append(a * b)
+    return pairs
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (doubled_rows, (np.array([1.0, -2.0, 3.5]),)),
+        (weighted_rows, (np.arange(12.0).reshape(3, 4),)),
+        (int_then_float, (np.array([1.0, -2.0, 3.5, 0.25, -1.0, 2.0]),)),
+        (rows_of_a_pair, (np.arange(5.0), np.ones(7))),
+    ],
+)
+def test_a_loop_over_rows_whose_body_grows_a_list_unrolls_over_the_rows(fn, args):
+    assert_like_eager(fn, *args)
+    (note,) = notes(fn, *args)
+    assert "unrolled (" in note
+
+
+def sums_rows(A):
+    total = np.zeros(A.shape[1])
+    for row in A:
+        total = total + row
+    return total
+
+
+def test_a_loop_over_rows_that_rolls_stays_one_while_loop_without_a_note():
+    A = np.arange(40.0).reshape(10, 4)
+    assert_like_eager(sums_rows, A)
+    graph = dy2st.to_static(sums_rows).graph(A)
+    assert any(op.name == "while_loop" for op in graph.walk()) and graph.notes == []
+
+
+def grows_a_list_over_many_rows(x):
+    out = []
+    for v in x:
+        out.append(v)
+    return out
+
+
+def test_a_failing_loop_over_many_rows_raises_without_unrolling_them():
+    with pytest.raises(dy2st.GraphBuildError, match="'out' is a Python list that this tensor loop changes"):
+        dy2st.to_static(grows_a_list_over_many_rows)(np.zeros(5000))

@@ -59,10 +59,7 @@ CASES: dict[str, tuple[list[str], list[tuple]]] = {
 
 # Differences from eager NumPy these programs show today (the correctness issue): each is a
 # strict xfail, so fixing one makes its test fail until the mark is removed.
-REFUSED = {
-    "golden_exits/continue_collapsed": "s = 0 then s = s + v (float) in a tensor loop is refused",
-    "golden_exits/continue_guarded": "s = 0 then s = s + v (float) in a tensor loop is refused",
-}
+REFUSED: dict[str, str] = {}  # (s = 0 then s = s + v in a loop over rows: the loop now unrolls)
 # Documented differences (docs/semantics.md).
 COMMON_DTYPE = {
     "golden_exits/logical_bool_ops": "`a and b or not c` of i64 and bool operands gives i64 (their common dtype), "

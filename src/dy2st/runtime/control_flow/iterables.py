@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from dy2st.ir.symbolic import SymExpr
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.logical import convert_logical_and, convert_logical_not
 from dy2st.runtime.control_flow.loops import LoopState, stage_while_loop
-from dy2st.runtime.control_flow.rolling import current_policy
+from dy2st.runtime.control_flow.rolling import UNROLL_ROWS_AT_MOST, current_policy
 from dy2st.runtime.control_flow.values import python_number, size_number, wrap_result
 from dy2st.staging.builder import GraphBuilder, current_builder
 from dy2st.staging.tensor import Tensor
@@ -292,7 +292,14 @@ def convert_for(
     state = LoopState(names, carried, get_state, set_state)
     sequence = staged(inner)
     if sequence is not None:
-        _stage_for(sequence, stoppable, loop_body, state, loc)
+        length = sequence.length()
+        if not isinstance(length, int) or length > UNROLL_ROWS_AT_MOST:
+            _stage_for(sequence, stoppable, loop_body, state, loc)
+        elif _rows_roll(length, loc):
+            _stage_rolled(sequence, stoppable, loop_body, state, loc)
+        else:
+            for item in _unrolled(sequence, length, stoppable):
+                loop_body(item)
         return
     sequence = _rolled_range(inner, loc)
     if sequence is not None:
@@ -300,6 +307,21 @@ def convert_for(
         return
     for item in iterable:
         loop_body(item)
+
+
+def _rows_roll(length: int, loc: SourceLocation | None) -> bool:
+    """Does a loop over a staged sequence of static ``length`` roll (``rolling.py``)?"""
+    policy = current_policy()
+    return policy is None or policy.should_roll_rows(length, loc)
+
+
+def _unrolled(sequence: StagedIterable, length: int, stoppable: StoppableIterable | None) -> Iterable[Any]:
+    """The items of ``sequence`` one by one while the graph is built, as eager Python iterates
+    them (``X[0]``, ``X[1]``...), stopping at a lowered ``break``."""
+    items = (sequence.item(k) for k in range(length))
+    if stoppable is None:
+        return items
+    return StoppableIterable(items, stoppable.stop_fn, stoppable.hold_at_break)
 
 
 def _rolled_range(iterable: Any, loc: SourceLocation | None) -> StagedRange | None:

@@ -16,6 +16,11 @@ at least one more loop, so the build ends: in the worst case every loop is unrol
 every Python-range loop was built before, and a genuine error in the user's code is raised from
 that build as it always was.
 
+A loop over the rows of a tensor of static length (``for row in X``, ``enumerate(X)``, ``zip``)
+is always rolled (no decision is printed for it); when an exception leaves its body and it has at
+most ``UNROLL_ROWS_AT_MOST`` rows, the next attempt unrolls it over the rows (a Python list
+appended to in the body), else the exception is raised as it is.
+
 Loops of at most ``UNROLL_AT_MOST`` iterations stay unrolled: a loop over three axes or two
 halves gains nothing from a loop op, and constant indices keep their static shapes. Every decision
 is kept per build (``RollingPolicy.decisions``); ``dy2st dump --ir`` prints them above the graph,
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 from dy2st.errors import SourceLocation
 
 UNROLL_AT_MOST = 4  # a loop over a Python range of at most this many iterations stays unrolled
+UNROLL_ROWS_AT_MOST = 1024  # a failing loop over more rows raises at once, not after unrolling them
 _MAX_ATTEMPTS = 64  # builds of one graph; each retry unrolls at least one more loop
 
 logger = logging.getLogger("dy2st")
@@ -94,6 +100,15 @@ class RollingPolicy:
         self._decide(LoopDecision(loc, True, iterations))
         if loc not in self.rolled:
             self.rolled.append(loc)
+        return True
+
+    def should_roll_rows(self, iterations: int, loc: SourceLocation | None) -> bool:
+        """Roll this loop over a tensor of a static length (``for row in X``)? Always, unless
+        rolling it failed in an earlier attempt (a Python list appended to in its body): then
+        it unrolls over the rows, as eager Python iterates them."""
+        if loc is not None and loc in self.unrolled:
+            self._decide(LoopDecision(loc, False, iterations, self.unrolled[loc]))
+            return False
         return True
 
     def _decide(self, decision: LoopDecision) -> None:
