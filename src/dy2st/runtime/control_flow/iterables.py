@@ -53,8 +53,9 @@ class StagedIterable(abc.ABC):
         """How many items (a Python int or a 0-d integer tensor)."""
 
     @abc.abstractmethod
-    def item(self, k: Tensor) -> Any:
-        """The ``k``-th item, staged on the loop counter ``k``."""
+    def item(self, k: Any) -> Any:
+        """The ``k``-th item: ``k`` is the loop counter (a 0-d int tensor), or a Python int where
+        the loop unrolls."""
 
 
 class StagedRange(StagedIterable):
@@ -74,7 +75,7 @@ class StagedRange(StagedIterable):
         # ceil((stop - start) / step), for either sign of step, and never negative.
         return _at_least_zero(-((self.start - self.stop) // self.step))
 
-    def item(self, k: Tensor) -> Any:
+    def item(self, k: Any) -> Any:
         if isinstance(self.start, int) and isinstance(self.step, int) and (self.start, self.step) == (0, 1):
             return k  # the counter itself: range(n) is by far the most common loop
         steps = k if isinstance(self.step, int) and self.step == 1 else k * self.step
@@ -104,7 +105,7 @@ class StagedRows(StagedIterable):
     def length(self) -> Any:
         return self.tensor.shape[0]
 
-    def item(self, k: Tensor) -> Any:
+    def item(self, k: Any) -> Any:
         return self.tensor[k]
 
 
@@ -134,7 +135,7 @@ class StagedNumbers(StagedIterable):
     def length(self) -> Any:
         return self.values.shape[0]
 
-    def item(self, k: Tensor) -> Any:
+    def item(self, k: Any) -> Any:
         value = self.values[k]
         return python_number(value) if self.python else value
 
@@ -147,7 +148,7 @@ class StagedEnumerate(StagedIterable):
     def length(self) -> Any:
         return self.inner.length()
 
-    def item(self, k: Tensor) -> Any:
+    def item(self, k: Any) -> Any:
         return (_as_python_int(self.builder, self.start + k), self.inner.item(k))
 
 
@@ -163,7 +164,7 @@ class StagedZip(StagedIterable):
             shortest = min(shortest, n) if isinstance(shortest, int) and isinstance(n, int) else np.minimum(shortest, n)
         return shortest
 
-    def item(self, k: Tensor) -> Any:
+    def item(self, k: Any) -> Any:
         return tuple(p.item(k) for p in self.parts)
 
 
@@ -335,7 +336,7 @@ def _rolled_range(iterable: Any, loc: SourceLocation | None) -> StagedRange | No
     return StagedRange(builder, iterable.start, iterable.stop, iterable.step)
 
 
-def _stage_rolled(sequence: StagedRange, stoppable, loop_body, state: LoopState, loc: SourceLocation | None) -> None:
+def _stage_rolled(sequence: StagedIterable, stoppable, loop_body, state: LoopState, loc: SourceLocation | None) -> None:
     """Stage a rolled Python-range loop; an exception leaving it blames it (``rolling.py``)."""
     try:
         _stage_for(sequence, stoppable, loop_body, state, loc)
