@@ -90,6 +90,9 @@ class RolledLoops(VectorAndMatrix):
                 f"    s += coef[{i}] * x[{i}]",
             ],
             ["parts = []", f"for {i} in range(6):", f"    parts.append(x[{i}] * 2)", "out[:6] = np.array(parts)"],
+            # a loop over rows that grows a list or changes a carried dtype: unrolled over the rows
+            ["rows = []", "for v in x[:6]:", "    rows.append(v * 0.5)", "out[:6] = out[:6] + np.array(rows)"],
+            ["tot = 0", "for v in x[:7]:", "    tot = tot + v", "s += tot"],
             [f"for {i} in range(1, 6):", f"    out[{i}] = x[:{i}].sum()"],
             ["m = 0", f"for {i} in range(6):", "    m += 1", "out[:m] = np.zeros(m) + x[:m]"],
             # A view of the row written last iteration, read while the next row is written (a
