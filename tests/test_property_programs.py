@@ -112,7 +112,8 @@ CONSTRUCTS = {
     "numpy_calls": ["np.linalg.norm(x, ord=1)", "np.roll(x, k)", "np.fft.rfft(", "out=out, where=", "np.add.at(",
                     "out.sort()", "np.linalg.qr(A)", "np.convolve(", "np.percentile(", "np.mean([x.sum()",
                     ".item(0)", ".tolist():", "bool(x[0]", "np.linspace(x[0]", "np.vectorize(", "np.ndenumerate(",
-                    "np.add.at(cnt", "np.fill_diagonal(D"],
+                    "np.add.at(cnt", "np.fill_diagonal(D",
+                    "tb[x[:4] > 0]"],
 }  # fmt: skip
 
 

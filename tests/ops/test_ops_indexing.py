@@ -281,3 +281,50 @@ def chained_views(x, i):
 
 def test_updates_through_views_of_views_and_iterated_rows():
     assert_equivalent(chained_views, sample((3, 3), np.float64), np.array(2))
+
+
+# --- arrays the function makes from constants ----------------------------------------------------
+def table_lookups(x):
+    table = np.array([0.5, 1.5, 2.5, 3.5, 4.5])
+    totals = np.array([0.0, 0.0])
+    totals[0] = x.sum()  # a tensor written into an array made from a list
+    table[x > 0] = 0.0  # a tensor mask into it
+    picked = np.asarray([1.0, 2.0, 3.0, 4.0, 5.0])[np.argsort(x)]
+    return table, totals, picked, table[x.argmax()]
+
+
+@pytest.mark.parametrize("x", [np.array([1.0, -2.0, 3.0, 0.5, -1.0]), np.array([-1.0, -2.0, -3.0, 0.0, 4.0])])
+def test_arrays_made_from_lists_take_tensor_indices_and_values(x):
+    assert_equivalent(table_lookups, x)
+
+
+def repeated_table(x):
+    table = np.array([1.0, 2.0, 3.0])
+    table[0] = table[0] + x[0]  # must not leak into the next call's table
+    return table
+
+
+def test_an_array_made_from_a_list_is_new_at_every_run():
+    converted = dy2st.to_static(repeated_table)
+    for _ in range(3):
+        np.testing.assert_array_equal(converted(np.array([10.0])), [11.0, 2.0, 3.0])
+
+
+def known_masks(x):
+    return x[np.array([True, False, True, False, True])], x[np.arange(5) % 2 == 1]
+
+
+def test_masks_made_from_constants_have_static_counts():
+    graph = dy2st.to_static(known_masks).graph(np.ones(5))
+    assert [str(v.type) for v in graph.outputs] == ["f64[3]", "f64[2]"]
+    assert_equivalent(known_masks, np.arange(5.0))
+
+
+def mask_of_the_wrong_length(x):
+    return x[np.ones(4, bool)]
+
+
+def test_a_known_mask_of_the_wrong_length_is_numpys_index_error_at_the_line():
+    with pytest.raises(IndexError) as info:
+        dy2st.to_static(mask_of_the_wrong_length)(np.ones(5))
+    assert_error_at(info.value, mask_of_the_wrong_length, "x[np.ones(4, bool)]", "boolean index did not match")

@@ -27,6 +27,7 @@ from dy2st.ir.symbolic import dim_product
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
 from dy2st.ops.shape import as_array, cast
+from dy2st.staging.builder import current_builder
 from dy2st.staging.handlers import CREATION_HANDLERS, handles
 from dy2st.staging.tensor import Tensor, apply
 
@@ -276,15 +277,30 @@ def _make_array_handler(func, func_name: str):
             return _array_of_tensor(func, obj, args, kwargs)
         if not contains_tensor(obj):
             try:
-                return func(obj, *args, **kwargs)
+                result = func(obj, *args, **kwargs)
             except (ValueError, TypeError) as e:  # a ragged list: NumPy's complaint at the user's line
                 raise build_error(func_name, e) from None
+            return result if isinstance(obj, np.ndarray) else _fresh_constant(result)
         bound = _bind_array_arguments(func_name, args, kwargs)
         return array_from_nested(func_name, obj, bound)
 
     handler.__name__ = func.__name__
     handler.__doc__ = f"Staged ``{func_name}``: nested lists holding tensors become stack ops."
     return handler
+
+
+def _fresh_constant(array: Any) -> Any:
+    """``np.array([1.0, 2.0])`` in a converted function: an array of the graph, new each time the
+    graph runs (a copy of a constant), so that a tensor may index it or be written into it
+    (``T[mask]``, ``T[0] = x.sum()``), as into the array eager code makes. Arrays NumPy cannot
+    hold in a graph (strings, objects) stay concrete."""
+    builder = current_builder()
+    if builder is None or not isinstance(array, np.ndarray) or array.dtype.kind not in "biufc":
+        return array
+    constant = Tensor(builder.const(array, user_location(3)), builder)
+    fresh = apply("copy", constant, order="K")
+    fresh._scalar = False
+    return fresh
 
 
 def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:

@@ -54,6 +54,8 @@ class NumpyCalls(VectorAndMatrix):
             # writes into an array made from constants (a literal of the build)
             ["cnt = np.zeros(4)", "np.add.at(cnt, [0, 0, 1], 1.0)", "s = s + cnt @ x[:4]"],
             ["D = np.zeros((3, 3))", "np.fill_diagonal(D, 2.0)", "A[:3, :3] = A[:3, :3] + D"],
+            # an array made from a list, indexed by and written with tensors
+            ["tb = np.array([0.5, 1.5, 2.5, 3.5])", "tb[x[:4] > 0] = 0.0", "s = s + tb[np.argmax(x[:4])]"],
         ]
         return self.pick(forms)
 
