@@ -380,3 +380,14 @@ def writes_into_literals(x):
 @pytest.mark.parametrize("fn", [add_at_into_zeros, fill_diagonal_of_zeros, writes_into_literals])
 def test_calls_that_write_into_an_array_made_from_constants_update_it(fn):
     assert_like_eager(fn, np.arange(4.0))
+
+
+def mask_from_a_list_of_the_wrong_length(x):
+    return x[np.array([True, False, True, True])]
+
+
+def test_a_mask_made_from_a_list_is_checked_against_the_array_it_indexes():
+    # It became the indices of its true elements: x[[0, 2, 3]] where eager raises IndexError.
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        dy2st.to_static(mask_from_a_list_of_the_wrong_length)(np.arange(5.0))
+    assert_like_eager(mask_from_a_list_of_the_wrong_length, np.arange(4.0))
