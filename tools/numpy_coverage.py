@@ -1,7 +1,7 @@
-"""Measure which NumPy names convert, and write docs/numpy-coverage.md.
+"""Measure which NumPy names convert; write docs/numpy-coverage.md and docs/numpy-support.md's coverage section.
 
-    python tools/numpy_coverage.py                    # write docs/numpy-coverage.md
-    python tools/numpy_coverage.py --check            # exit 1 if docs/numpy-coverage.md is out of date
+    python tools/numpy_coverage.py                    # write both
+    python tools/numpy_coverage.py --check            # exit 1 if either is out of date
     python tools/numpy_coverage.py --known-failures   # also write tests/numpy_surface/known_failures.txt
 
 Every name of the table in tests/numpy_surface/calls.py (every public callable of ``numpy``,
@@ -60,6 +60,7 @@ from numpy_surface.running import (  # noqa: E402
 )
 
 DOCUMENT = REPOSITORY / "docs" / "numpy-coverage.md"
+SUPPORT_PAGE = REPOSITORY / "docs" / "numpy-support.md"  # its coverage section, between marks
 KNOWN_FAILURES = REPOSITORY / "tests" / "numpy_surface" / "known_failures.txt"
 COMMAND = "python tools/numpy_coverage.py"
 
@@ -185,6 +186,39 @@ def document(outcomes: dict[Sample, Outcome]) -> str:
     )
 
 
+BEGIN_MARK = "<!-- coverage: written by tools/numpy_coverage.py, do not edit by hand -->"
+END_MARK = "<!-- coverage: end -->"
+
+
+def support_section(outcomes: dict[Sample, Outcome], page: str) -> str:
+    """``page`` (docs/numpy-support.md) with its coverage section, between the marks, rewritten:
+    the summary and every name that does not convert in every sample, with its errors."""
+    by_name: dict[str, list[Sample]] = {}
+    for sample in outcomes:
+        by_name.setdefault(sample.name, []).append(sample)
+    layers = {name: layer_of([outcomes[s] for s in samples]) for name, samples in by_name.items()}
+    header = _header(layers, outcomes)
+    summary = header[header.index("## Summary") + 2 : header.index("## Names")]
+    failing = [
+        f"| `{name}` | {layers[name]} | {errors_of(by_name[name], [outcomes[s] for s in by_name[name]])} |"
+        for name in sorted(layers)
+        if layers[name] not in CONVERTING_LAYERS
+    ]
+    section = [
+        BEGIN_MARK,
+        *summary,
+        "The names that do not convert in every sample, and why:",
+        "",
+        "| name | layer | errors |",
+        "| --- | --- | --- |",
+        *failing,
+        END_MARK,
+    ]
+    before, _, rest = page.partition(BEGIN_MARK)
+    _, _, after = rest.partition(END_MARK)
+    return before + "\n".join(section) + after
+
+
 def _header(layers: dict[str, str], outcomes: dict[Sample, Outcome]) -> list[str]:
     counts = Counter(layers.values())
     array_names = len(layers)
@@ -272,7 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     samples = all_samples()
     files, commands = {}, {}
     with tempfile.TemporaryDirectory() as base, tempfile.TemporaryDirectory() as variants:
-        files[DOCUMENT], commands[DOCUMENT] = document(run_base(samples, Path(base))), COMMAND
+        outcomes = run_base(samples, Path(base))
+        files[DOCUMENT], commands[DOCUMENT] = document(outcomes), COMMAND
+        files[SUPPORT_PAGE], commands[SUPPORT_PAGE] = support_section(outcomes, SUPPORT_PAGE.read_text()), COMMAND
         if options.known_failures:
             files[KNOWN_FAILURES] = known_failures(run_every_variant(samples, Path(variants)))
             commands[KNOWN_FAILURES] = f"{COMMAND} --known-failures"
