@@ -31,7 +31,7 @@ from dy2st.staging.tensor import apply
 def _triangle_rule(types, k):
     (t,) = types
     if t.ndim == 0:
-        raise ValueError("a triangle needs an array of at least one dimension")
+        raise TypeError("a triangle needs an array of at least one dimension")  # NumPy's TypeError
     # NumPy treats a 1-d operand as the rows of a square matrix.
     return TensorType(t.shape * 2 if t.ndim == 1 else t.shape, t.dtype)
 

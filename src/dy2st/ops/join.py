@@ -305,7 +305,13 @@ def _fresh_constant(array: Any) -> Any:
 
 def _array_of_tensor(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     """``np.asarray(t)`` is ``t`` itself (same array object); ``np.array(t)`` is a copy, unless
-    ``copy=False``; a different ``dtype`` converts, like NumPy."""
+    ``copy=False``; a different ``dtype`` converts, like NumPy. A new 0-d result is a 0-d array,
+    never a NumPy scalar."""
+    result = _array_or_copy(func, tensor, args, kwargs)
+    return as_array(result) if result is not tensor and result.ndim == 0 else result
+
+
+def _array_or_copy(func, tensor: Tensor, args: tuple, kwargs: dict) -> Tensor:
     copy = kwargs.get("copy", func is np.array)
     # The memory order decides how a later reduction of the result rounds (reductions follow the
     # layout), so a C or F order is kept: copied into it.

@@ -21,6 +21,7 @@ from dy2st.errors import UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, normalize_axes, static_shape
+from dy2st.ops.shape import as_array
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
 
@@ -148,4 +149,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
         options["constant_values"] = _static_nested(kwargs["constant_values"], "np.pad", "constant_values")
     if "reflect_type" in kwargs:
         options["reflect_type"] = str(kwargs["reflect_type"])
+    if array.ndim == 0:  # no axis to pad: NumPy returns a copy, a 0-d array
+        return as_array(apply("copy", array))
     return apply("pad", array, pad_width=_as_tuples(per_axis.tolist()), mode=mode, **options)

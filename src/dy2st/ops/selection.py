@@ -25,6 +25,7 @@ from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import data_dependent_size, dims_equal
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
+from dy2st.ops.shape import as_array
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
 
@@ -258,4 +259,9 @@ def unique(
         "return_counts": bool(return_counts),
         "equal_nan": bool(equal_nan),
     }
-    return apply("unique", ar, **flags)
+    results = apply("unique", ar, **flags)
+    if flags["return_inverse"] and ar.ndim == 0:
+        # The inverse has the input's shape: of a 0-d input, a 0-d array, not a NumPy scalar.
+        inverse = 1 + flags["return_index"]
+        as_array(results[inverse])
+    return results
