@@ -365,7 +365,7 @@ FILLINGS = ("typical", "positive", "random")
 """The stand-in values tried in turn, until the call on them succeeds: ``typical`` (zero integer
 indices, alternating booleans, distinct floats, a Hermitian positive definite matrix where the
 last two axes are square, full rank otherwise, complex values with imaginary parts), then
-``positive`` (integers 1, 2, 3... and all-true booleans: nonzero weights, increasing bins,
+``positive`` (integers 1, 2, 3... and all-true booleans, identity boolean matrices: nonzero weights, increasing bins,
 nonsingular integer matrices), then ``random`` (seeded normal floats and small integers: what a
 reshaped or sliced positive definite matrix no longer is)."""
 
@@ -391,7 +391,9 @@ def _stand_in(t: TensorType, shape: tuple[int, ...], scalar: bool, filling: str 
         else:
             array = (np.round(values) + 1 if dtype.kind in "iu" else values).astype(dtype)
         return array[()] if scalar and not shape else array
-    if dtype.kind == "b":
+    if dtype.kind == "b" and filling == "positive" and _square(shape):
+        array = np.broadcast_to(np.eye(shape[-1], dtype=bool), shape).copy()  # nonsingular
+    elif dtype.kind == "b":
         array = np.ones(shape, bool) if filling == "positive" else (np.arange(size) % 2 == 0).reshape(shape)
     elif dtype.kind in "iu" and filling == "positive":
         array = (_square_dominant(shape) if _square(shape) else np.arange(1, size + 1).reshape(shape)).astype(dtype)
