@@ -96,21 +96,17 @@ def _has_slice_slots(template: tuple) -> bool:
     return any(isinstance(item, slice) and _slots_of(item) for item in template)
 
 
-def split_index(index, shape: tuple[Dim, ...] | None = None) -> tuple[tuple, list]:
-    """(template, tensor operands) for a user index into an array of ``shape``."""
+def split_index(index) -> tuple[tuple, list]:
+    """(template, tensor operands) for a user index. Concrete index arrays, boolean ones included,
+    stay in the template: NumPy applies them to the stand-in of the shape rule, which checks a
+    mask's length and gives its count."""
     items = index if isinstance(index, tuple) else (index,)
     template: list[Any] = []
     tensors: list[Tensor] = []
-    static_shape = tuple(d for d in shape if isinstance(d, int)) if shape is not None else ()
-    static = shape is not None and len(static_shape) == len(shape)
-    # Known masks are checked against a static shape; against a symbolic one, NumPy checks them
-    # when the graph runs (tensor masks).
-    known_items = [_known_index_item(item) if static else item for item in items]
-    if static and any(_is_mask(item) for item in known_items):
-        _check_known_masks(static_shape, known_items)
-    for item in known_items:
+    for item in items:
         if isinstance(item, list) and contains_tensor(item):
             item = array_from_nested("indexing", item)  # x[[i, j]] with tensors i, j: one index tensor
+        item = _known_index_item(item)
         if isinstance(item, Tensor):
             _check_index_tensor(item)
             template.append(TENSOR_SLOT)
@@ -119,8 +115,6 @@ def split_index(index, shape: tuple[Dim, ...] | None = None) -> tuple[tuple, lis
             template.append(_slice_bound_slots(item, tensors))
         elif isinstance(item, list):
             template.append(np.asarray(item))
-        elif isinstance(item, np.ndarray) and item.dtype == np.bool_ and static:
-            template.extend(np.nonzero(item))  # a concrete mask, checked above, has a known count
         else:
             template.append(item)
     return tuple(template), tensors
@@ -133,27 +127,6 @@ def _known_index_item(item: Any) -> Any:
     if isinstance(item, Tensor) and item.ndim:
         known = literal_value(item._value)
         return item if known is None else known
-    return item
-
-
-def _is_mask(item: Any) -> bool:
-    return isinstance(item, np.ndarray) and item.dtype == np.bool_
-
-
-def _check_known_masks(shape: tuple[int, ...], items: list[Any]) -> None:
-    """A known boolean mask becomes the indices of its true elements; first NumPy checks, on a
-    stand-in of the indexed shape, that it matches the axes it indexes (``x[np.ones(4, bool)]``
-    of five elements is an IndexError, not the first four)."""
-    stand_ins = tuple(_index_stand_in(item) for item in items)
-    np.broadcast_to(np.zeros((), np.int8), shape)[stand_ins]  # NumPy's IndexError, as eagerly
-
-
-def _index_stand_in(item: Any) -> Any:
-    if isinstance(item, Tensor):
-        shape = tuple(d if isinstance(d, int) else 1 for d in item.shape)
-        return np.zeros(shape, item.dtype) if item.dtype != np.bool_ else np.ones(shape, bool)
-    if isinstance(item, slice):
-        return slice(*(None if isinstance(b, Tensor) else b for b in (item.start, item.stop, item.step)))
     return item
 
 
@@ -615,7 +588,7 @@ def _refuse_out_of_bounds_where_it_always_runs(opname: str, tensor, template: tu
 
 
 def getitem(tensor, index: Any):
-    template, tensors = _split_checked(tensor, index)
+    template, tensors = split_index(index)
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
     _refuse_out_of_bounds_where_it_always_runs(kind, tensor, template, tensors)
     result = apply(kind, tensor, *tensors, template=template)
@@ -630,15 +603,6 @@ def getitem(tensor, index: Any):
     else:
         result._shares = ()  # a copy, or a NumPy scalar: it shares no memory
     return result
-
-
-def _split_checked(tensor: Tensor, index: Any) -> tuple[tuple, list]:
-    """``split_index`` for ``tensor[index]``; a known mask that does not match is NumPy's
-    IndexError at the user's line."""
-    try:
-        return split_index(index, tensor.shape)
-    except IndexError as e:
-        raise build_error(e, f"indexing {tensor.type}: {e}", user_location(2)) from None
 
 
 def _point_indices(template: tuple, tensors: list[Tensor]) -> list[Tensor]:
@@ -670,7 +634,7 @@ def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], 
 
 
 def setitem(tensor, index: Any, value: Any):
-    template, tensors = _split_checked(tensor, index)
+    template, tensors = split_index(index)
     _refuse_out_of_bounds_where_it_always_runs("setitem", tensor, template, tensors)
     if isinstance(value, (list, tuple)):
         # NumPy assigns a sequence as the array it makes of it (`a[0] = [1.0, x[2]]`).
