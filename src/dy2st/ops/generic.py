@@ -11,9 +11,10 @@ calling the function once on *stand-ins*: small arrays of the operands' dtypes a
 values most functions accept (a symmetric positive definite matrix where the last two axes are
 square, distinct positive floats, zero indices). The result sizes are:
 
-- static where every operand size is, the stand-ins could have those sizes, no integer or
-  boolean operand but the first could set sizes (``np.pad(x, n)``), and the function's result
-  sizes never depend on the values (``VALUE_SIZED`` lists those that do: ``np.unique``...);
+- static where every operand size is, the stand-ins could have those sizes, the function's
+  result sizes never depend on the values (``VALUE_SIZED`` lists those that do: ``np.unique``...),
+  and a second call with other values in the integer and boolean stand-ins gives the same sizes
+  (``np.roll(x, k)`` does, ``np.pad(x, n)`` does not);
 - data-dependent otherwise (``u0``, read from the result when the graph runs, docs/shapes.md).
 
 When the graph runs, the op checks that NumPy returned what the graph was built for (the number of
@@ -458,6 +459,15 @@ def _hint(d: Any) -> int | None:
     return d
 
 
+def _call_on_stand_ins(function: str, arguments: tuple, keywords: tuple, values: list[Any]) -> Any:
+    """The call on stand-in operands, quietly (NumPy's warnings about stand-in values are not the
+    user's). Arrays in the arguments are copies: the call must not write into a global array the
+    function passes (``np.putmask(GLOBAL, ...)``)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return _call(function, _copies(arguments), _copies(keywords), values)
+
+
 def _probe(function: str, arguments: tuple, keywords: tuple, tensors: list[Tensor], mutated: list[int]):
     """Call the function on stand-ins: (result, the stand-ins it was called with, whether they
     had the operands' own sizes). NumPy's complaint about the call is the user's error."""
@@ -468,15 +478,10 @@ def _probe(function: str, arguments: tuple, keywords: tuple, tensors: list[Tenso
         values = [_stand_in(t.type, shape, t._scalar, filling) for t, shape in zip(tensors, shapes)]
         for i in mutated:
             values[i] = np.array(values[i], copy=True)
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            try:
-                # Arrays in the arguments are copies: the call on stand-ins must not write into a
-                # global array the function passes (np.putmask(GLOBAL, ...)).
-                result = _call(function, _copies(arguments), _copies(keywords), values)
-                return result, values, exact
-            except Exception as error:
-                first_error = first_error or error
+        try:
+            return _call_on_stand_ins(function, arguments, keywords, values), values, exact
+        except Exception as error:
+            first_error = first_error or error
     assert first_error is not None
     message = f"{function}: {type(first_error).__name__}: {first_error}"
     raise build_error(first_error, message, user_location(3)) from first_error
@@ -593,20 +598,18 @@ def _sizes_follow_values(
 ) -> bool:
     """Could the values of an integer or boolean operand set the sizes of the result
     (``np.pad(x, n)``, ``np.tile(x, reps)``, ``np.ix_(mask)``)? The call is made again with those
-    operands changed (``_changed_value``): where a result size changes,
-    or the call fails, the results get data-dependent sizes. Where none changes (``np.roll(x, k)``,
+    operands changed (``_changed_value``): where a result size changes, or the call fails, the
+    results get data-dependent sizes. Where none changes (``np.roll(x, k)``,
     ``np.take(x, idx)``), they keep static ones, which the op checks when the graph runs."""
     changed = [_changed_value(v) if _may_give_sizes(v) else v for v in stand_ins]
     if all(c is v for c, v in zip(changed, stand_ins)):
         return False
     changed = [np.array(v, copy=True) if k in mutated else v for k, v in enumerate(changed)]
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            result = _call(name, _copies(arguments), _copies(keywords), changed)
-            again = result_leaves(result, [changed[k] for k in mutated])
-        except Exception:
-            return True
+    try:
+        result = _call_on_stand_ins(name, arguments, keywords, changed)
+    except Exception:
+        return True
+    again = result_leaves(result, [changed[k] for k in mutated])
     return [np.shape(leaf) for leaf in again] != [np.shape(leaf) for leaf in leaves]
 
 
@@ -668,11 +671,15 @@ def _calling_numpy_with_tensors(func: Any) -> Callable[..., Any]:
     ``np.ascontiguousarray``, would ask the tensor for its values), NumPy's own otherwise."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        tensors, _, _ = split_arguments(args, kwargs)
-        return stage_numpy_call(func, args, kwargs) if tensors else func(*args, **kwargs)
+        return stage_numpy_call(func, args, kwargs) if _holds_tensors(args, kwargs) else func(*args, **kwargs)
 
     call.__name__ = getattr(func, "__name__", "call")
     return call
+
+
+def _holds_tensors(args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Is an argument a tensor, or a list or tuple holding one?"""
+    return any(contains_tensor(a) for a in (*args, *kwargs.values()))
 
 
 # NumPy functions that make an array of their argument, test its flags or iterate it before any
@@ -715,6 +722,7 @@ def _taking_tensors_in_lists(func: Any) -> Callable[..., Any]:
     ``np.exp([t, 1.0])``), asking each tensor in it for its values. Where it did, the call is made
     again with each positional list holding tensors staged as ``np.array(...)`` (what NumPy made
     of it), and where that is refused, through the generic layer, which passes NumPy the lists."""
+    name = callable_name(func) or "np.asarray"
 
     def call(*args: Any, **kwargs: Any) -> Any:
         if not any(contains_tensor(a) and not isinstance(a, Tensor) for a in (*args, *kwargs.values())):
@@ -725,7 +733,7 @@ def _taking_tensors_in_lists(func: Any) -> Callable[..., Any]:
             if not error.array_protocol:
                 raise
         try:
-            arrays = [_staged_array(callable_name(func) or "np.asarray", a) for a in args]
+            arrays = [_staged_array(name, a) for a in args]
             return func(*arrays, **kwargs)
         except GraphBuildError:
             return stage_numpy_call(func, args, kwargs)
@@ -748,8 +756,9 @@ class _StagedVectorize(np.vectorize):
     the object does not pass ``convert_call``)."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        tensors, _, _ = split_arguments(args, kwargs)
-        return stage_numpy_call(self, args, kwargs) if tensors else super().__call__(*args, **kwargs)
+        if _holds_tensors(args, kwargs):
+            return stage_numpy_call(self, args, kwargs)
+        return super().__call__(*args, **kwargs)
 
 
 CREATION_HANDLERS[np.vectorize] = _StagedVectorize
