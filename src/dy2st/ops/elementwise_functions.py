@@ -26,13 +26,13 @@ from typing import Any, cast
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
-from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
 from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import build_error, reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
 from dy2st.ops.selection import nonzero
-from dy2st.staging.handlers import RUNTIME_QUERIES, handles, method
+from dy2st.staging.handlers import RUNTIME_QUERIES, UFUNC_METHOD_HANDLERS, handles, method
 from dy2st.staging.tensor import Tensor, apply
 
 
@@ -166,3 +166,25 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     the condition of a converted ``if``/``while``/``assert``)."""
     close = apply("all", isclose(a, b, rtol, atol, equal_nan), axis=None, keepdims=False)
     return RUNTIME_QUERIES["python_number"](close)
+
+
+def ufunc_outer(ufunc: np.ufunc, a: Any, b: Any) -> Tensor:
+    """Staged ``ufunc.outer(a, b)``: ``ufunc`` of every element of ``a`` with every element of
+    ``b``, of shape ``a.shape + b.shape``, as ``ufunc(a[..., None, ...], b)``. NumPy makes arrays of
+    Python numbers first (``np.add.outer(2, x_int8)`` is int64), so they are not weak here."""
+    operands = []
+    for operand in (a, b):
+        if isinstance(operand, Tensor) and operand.type.weak:
+            raise UnsupportedOpError(
+                f"np.{ufunc.__name__}.outer of a Python number computed in the function is not supported",
+                user_location(2),
+                "use np.asarray(value) for it",
+            )
+        operands.append(operand if isinstance(operand, Tensor) else np.asarray(operand))
+    a, b = operands
+    if b.ndim:
+        a = a[(Ellipsis,) + (None,) * b.ndim]
+    return apply(UFUNC_OPS[ufunc], a, b)
+
+
+UFUNC_METHOD_HANDLERS["outer"] = ufunc_outer

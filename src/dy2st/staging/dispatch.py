@@ -2,8 +2,9 @@
 
 ``__array_ufunc__`` and ``__array_function__`` of a symbolic tensor land here. A call with a
 registered handler emits ops; a call without one runs eagerly when every tensor argument is a
-build-time literal (see ``literal_values``), and otherwise raises ``UnsupportedOpError`` naming the
-function and the user's line.
+build-time literal (see ``literal_values``) and it writes into no argument, and otherwise goes to
+the generic layer (``FALLBACKS``, ``dy2st.ops.generic``), which raises ``UnsupportedOpError``
+naming the function and the user's line where it cannot stage the call either.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.errors import GraphBuildError, user_location
 from dy2st.ir.opdefs import UFUNC_OPS
-from dy2st.staging.handlers import FALLBACKS, FUNCTION_HANDLERS
+from dy2st.staging.handlers import FALLBACKS, FUNCTION_HANDLERS, UFUNC_METHOD_HANDLERS
 from dy2st.staging.literal_values import literal_arguments
 
 # ufunc.reduce spellings staged as the NumPy reduction function that computes the same.
@@ -71,7 +72,7 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
             return result
         return _generic("ufunc", ufunc, method, inputs, kwargs)
     if method == "outer" and ufunc.nin == 2 and ufunc.nout == 1 and UFUNC_OPS.get(ufunc) and not kwargs:
-        return _outer(ufunc, *inputs)
+        return UFUNC_METHOD_HANDLERS["outer"](ufunc, *inputs)
     if method == "reduce" and ufunc in _REDUCE_AS and "out" not in kwargs:
         handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
         try:
@@ -82,27 +83,6 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
     if result is not _NOT_GIVEN:
         return result
     return _generic("ufunc", ufunc, method, inputs, kwargs)
-
-
-def _outer(ufunc, a, b):
-    """Staged ``ufunc.outer(a, b)``: ``ufunc`` of every element of ``a`` with every element of
-    ``b``, of shape ``a.shape + b.shape``, as ``ufunc(a[..., None, ...], b)``. NumPy makes arrays of
-    Python numbers first (``np.add.outer(2, x_int8)`` is int64), so they are not weak here."""
-    from dy2st.staging.tensor import Tensor, apply  # the tracer's own recursion (see call_ufunc)
-
-    operands = []
-    for operand in (a, b):
-        if isinstance(operand, Tensor) and operand.type.weak:
-            raise UnsupportedOpError(
-                f"np.{ufunc.__name__}.outer of a Python number computed in the function is not supported",
-                user_location(2),
-                "use np.asarray(value) for it",
-            )
-        operands.append(operand if isinstance(operand, Tensor) else np.asarray(operand))
-    a, b = operands
-    if b.ndim:
-        a = a[(Ellipsis,) + (None,) * b.ndim]
-    return apply(UFUNC_OPS[ufunc], a, b)
 
 
 def call_function(func, args, kwargs):

@@ -20,6 +20,9 @@ FUNCTION_HANDLERS: dict[Any, Callable[..., Any]] = {}
 METHOD_HANDLERS: dict[str, Callable[..., Any]] = {}
 PROPERTY_HANDLERS: dict[str, Callable[..., Any]] = {}
 
+# ufunc methods staged by a rule of the ops (``outer(ufunc, a, b)`` for ``np.add.outer(a, b)``).
+UFUNC_METHOD_HANDLERS: dict[str, Callable[..., Any]] = {}
+
 # The indexing family's entry points, under these keys: ``read(tensor, index)`` and
 # ``write(tensor, index, value)`` stage ``x[i]`` and ``x[i] = v``.
 INDEXING: dict[str, Callable[..., Any]] = {}
