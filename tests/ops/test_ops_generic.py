@@ -238,3 +238,25 @@ def enumerated(x):
 def test_ndenumerate_loops_unroll_over_the_static_shape():
     for shape in ((2, 3), (4,), (1, 2, 2)):
         assert_equivalent(enumerated, RNG.normal(size=shape))
+
+
+def rolled_by_a_tensor(x, k):
+    return np.roll(x, k) + 1.0  # the shape stays static: the addition needs no size decision
+
+
+def padded_by_a_tensor(x, n):
+    return np.pad(x, n)
+
+
+def test_integer_operands_that_set_sizes_give_data_dependent_sizes_others_static():
+    x = np.arange(5.0)
+    graph = dy2st.to_static(rolled_by_a_tensor).graph(x, np.array(2))
+    assert [str(v.type) for v in graph.outputs] == ["f64[5]"]
+    for k in (0, 2, -7):
+        assert_equivalent(rolled_by_a_tensor, x, np.array(k))
+    graph = dy2st.to_static(padded_by_a_tensor).graph(x, np.array(1))
+    assert "u" in str(graph.outputs[0].type)  # a data-dependent length
+    converted = dy2st.to_static(padded_by_a_tensor)
+    for n in (0, 1, 3):
+        np.testing.assert_array_equal(converted(x, np.array(n)), np.pad(x, n))
+    assert converted.num_graphs == 1
