@@ -91,6 +91,22 @@ def test_program_with_changing_sizes_matches_eager(family, seed, tmp_path):
     check(program, tmp_path, refusals_fail=family in MEANT_TO_CONVERT)
 
 
+# The compiled tier (Numba) runs the loops whose bodies work on scalars and single elements; these
+# families write such loops. Each program compiles its loops before its first call returns.
+COMPILED_TIER_FAMILIES = ["element_loops", "python_numbers", "search_logic", "control_flow", "rolled_loops", "swaps"]
+COMPILED_TIER_PROGRAMS = range(12)
+
+
+@pytest.mark.parametrize("family", COMPILED_TIER_FAMILIES)
+@pytest.mark.parametrize("seed", COMPILED_TIER_PROGRAMS)
+def test_program_matches_eager_on_the_compiled_tier(family, seed, tmp_path, monkeypatch):
+    """The same programs with DY2ST_BACKEND=compiled: compiled loops give eager NumPy's results,
+    dtypes, result types, exception classes and final argument states."""
+    pytest.importorskip("numba")
+    monkeypatch.setenv("DY2ST_BACKEND", "compiled")
+    check(generate(FAMILIES[family], seed), tmp_path, refusals_fail=family in MEANT_TO_CONVERT)
+
+
 CONSTRUCTS = {
     "control_flow": ["break", "continue", "return", " and ", " or ", "not (", "while ", "in range(k)",
                      "in range(3)", " if ", "else:", "-1.0 < s < 2.0", "u["],
@@ -114,6 +130,11 @@ CONSTRUCTS = {
                     ".item(0)", ".tolist():", "bool(x[0]", "np.linspace(x[0]", "np.vectorize(", "np.ndenumerate(",
                     "np.add.at(cnt", "np.fill_diagonal(D",
                     "tb[x[:4] > 0]"],
+    "element_loops": ["in range(len(x)):", "in range(1, n):", "in range(A.shape[0]):", "in range(A.shape[1]):",
+                      "x[-1 - ", " - 1]", "A[i", "y[i", "b[i", "] += ", "h = h ", "t = t ", "s = s + x[",
+                      "int(b[", "<< ", ">> ", " ^ ", " & ", " | ", " // b[", " % ", "np.sqrt(abs(x[", "np.exp(",
+                      "np.tanh(", "max(", "min(", "np.maximum(", "elif x[", "break\n", "continue\n", "while ",
+                      "] > key", "and it", "0xA001", "np.isnan(x[", "q[", " + 1] = "],
 }  # fmt: skip
 
 

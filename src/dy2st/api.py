@@ -28,6 +28,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from dy2st.backend.numba.executor import chosen_backend, make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
@@ -90,7 +91,13 @@ class StaticFunction:
 
     @public_api
     def __init__(
-        self, fn: Callable[..., Any], *, fallback: bool = False, optimize: bool = True, dynamic: bool | None = None
+        self,
+        fn: Callable[..., Any],
+        *,
+        fallback: bool = False,
+        optimize: bool = True,
+        dynamic: bool | None = None,
+        backend: str | None = None,
     ):
         if isinstance(fn, (staticmethod, classmethod)):
             raise TypeError("apply @to_static below @staticmethod/@classmethod")
@@ -99,6 +106,7 @@ class StaticFunction:
         self.fallback = fallback
         self.optimize = optimize
         self.dynamic = dynamic
+        self.backend = chosen_backend(backend)
         self.signature = inspect.signature(fn)
         # Graphs for exact argument shapes, by cache key; graphs with symbolic sizes, by the key
         # with every shape reduced to its rank; and for those keys, the shapes seen so far.
@@ -307,8 +315,8 @@ class StaticFunction:
             if VERIFY_EVERY_PASS:
                 verify(graph)
             if self.optimize:
-                graph = optimize(graph, passes=numpy_passes())
-            compiled = CompiledProgram(program, graph, Executor(graph, program.writebacks))
+                graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(self.backend)])
+            compiled = CompiledProgram(program, graph, make_executor(graph, program.writebacks, self.backend))
         program.size_guards = list(size_guards)
         return compiled
 
@@ -430,7 +438,12 @@ register_wrapper_type(
 
 @public_api
 def to_static(
-    fn: Callable[..., Any] | None = None, *, fallback: bool = False, optimize: bool = True, dynamic: bool | None = None
+    fn: Callable[..., Any] | None = None,
+    *,
+    fallback: bool = False,
+    optimize: bool = True,
+    dynamic: bool | None = None,
+    backend: str | None = None,
 ) -> Converted | Callable[[Callable[..., Any]], Converted]:
     """Convert ``fn`` into a static-graph function with the same results.
 
@@ -450,29 +463,38 @@ def to_static(
             default): a size that changes between calls, so that a stream of lengths builds at
             most two graphs; True: every size from the first call; False: none (one graph per
             shape).
+        backend: where graphs run (docs/compiled-tier.md). "auto" (the default, or the
+            ``DY2ST_BACKEND`` environment variable): the NumPy tier at once, loops compiled with
+            Numba in the background once they have run for a while, when Numba is installed;
+            "compiled": compiled before the first call returns; "numpy": never compiled.
     """
     if fn is None:
-        return public_api(lambda f: _convert(f, fallback, optimize, dynamic))
-    return _convert(fn, fallback, optimize, dynamic)
+        return public_api(lambda f: _convert(f, fallback, optimize, dynamic, backend))
+    return _convert(fn, fallback, optimize, dynamic, backend)
 
 
-def _convert(fn: Callable[..., Any], fallback: bool, optimize: bool, dynamic: bool | None = None) -> Converted:
+def _convert(
+    fn: Callable[..., Any], fallback: bool, optimize: bool, dynamic: bool | None = None, backend: str | None = None
+) -> Converted:
     """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to
     or to the arguments of a ``functools.partial``."""
     if isinstance(fn, (StaticFunction, BoundStaticFunction, PartialStaticFunction)):
         return fn  # converted already (its __call__ is dy2st's, not code to convert)
     if isinstance(fn, functools.partial):
-        return PartialStaticFunction(_convert(fn.func, fallback, optimize, dynamic), fn.args, fn.keywords)
+        return PartialStaticFunction(_convert(fn.func, fallback, optimize, dynamic, backend), fn.args, fn.keywords)
     if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
         return BoundStaticFunction(
-            StaticFunction(fn.__func__, fallback=fallback, optimize=optimize, dynamic=dynamic), fn.__self__
+            StaticFunction(fn.__func__, fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend),
+            fn.__self__,
         )
     if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):
-        return StaticFunction(fn, fallback=fallback, optimize=optimize, dynamic=dynamic)
+        return StaticFunction(fn, fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend)
     # The class's own __call__, looked up without calling getattr on the object.
     call = next((vars(base)["__call__"] for base in type(fn).__mro__ if "__call__" in vars(base)), None)
     if isinstance(call, types.FunctionType):  # an instance of a class with a Python __call__
-        return BoundStaticFunction(StaticFunction(call, fallback=fallback, optimize=optimize, dynamic=dynamic), fn)
+        return BoundStaticFunction(
+            StaticFunction(call, fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend), fn
+        )
     raise ConversionError(
         f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
         "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"

@@ -181,6 +181,11 @@ def parse_arguments(argv: list[str] | None, description: str) -> argparse.Namesp
         action="store_true",
         help="each call's arrays longer than the last's (the later calls run a graph with symbolic sizes)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=("auto", "numpy", "compiled"),
+        help="the tier converted programs run on: sets DY2ST_BACKEND (default: as the environment says)",
+    )
     parser.add_argument("--reduce-seconds", type=float, default=20, help="time to reduce each failure class")
     parser.add_argument("--reduce-budget", type=float, default=300, help="total time for reducing (0: none)")
     parser.add_argument("--json", type=Path, help="also write every program's outcome to this file")
@@ -199,6 +204,8 @@ def main(argv: list[str] | None = None, description: str = __doc__ or "") -> int
         for name, family in FAMILIES.items():
             print(f"{name:<20}{family.summary}")
         return 0
+    if args.backend:
+        os.environ["DY2ST_BACKEND"] = args.backend  # read by every to_static call, the reducer's too
     knobs = Knobs(
         max_depth=args.max_depth,
         tensor_conditions=not args.python_conditions,
@@ -207,6 +214,7 @@ def main(argv: list[str] | None = None, description: str = __doc__ or "") -> int
     )
     flags = " --python-conditions" if args.python_conditions else ""
     flags += " --changing-sizes" if args.changing_sizes else ""
+    flags += f" --backend {args.backend}" if args.backend else ""
     seeds = range(args.first_seed, args.first_seed + args.programs)
     total = len(seeds) * len(args.families)
     started = time.monotonic()
@@ -221,7 +229,8 @@ def main(argv: list[str] | None = None, description: str = __doc__ or "") -> int
         reduce_classes(classes, Path(directory), args.reduce_seconds, args.reduce_budget)
     for failure_class in classes:
         print("\n" + describe(failure_class, flags))
-    print(f"\nseeds {seeds.start}..{seeds.stop - 1}, {knobs}, {time.monotonic() - started:.0f} s\n")
+    backend = os.environ.get("DY2ST_BACKEND") or "auto"
+    print(f"\nseeds {seeds.start}..{seeds.stop - 1}, {knobs}, backend {backend}, {time.monotonic() - started:.0f} s\n")
     print(table(tally(outcomes)))
     if args.json:
         write_json(args.json, outcomes, classes)

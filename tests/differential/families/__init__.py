@@ -7,6 +7,7 @@ from .broadcast_branches import BroadcastBranches
 from .control_flow import ControlFlow
 from .data_dependent import DataDependent
 from .defaults_returns import DefaultsReturns
+from .element_loops import ElementLoops
 from .inplace_rebind import InplaceRebind
 from .numpy_calls import NumpyCalls
 from .python_numbers import PythonNumbers
@@ -33,6 +34,7 @@ FAMILIES: dict[str, type[Family]] = {
         StaleReads,
         DataDependent,
         NumpyCalls,
+        ElementLoops,
     )
 }
 

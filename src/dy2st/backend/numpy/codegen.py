@@ -707,7 +707,11 @@ def _is_index_int(value: Any) -> bool:
 
 
 def generate(
-    graph: Graph, writebacks: dict[int, int] | None = None, generator_cls=CodeGenerator, plan: bool = True
+    graph: Graph,
+    writebacks: dict[int, int] | None = None,
+    generator_cls=CodeGenerator,
+    plan: bool = True,
+    variant: str = "",
 ) -> GeneratedCode:
     """Compile ``graph`` to a Python function.
 
@@ -716,8 +720,9 @@ def generate(
         writebacks: output index -> argument index, for arrays updated in place.
         generator_cls: a ``CodeGenerator`` subclass.
         plan: follow the memory plan recorded on the ops (False: let NumPy allocate every result).
+        variant: a word naming this function among others of the graph (its code's file name).
     """
     gen = generator_cls(graph, writebacks, plan=plan)
     source = gen.generate(may_alias_inputs(graph))
-    filename = f"<dy2st-generated {graph.name}{'' if plan else ' unplanned'}>"
+    filename = f"<dy2st-generated {graph.name}{'' if plan else ' unplanned'}{' ' + variant if variant else ''}>"
     return GeneratedCode(source, gen.namespace, gen.line_ops, filename, gen.persistent_bytes)

@@ -1,0 +1,109 @@
+"""The executor functions of the compiled tier: the NumPy tier's generated function, with each
+compiled loop called where the NumPy tier would run it.
+
+A compiled loop takes C-ordered, aligned, writeable arrays (its machine code is specialised for
+them); the call checks that and runs the NumPy tier's code for the loop otherwise, so a strided
+view or a read-only array still gives NumPy's answer::
+
+    if a0.flags.carray:
+        c1, c2, = loop_0(a0, v4)
+    else:
+        w5 = a0
+        ...                      # the loop as the NumPy tier runs it
+        c1, c2 = w5, w6
+
+Before the compiled code is ready, the tiered executor runs a variant that times the marked loops
+(``WatchingCodeGenerator``): once they have taken long enough, it starts compiling.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dy2st.backend.numba.support import COMPILED_LOOP, representation
+from dy2st.backend.numpy.codegen import CodeGenerator
+from dy2st.ir.core import Graph, Op, Value
+
+
+@dataclass
+class CompiledLoop:
+    """A loop compiled to machine code.
+
+    Attributes:
+        function: the Numba dispatcher, compiled for ``params``' types.
+        params: the values it takes, in order.
+        errors: the message of each error it raises -> the op raising it.
+        source: its Numba source.
+    """
+
+    function: Any
+    params: list[Value]
+    errors: dict[str, Op] = field(default_factory=dict)
+    source: str = ""
+
+
+def scalar_of(value: Any) -> Any:
+    """A 0-d value as the scalar a compiled function takes (the NumPy tier may hold a 0-d array)."""
+    return value[()] if type(value) is np.ndarray else value
+
+
+class CompiledCodeGenerator(CodeGenerator):
+    """The NumPy tier's code generator, calling compiled loops (``loops``) where it has them."""
+
+    def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, plan: bool = True, *, loops=None):
+        super().__init__(graph, writebacks, plan)
+        self.loops: dict[Op, CompiledLoop] = loops or {}
+
+    def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        compiled = self.loops.get(op)
+        if compiled is None:
+            super().emit_while_loop(op, depth, aliasing)
+            return
+        function = self.bind(compiled.function, self.fresh("loop_"))
+        arguments = [self.argument(value) for value in compiled.params]
+        arrays = [name for name, value in zip(arguments, compiled.params) if value.type.ndim > 0]
+        results = [self.fresh("c") for _ in op.results]
+        self.line(depth, f"if {' and '.join(f'{a}.flags.carray' for a in arrays) or 'True'}:", op)
+        self.line(depth + 1, f"{''.join(r + ', ' for r in results)}= {function}({', '.join(arguments)})", op)
+        for name, value in zip(results, op.results):
+            if value.type.ndim == 0 and not value.type.weak:
+                # Numba returns Python numbers; eager code holds NumPy scalars here.
+                self.line(
+                    depth + 1, f"{name} = {self.bind(value.type.dtype.type, 'np_' + value.type.dtype.name)}({name})"
+                )
+        self.line(depth, "else:")
+        super().emit_while_loop(op, depth + 1, aliasing)
+        self.line(depth + 1, f"{', '.join(results)} = {', '.join(self.name_of(v) for v in op.results)}")
+        for value, name in zip(op.results, results):
+            self.names[value] = name
+
+    def argument(self, value: Value) -> str:
+        """How the call passes ``value``: arrays as they are, a NumPy 0-d value as a scalar."""
+        name = self.name_of(value)
+        if value.type.ndim > 0 or value.type.weak or representation(value) != value.type.dtype:
+            return name
+        return f"{self.bind(scalar_of, 'scalar_of')}({name})"
+
+
+class WatchingCodeGenerator(CodeGenerator):
+    """The NumPy tier's code, timing each loop the ``compiled-regions`` pass marked: ``watch`` is
+    called with the seconds it took, and decides when to compile."""
+
+    def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, plan: bool = True, *, watch=None):
+        super().__init__(graph, writebacks, plan)
+        self.watch = watch
+
+    def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        if not op.attrs.get(COMPILED_LOOP) or self.watch is None:
+            super().emit_while_loop(op, depth, aliasing)
+            return
+        clock = self.bind(time.perf_counter, "perf_counter")
+        watch = self.bind(self.watch, "watch")
+        started = self.fresh("t")
+        self.line(depth, f"{started} = {clock}()")
+        super().emit_while_loop(op, depth, aliasing)
+        self.line(depth, f"{watch}({clock}() - {started})")

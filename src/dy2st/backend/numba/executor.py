@@ -1,0 +1,199 @@
+"""Tiered execution: a graph starts on the NumPy tier and moves to compiled code when it is ready.
+
+``to_static(backend=...)`` chooses (``docs/compiled-tier.md``):
+
+    "auto"      the default (``DY2ST_BACKEND`` overrides it): graphs run on the NumPy tier at once;
+                when Numba is installed and the loops the compiled tier can run have taken
+                ``DY2ST_COMPILE_AFTER_MS`` (50 ms) of run time, they are compiled in a background
+                thread and the compiled executor is swapped in. A call never waits for the compiler.
+    "compiled"  compile when the graph is built, before its first call returns (needs Numba).
+    "numpy"     the NumPy tier only.
+
+A loop Numba fails to compile stays on the NumPy tier (the debug log of ``logging.getLogger("dy2st")``
+says why); the tier never makes a function fail.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+from dy2st.backend.numba import numba_available
+from dy2st.backend.numba.codegen import CompiledCodeGenerator, CompiledLoop, WatchingCodeGenerator
+from dy2st.backend.numba.kernel_cache import load_module, numba_type
+from dy2st.backend.numba.loop_source import OVERFLOW_MESSAGE, PRELUDE, LoopSource
+from dy2st.backend.numba.regions import CompiledRegions, compiled_loops
+from dy2st.backend.numba.support import representation
+from dy2st.backend.numpy.codegen import generate
+from dy2st.backend.numpy.executor import Executor
+from dy2st.ir.core import Graph, Op
+from dy2st.ir.printer import describe_op
+from dy2st.passes.base import Pass
+
+BACKENDS = ("auto", "compiled", "numpy")
+BACKEND_ENV = "DY2ST_BACKEND"
+COMPILE_AFTER_ENV = "DY2ST_COMPILE_AFTER_MS"
+COMPILE_AFTER_MS = 50.0
+
+logger = logging.getLogger("dy2st")
+
+
+def chosen_backend(backend: str | None) -> str:
+    """The backend a function runs on: ``backend``, else ``$DY2ST_BACKEND``, else "auto". Asking for
+    "compiled" where Numba is missing is an error now, not at the first call."""
+    name = backend if backend is not None else os.environ.get(BACKEND_ENV) or "auto"
+    if name not in BACKENDS:
+        source = "backend" if backend is not None else BACKEND_ENV
+        raise ValueError(f"{source} must be one of {', '.join(map(repr, BACKENDS))}, got {name!r}")
+    if name == "compiled" and not numba_available():
+        raise ModuleNotFoundError("backend='compiled' needs Numba: pip install 'dy2st[jit]'")
+    return name
+
+
+def tier_passes(backend: str) -> list[Pass]:
+    """The passes the compiled tier adds after the NumPy tier's (none without Numba)."""
+    return [CompiledRegions()] if backend != "numpy" and numba_available() else []
+
+
+def make_executor(graph: Graph, writebacks: dict[int, int] | None, backend: str) -> Executor:
+    """The executor of an optimized graph on ``backend``."""
+    if backend == "numpy" or not compiled_loops(graph):
+        return Executor(graph, writebacks)
+    return TieredExecutor(graph, writebacks, wait=backend == "compiled")
+
+
+def compile_loops(graph: Graph) -> tuple[dict[Op, CompiledLoop], list[str]]:
+    """Each loop the ``compiled-regions`` pass marked, compiled; and why the others were not."""
+    loops = compiled_loops(graph)
+    sources = [LoopSource(loop, f"loop_{k}") for k, loop in enumerate(loops)]
+    failures: list[str] = []
+    try:
+        module = load_module("\n\n".join(s.source for s in sources), PRELUDE)
+    except Exception as error:  # a dy2st bug: the NumPy tier still runs the graph
+        failures.append(f"the generated module failed to load: {type(error).__name__}: {error}")
+        logger.debug("compiled tier: %s", failures[-1])
+        return {}, failures
+    compiled: dict[Op, CompiledLoop] = {}
+    for loop, source in zip(loops, sources):
+        where = f"{describe_op(loop)}" + (f" ({loop.loc.short})" if loop.loc else "")
+        signature = tuple(numba_type(representation(v), v.type.ndim) for v in source.params)
+        started = time.perf_counter()
+        try:
+            function = getattr(module, source.name)
+            function.compile(signature)
+        except Exception as error:
+            failures.append(f"{where}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            logger.debug("compiled tier: %s stays on the NumPy tier: %s", where, failures[-1])
+            continue
+        logger.debug("compiled tier: %s compiled in %.3f s", where, time.perf_counter() - started)
+        compiled[loop] = CompiledLoop(function, source.params, source.errors, source.source)
+    return compiled, failures
+
+
+class TieredExecutor(Executor):
+    """An executor that runs the NumPy tier until its compiled loops are ready, then them.
+
+    Args:
+        graph: the optimized graph, its loops marked by the ``compiled-regions`` pass.
+        writebacks: as for ``Executor``.
+        wait: compile now (``backend="compiled"``) instead of in the background once the marked
+            loops have run long enough.
+
+    Attributes:
+        tier: "numpy" until the compiled code is swapped in, then "compiled".
+        loops: the compiled loops, by op.
+        failures: why marked loops were left on the NumPy tier.
+    """
+
+    def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, wait: bool = False):
+        self.tier = "numpy"
+        self.loops: dict[Op, CompiledLoop] = {}
+        self.failures: list[str] = []
+        self._errors: dict[str, Op] = {}
+        self._spent = 0.0
+        self._threshold = float(os.environ.get(COMPILE_AFTER_ENV, COMPILE_AFTER_MS)) / 1000
+        self._compiler: threading.Thread | None = None
+        watching = functools.partial(WatchingCodeGenerator, watch=None if wait else self._watch)
+        super().__init__(graph, writebacks, generate(graph, writebacks, generator_cls=watching))
+        self._numpy_code = self.code
+        if wait:
+            self.compile()
+
+    @property
+    def compiled_source(self) -> str:
+        """The Numba source of the compiled loops (empty before they are compiled)."""
+        return "\n\n".join(loop.source for loop in self.loops.values())
+
+    def _watch(self, seconds: float) -> None:
+        """Called by the NumPy tier's code after each marked loop: start compiling once they have
+        taken ``COMPILE_AFTER_MS`` in all."""
+        self._spent += seconds
+        if self._spent >= self._threshold and self._compiler is None:
+            self._compiler = threading.Thread(target=self.compile, name="dy2st-compile")
+            self._compiler.start()
+
+    def wait_compiled(self, timeout: float | None = None) -> bool:
+        """Start compiling now if it has not started, wait for it, and say whether the compiled
+        code runs (benchmarks and tests use it; calls never need to)."""
+        if self._compiler is None:
+            self._watch(self._threshold)
+        assert self._compiler is not None
+        self._compiler.join(timeout)
+        return self.tier == "compiled"
+
+    def compile(self) -> None:
+        """Compile the marked loops and swap in the executor calling them."""
+        try:
+            loops, self.failures = compile_loops(self.graph)
+            if not loops:
+                return
+            compiled = functools.partial(CompiledCodeGenerator, loops=loops)
+            code = generate(self.graph, self.writebacks, generator_cls=compiled, variant="compiled")
+        except Exception as error:  # a dy2st bug: keep the NumPy tier, which is correct
+            self.failures.append(f"{type(error).__name__}: {error}")
+            logger.debug("compiled tier: %s stays on the NumPy tier: %s", self.graph.name, self.failures[-1])
+            return
+        self.loops = loops
+        self._errors = {message: op for loop in loops.values() for message, op in loop.errors.items()}
+        self._codes[code.filename] = code
+        self.code = code
+        self.function = code.function  # what ``run`` calls from now on
+        self.tier = "compiled"
+
+    def _call(self, function: Any, args: tuple) -> tuple:
+        """Run ``function``; when compiled code meets a Python int beyond 64 bits, which the eager
+        code holds and compiled code cannot, go back to the NumPy tier for good, and run this call
+        there too unless the graph had already updated an argument in place (then the error says
+        how to run it)."""
+        try:
+            return super()._call(function, args)
+        except OverflowError as error:
+            if self.tier != "compiled" or OVERFLOW_MESSAGE not in str(error):
+                raise
+            self.demote(f"{type(error).__name__}: {OVERFLOW_MESSAGE}")
+            if self.writebacks:
+                raise
+        return super()._call(self.function, args)
+
+    def demote(self, reason: str) -> None:
+        """Run the NumPy tier from now on."""
+        logger.debug("compiled tier: %s goes back to the NumPy tier: %s", self.graph.name, reason)
+        self.failures.append(reason)
+        self.code = self._numpy_code
+        self.function = self._numpy_code.function
+        self.tier = "numpy"
+
+    def failing_op(self, error: BaseException) -> Op | None:
+        """The op an error of compiled code names (an index out of bounds), else as the NumPy tier."""
+        message = error.args[0] if isinstance(error, IndexError) and error.args else None
+        found = self._errors.get(message) if isinstance(message, str) else None
+        return found if found is not None else super().failing_op(error)
+
+
+def executor_tier(executor: Any) -> str:
+    """ "compiled" or "numpy": the tier an executor runs now."""
+    return getattr(executor, "tier", "numpy")

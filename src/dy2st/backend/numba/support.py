@@ -1,0 +1,266 @@
+"""Which parts of a graph the compiled tier can compile: the rules, read off the IR alone.
+
+A ``while_loop`` compiles when everything it runs works on scalars and single elements: arithmetic,
+comparisons and math functions on 0-d values, reading and writing one element of an array
+(``A[i, j]``, ``A[i, j] = v`` in place), array sizes, ``if``/``else`` and inner loops. Those are the
+loops that cost a Python round trip per element on the NumPy tier (a CRC over bytes, a triangular
+solve by elements, Floyd-Warshall), and where compiled code is 10-100x faster. Array operations
+inside a loop (slices, reductions, ``@``) keep the loop on the NumPy tier: NumPy already runs them
+at full speed, one call each.
+
+Every rule here keeps NumPy's semantics exactly (``docs/compiled-tier.md``): where a construct could
+give another value, dtype or exception in compiled code, it is not compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
+from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
+from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ops.fused import FUSED
+from dy2st.ops.indexing import TENSOR_SLOT
+
+# The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops (the
+# same type resolution once the operands have the loop's dtypes, integer division by zero giving
+# 0, NaN propagation in maximum/minimum). Integer powers are left out (NumPy raises for negative
+# exponents), as are ufuncs with two results.
+COMPILED_UFUNCS = frozenset(
+    {
+        np.add,
+        np.subtract,
+        np.multiply,
+        np.true_divide,
+        np.floor_divide,
+        np.remainder,
+        np.fmod,
+        np.negative,
+        np.positive,
+        np.absolute,
+        np.fabs,
+        np.sign,
+        np.square,
+        np.sqrt,
+        np.cbrt,
+        np.reciprocal,
+        np.exp,
+        np.exp2,
+        np.expm1,
+        np.log,
+        np.log2,
+        np.log10,
+        np.log1p,
+        np.sin,
+        np.cos,
+        np.tan,
+        np.arcsin,
+        np.arccos,
+        np.arctan,
+        np.arctan2,
+        np.sinh,
+        np.cosh,
+        np.tanh,
+        np.arcsinh,
+        np.arccosh,
+        np.arctanh,
+        np.hypot,
+        np.deg2rad,
+        np.rad2deg,
+        np.floor,
+        np.ceil,
+        np.trunc,
+        np.rint,
+        np.logical_and,
+        np.logical_or,
+        np.logical_xor,
+        np.logical_not,
+        np.greater,
+        np.greater_equal,
+        np.less,
+        np.less_equal,
+        np.equal,
+        np.not_equal,
+        np.maximum,
+        np.minimum,
+        np.fmax,
+        np.fmin,
+        np.isnan,
+        np.isinf,
+        np.isfinite,
+        np.signbit,
+        np.copysign,
+        np.bitwise_and,
+        np.bitwise_or,
+        np.bitwise_xor,
+        np.invert,
+        np.left_shift,
+        np.right_shift,
+        np.power,
+    }
+)
+
+# Python's operators on the eager code's Python numbers that compiled code runs with Python's
+# semantics (Numba's ``error_model='python'``: ``1 // 0`` raises ZeroDivisionError). Integer
+# ``+ - * <<`` are checked for results beyond 64 bits (``loop_source``), which raise OverflowError
+# where Python's unbounded ints would go on; ``**`` is left out (``2 ** -1`` is a float).
+PYTHON_OPERATORS = frozenset(
+    {"+", "-", "*", "/", "//", "%", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!=", "~", "abs", "not"}
+)
+
+# Dtype kinds compiled code holds: booleans, integers, floats (not float16, which Numba does not
+# compute in) and complex numbers.
+_KINDS = frozenset("biufc")
+
+COMPILED_LOOP = "compiled_loop"
+"""The attribute the ``compiled-regions`` pass sets on a ``while_loop`` the compiled tier runs."""
+
+
+def supported_dtype(dtype: np.dtype) -> bool:
+    """Can compiled code hold values of this dtype?"""
+    return dtype.kind in _KINDS and dtype != np.float16 and dtype.isnative
+
+
+def representation(value: Value) -> np.dtype:
+    """The dtype compiled code holds ``value`` in: a Python number (weakly typed) as Python holds
+    it, in 64 bits (an int as int64, a float as float64); anything else in its own dtype."""
+    if value.type.weak:
+        return _PYTHON_DTYPES[value.type.dtype.kind]
+    return value.type.dtype
+
+
+_PYTHON_DTYPES = {
+    "b": np.dtype(np.bool_),
+    "i": np.dtype(np.int64),
+    "u": np.dtype(np.int64),
+    "f": np.dtype(np.float64),
+    "c": np.dtype(np.complex128),
+}
+
+
+def python_semantics(op: Op) -> bool:
+    """Does ``op`` run Python's operator on Python numbers in the eager code (the NumPy lowering's
+    ``python_operator`` on weakly typed operands), rather than NumPy's ufunc?"""
+    return "python_operator" in op.attrs and all(v.type.weak for v in op.operands)
+
+
+def loop_compiles(loop: Op) -> bool:
+    """Can the compiled tier run this ``while_loop``, all of it?"""
+    values_fit = all(_value_fits(v) for v in (*loop.operands, *loop.results))
+    return values_fit and all(_block_compiles(region.block) for region in loop.regions)
+
+
+def _block_compiles(block: Any) -> bool:
+    return all(_value_fits(arg) for arg in block.args) and all(op_compiles(op) for op in block.ops)
+
+
+def _value_fits(value: Value) -> bool:
+    """A value compiled code can hold: a scalar or an array of a supported dtype in native order."""
+    return supported_dtype(value.type.exact_dtype)
+
+
+def op_compiles(op: Op) -> bool:
+    """Can compiled code run ``op`` (and, for ops with regions, everything in them)?"""
+    if op.attrs.get(ERRSTATE_ATTR) or not all(_value_fits(v) for v in (*op.operands, *op.results)):
+        return False
+    name = op.name
+    if name == YIELD or name == DIM:
+        return True
+    if name in (COND, WHILE_LOOP, FUSED):
+        return _structure_compiles(op)
+    if name == CONST:
+        return op.results[0].type.ndim == 0 and isinstance(op.attrs["value"], (bool, int, float, complex, np.generic))
+    if name == AS_PYTHON_NUMBER:
+        return op.operands[0].type.ndim == 0
+    if reads_element(op):
+        return op.results[0].type.ndim == 0 and _element_index(op, first=1)
+    if stores_element(op):
+        return _element_store(op)
+    return _scalar_ufunc(op)
+
+
+def _structure_compiles(op: Op) -> bool:
+    """A ``cond`` on a scalar, a loop, or a group of scalar ops, whose regions compile."""
+    if op.name == COND and op.operands[0].type.ndim != 0:
+        return False
+    if op.name == FUSED and not all(v.type.ndim == 0 for v in (*op.operands, *op.results)):
+        return False
+    return all(_block_compiles(region.block) for region in op.regions)
+
+
+def reads_element(op: Op) -> bool:
+    """An indexing op reading its array (``x[index]``; one element where ``op_compiles`` accepts it)."""
+    opdef = get_op(op.name)
+    return opdef.index_operands == 1 and opdef.updates_operand is None
+
+
+def stores_element(op: Op) -> bool:
+    """An update storing its value operand into its array (``x[index] = value``)."""
+    opdef = get_op(op.name)
+    return opdef.index_operands == 2 and opdef.updates_operand == 0
+
+
+def _scalar_ufunc(op: Op) -> bool:
+    """An elementwise ufunc on 0-d values that compiled code computes as NumPy does."""
+    ufunc = get_op(op.name).ufunc
+    if ufunc is None or ufunc.nout != 1 or ufunc not in COMPILED_UFUNCS:
+        return False
+    if not all(v.type.ndim == 0 for v in (*op.operands, *op.results)):
+        return False
+    if python_semantics(op):
+        return op.attrs["python_operator"] in PYTHON_OPERATORS
+    if ufunc is np.power and op.results[0].type.dtype.kind in "iub":
+        return False  # NumPy raises for negative integer exponents
+    return loop_dtypes(op) is not None
+
+
+def loop_dtypes(op: Op) -> tuple[np.dtype, ...] | None:
+    """The dtypes of the NumPy loop ``op``'s ufunc runs for its operands (inputs then output), as
+    NumPy resolves them, weakly typed operands included; None if NumPy finds none or the output is
+    not the op's result dtype."""
+    ufunc = get_op(op.name).ufunc
+    assert ufunc is not None
+    described: list[Any] = [_PYTHON_TYPES[v.type.dtype.kind] if v.type.weak else v.type.dtype for v in op.operands]
+    try:
+        dtypes = ufunc.resolve_dtypes((*described, None))
+    except (TypeError, ValueError, np.exceptions.DTypePromotionError):
+        return None
+    if dtypes[-1] != op.results[0].type.dtype or not all(supported_dtype(d) for d in dtypes):
+        return None
+    return tuple(dtypes)
+
+
+_PYTHON_TYPES = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def _element_index(op: Op, first: int) -> bool:
+    """Does the op's template index one element of its array with ints and 0-d integers (the
+    tensor operands from ``first`` on)?"""
+    array = op.operands[0]
+    template = op.attrs["template"]
+    if array.type.ndim == 0 or len(template) != array.type.ndim:
+        return False
+    slots = sum(1 for item in template if item is TENSOR_SLOT)
+    indices = op.operands[first:]
+    if slots != len(indices) or not all(v.type.ndim == 0 and v.type.dtype.kind in "iu" for v in indices):
+        return False
+    return all(item is TENSOR_SLOT or _is_int(item) for item in template)
+
+
+def _is_int(item: Any) -> bool:
+    return isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+
+
+def _element_store(op: Op) -> bool:
+    """``A[i, j] = v`` of a 0-d value, in ``A``'s own buffer, with a cast NumPy makes too."""
+    if overwritten_operand(op) != 0 or op.operands[1].type.ndim != 0 or not _element_index(op, first=2):
+        return False
+    target = op.operands[0].type.dtype
+    value = op.operands[1].type
+    if value.dtype == target:
+        return True
+    if value.weak and value.dtype.kind in "iu":
+        return target.kind in "iufc"  # range-checked for integer targets, as NumPy does
+    return bool(np.can_cast(value.dtype, target, "same_kind")) and not (target.kind in "iu" and value.dtype.kind == "b")

@@ -1,0 +1,385 @@
+"""The compiled tier (Numba): loops over elements and scalars compiled to machine code give eager
+NumPy's results exactly, raise eager's exceptions at the user's line, and never make a function
+fail; tiered execution swaps compiled code in; compiled code is cached on disk."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import dy2st
+from dy2st.backend.numba.executor import TieredExecutor
+from dy2st.backend.numba.support import COMPILED_LOOP, COMPILED_UFUNCS
+from eager_parity import assert_like_eager, same_value
+
+numba = pytest.importorskip("numba")
+
+
+def executor_of(static, *args):
+    static(*args)
+    (compiled,) = [c for entries in [*static._cache.values(), *static._dynamic_cache.values()] for c in entries]
+    return compiled.executor
+
+
+def compiled_like_eager(fn, *args):
+    """Eager and compiled give the same results and final arguments; and the loop did compile."""
+    static = dy2st.to_static(fn, backend="compiled")
+    result = assert_like_eager(fn, *args, converted=static)
+    executor = executor_of(static, *[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+    assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", getattr(executor, "failures", None)
+    return result
+
+
+# --- kernels written as NumPy users write element loops -------------------------------------------
+def crc16(data, poly):
+    crc = 0xFFFF
+    for byte in data:
+        current = 0xFF & byte
+        for _ in range(8):
+            if (crc & 0x0001) ^ (current & 0x0001):
+                crc = (crc >> 1) ^ poly
+            else:
+                crc >>= 1
+            current >>= 1
+    crc = ~crc & 0xFFFF
+    crc = (crc << 8) | ((crc >> 8) & 0xFF)
+    return crc & 0xFFFF
+
+
+def floyd_warshall(paths):
+    n = paths.shape[0]
+    for k in range(n):
+        for i in range(n):
+            for j in range(n):
+                if paths[i, k] + paths[k, j] < paths[i, j]:
+                    paths[i, j] = paths[i, k] + paths[k, j]
+    return paths
+
+
+def insertion_sort(a):
+    for i in range(1, len(a)):
+        key = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > key:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = key
+    return a
+
+
+def forward_substitution(L, b):
+    n = len(b)
+    x = np.zeros(n)
+    for i in range(n):
+        s = b[i]
+        for j in range(i):
+            s -= L[i, j] * x[j]
+        x[i] = s / L[i, i]
+    return x
+
+
+def newton_sqrt(a):
+    x = a
+    it = 0
+    while abs(x * x - a) > 1e-12 * a and it < 100:
+        x = 0.5 * (x + a / x)
+        it += 1
+    return x, it
+
+
+def float32_accumulate(x):
+    s = np.float32(0.0)
+    for i in range(len(x)):
+        s = s + x[i] * 0.1  # NumPy computes in float32: 0.1 is a weak Python float
+    return s
+
+
+def small_int_wraparound(a):
+    total = np.int8(0)
+    for i in range(len(a)):
+        total = total + a[i] * 3
+        a[i] = a[i] << 3
+    return total, a
+
+
+@pytest.mark.parametrize(
+    "fn, make",
+    [
+        (crc16, lambda: (np.random.default_rng(0).integers(0, 256, 300, dtype=np.uint8), 0x8408)),
+        (floyd_warshall, lambda: (np.random.default_rng(1).random((12, 12)),)),
+        (insertion_sort, lambda: (np.random.default_rng(2).random(40),)),
+        (insertion_sort, lambda: (np.random.default_rng(3).integers(-50, 50, 30).astype(np.int32),)),
+        (forward_substitution, lambda: (np.tril(np.random.default_rng(4).random((9, 9))) + np.eye(9), np.arange(9.0))),
+        (newton_sqrt, lambda: (np.float64(2.0),)),
+        (float32_accumulate, lambda: (np.linspace(-1, 1, 17, dtype=np.float32),)),
+        (small_int_wraparound, lambda: (np.arange(-60, 60, 7, dtype=np.int8),)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_element_loops_compile_and_match_eager(fn, make):
+    compiled_like_eager(fn, *make())
+
+
+# --- NumPy's semantics at the edges ------------------------------------------------------------------
+def integer_edges(a, b):
+    out = np.zeros((5, len(a)), dtype=a.dtype)
+    for i in range(len(a)):
+        out[0, i] = a[i] // b[i]
+        out[1, i] = a[i] % b[i]
+        out[2, i] = (a[i] >> b[i]) + (a[i] << b[i])
+        out[3, i] = a[i] * b[i] + a[i] - b[i]  # wraps around
+        out[4, i] = -a[i] + abs(a[i])
+    return out
+
+
+def float_edges(x, y):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = np.maximum(x[i], y[i]) + x[i] / y[i] + np.fmod(x[i], y[i]) + (x[i] // y[i])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
+def test_integer_division_by_zero_and_wide_shifts_are_numpys(dtype):
+    info = np.iinfo(dtype)
+    a = np.array([7, info.max, info.min, 0, 5, 100, info.min, info.max], dtype=dtype)
+    minus_one = -1 if info.min < 0 else info.max
+    b = np.array([0, 3, 0, 0, 70, 65, minus_one, 2], dtype=dtype)  # shifts of 65 and 70 bits: 0
+    compiled_like_eager(integer_edges, a, b)
+
+
+def test_nan_inf_and_division_by_zero_in_floats_are_numpys():
+    x = np.array([1.0, -1.0, 0.0, np.nan, np.inf, 3.5])
+    y = np.array([0.0, 0.0, 0.0, 1.0, np.nan, -np.inf])
+    compiled_like_eager(float_edges, x, y)
+
+
+def python_int_division(x, d):
+    total = 0
+    for i in range(len(x)):
+        total += i // d
+    return total
+
+
+def test_python_int_division_by_zero_raises_zero_division_error():
+    static = dy2st.to_static(python_int_division, backend="compiled")
+    with pytest.raises(ZeroDivisionError):
+        static(np.zeros(3), 0)
+    assert static(np.zeros(5), 2) == python_int_division(np.zeros(5), 2)
+
+
+def read_past_the_end(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x[i]
+    return s
+
+
+def test_an_index_out_of_bounds_raises_index_error_naming_the_users_line():
+    static = dy2st.to_static(read_past_the_end, backend="compiled")
+    assert static(np.ones(4), 4) == 4.0
+    with pytest.raises(IndexError) as raised:
+        static(np.ones(4), 6)
+    message = str(raised.value)
+    assert "test_compiled_tier.py:" in message and "index out of bounds for axis 0" in message
+    line = read_past_the_end.__code__.co_firstlineno + 3
+    assert f"test_compiled_tier.py:{line}" in message
+
+
+def negative_indices(x):
+    s = 0.0
+    for i in range(1, len(x) + 1):
+        s = s * 2 + x[-i]
+    return s
+
+
+def test_negative_indices_count_from_the_end():
+    compiled_like_eager(negative_indices, np.arange(6.0))
+    static = dy2st.to_static(read_past_the_end, backend="compiled")
+    with pytest.raises(IndexError):
+        static(np.ones(3), 5)
+
+
+def grows_beyond_int64(n):
+    h = 2**60
+    for i in range(n):
+        h = h * 4
+    return h
+
+
+def test_a_python_int_beyond_64_bits_goes_back_to_the_numpy_tier_with_eagers_answer():
+    static = dy2st.to_static(grows_beyond_int64, backend="compiled")
+    assert static(np.array(1)) == 2**62  # fits: compiled
+    assert executor_of(static, np.array(1)).tier == "compiled"
+    assert static(np.array(5)) == 2**70  # beyond int64: run again on the NumPy tier
+    executor = executor_of(static, np.array(5))
+    assert executor.tier == "numpy" and "64 bits" in executor.failures[-1]
+
+
+def storing_python_ints(a, v):
+    for i in range(len(a)):
+        a[i] = v + i
+    return a
+
+
+def test_a_python_int_out_of_range_for_the_array_raises_overflow_error_as_numpy_does():
+    static = dy2st.to_static(storing_python_ints, backend="compiled")
+    same_value(static(np.zeros(3, np.uint8), 250), storing_python_ints(np.zeros(3, np.uint8), 250))
+    with pytest.raises(OverflowError):
+        storing_python_ints(np.zeros(3, np.uint8), 254)
+    with pytest.raises(OverflowError):
+        static(np.zeros(3, np.uint8), 254)
+
+
+# --- accuracy of math functions ----------------------------------------------------------------
+def apply_elementwise(x, out, which):
+    for i in range(len(x)):
+        if which == 0:
+            out[i] = np.tanh(x[i])
+        elif which == 1:
+            out[i] = np.exp(x[i])
+        elif which == 2:
+            out[i] = np.sin(x[i])
+        elif which == 3:
+            out[i] = np.log1p(np.abs(x[i]))
+        else:
+            out[i] = np.arctan2(x[i], 0.5)
+    return out
+
+
+def ulp_distance(a: np.ndarray, b: np.ndarray) -> int:
+    """The largest distance in units in the last place between two float arrays (NaNs equal)."""
+    kind = np.int32 if a.dtype == np.float32 else np.int64
+    ai, bi = a.view(kind).astype(np.int64), b.view(kind).astype(np.int64)
+    # Map the sign-magnitude bit patterns onto a monotonic integer line.
+    magnitude = np.int64(2 ** (a.dtype.itemsize * 8 - 1) - 1)
+    ai = np.where(ai < 0, -(ai & magnitude), ai)
+    bi = np.where(bi < 0, -(bi & magnitude), bi)
+    both_nan = np.isnan(a) & np.isnan(b)
+    return int(np.max(np.where(both_nan, 0, np.abs(ai - bi))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("which", range(5))
+def test_math_functions_are_within_4_ulp_of_numpys(dtype, which):
+    rng = np.random.default_rng(which)
+    x = np.concatenate([rng.uniform(-20, 20, 4000), rng.uniform(-1e-3, 1e-3, 1000), [0.0, -0.0, 1e-30]]).astype(dtype)
+    static = dy2st.to_static(apply_elementwise, backend="compiled")
+    compiled = static(x, np.zeros_like(x), which)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        eager = apply_elementwise(x, np.zeros_like(x), which)
+    assert compiled.dtype == eager.dtype == dtype
+    assert ulp_distance(compiled, eager) <= 4
+    assert executor_of(static, x, np.zeros_like(x), which).tier == "compiled"
+
+
+# --- what the tier decides, and how calls run -----------------------------------------------------
+def sum_of_row_slices(A):
+    s = 0.0
+    for i in range(A.shape[0]):
+        s += A[i, :].sum()  # an array operation: the loop stays on the NumPy tier
+    return s
+
+
+def test_a_loop_with_array_operations_stays_on_the_numpy_tier_and_runs():
+    static = dy2st.to_static(sum_of_row_slices, backend="compiled")
+    A = np.arange(12.0).reshape(3, 4)
+    assert static(A) == sum_of_row_slices(A)
+    assert not any(op.attrs.get(COMPILED_LOOP) for op in static.graph(A).walk())
+
+
+def test_a_strided_or_read_only_argument_runs_the_numpy_tiers_loop():
+    static = dy2st.to_static(insertion_sort, backend="compiled")
+    base = np.random.default_rng(5).random((2, 20))
+    strided = base[0, ::2]
+    expected = insertion_sort(strided.copy())
+    same_value(static(strided), expected)
+    assert np.array_equal(base[0, ::2], expected)  # the caller's view was sorted in place
+    read_only = np.arange(5.0)[::-1].copy()
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError):  # as eager raises for a write to a read-only array
+        insertion_sort(read_only)
+    with pytest.raises(ValueError):
+        static(read_only)
+
+
+def test_auto_starts_on_numpy_and_swaps_in_compiled_code_once_loops_ran_long_enough(monkeypatch):
+    monkeypatch.setenv("DY2ST_COMPILE_AFTER_MS", "0")
+    static = dy2st.to_static(crc16, backend="auto")
+    data = np.random.default_rng(6).integers(0, 256, 200, dtype=np.uint8)
+    expected = crc16(data, 0x8408)
+    assert static(data, 0x8408) == expected
+    executor = executor_of(static, data, 0x8408)
+    assert isinstance(executor, TieredExecutor)
+    assert executor.wait_compiled(timeout=120)
+    assert "loop_" in executor.source  # the executor now calls the compiled loop
+    for _ in range(3):
+        assert static(data, 0x8408) == expected
+
+
+def test_numpy_backend_never_compiles():
+    static = dy2st.to_static(crc16, backend="numpy")
+    data = np.arange(10, dtype=np.uint8)
+    assert static(data, 0x8408) == crc16(data, 0x8408)
+    assert not isinstance(executor_of(static, data, 0x8408), TieredExecutor)
+    assert not any(op.attrs.get(COMPILED_LOOP) for op in static.graph(data, 0x8408).walk())
+
+
+def test_the_backend_is_checked_when_the_function_is_converted(monkeypatch):
+    with pytest.raises(ValueError, match="backend must be one of"):
+        dy2st.to_static(crc16, backend="gpu")
+    monkeypatch.setenv("DY2ST_BACKEND", "fast")
+    with pytest.raises(ValueError, match="DY2ST_BACKEND"):
+        dy2st.to_static(crc16)
+    monkeypatch.setenv("DY2ST_BACKEND", "numpy")
+    assert dy2st.to_static(crc16).backend == "numpy"
+
+
+def test_every_compiled_ufunc_is_one_numba_implements():
+    from numba.np.ufunc_db import get_ufuncs
+
+    assert COMPILED_UFUNCS <= set(get_ufuncs())
+
+
+# --- the disk cache ------------------------------------------------------------------------------
+CACHED_PROGRAM = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import dy2st
+
+    def crc(data):
+        c = 0xFFFF
+        for byte in data:
+            c = ((c << 3) ^ byte) & 0xFFFF  # data is int64: Python int ^ int64
+        return c
+
+    static = dy2st.to_static(crc, backend="compiled")
+    data = np.arange(50, dtype=np.int64)
+    assert static(data) == crc(data)
+    (entries,) = static._cache.values()
+    (loop,) = entries[0].executor.loops.values()
+    print(sum(loop.function.stats.cache_hits.values()))
+    """
+)
+
+
+def test_a_second_process_loads_compiled_code_from_the_cache_folder(tmp_path):
+    script = tmp_path / "program.py"
+    script.write_text(CACHED_PROGRAM)
+    env = {**os.environ, "DY2ST_CACHE_DIR": str(tmp_path / "cache")}
+    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "0"  # compiled, not loaded
+    written = list((tmp_path / "cache").rglob("*.py"))
+    assert len(written) == 1 and list((tmp_path / "cache").rglob("*.nbi"))
+    second = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr
+    assert int(second.stdout.strip()) >= 1  # machine code loaded from the disk cache
