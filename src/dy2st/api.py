@@ -28,7 +28,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from dy2st.backend.numba.executor import chosen_backend, make_executor, tier_passes
+from dy2st.backend.numba import numba_available
+from dy2st.backend.numba.executor import TieredExecutor, chosen_backend, make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
@@ -138,6 +139,23 @@ class StaticFunction:
         """The Python source the backend generated for this input signature."""
         key, arguments, leaves = self._bind(args, kwargs)
         return self._compiled(key, arguments, leaves).executor.source
+
+    @public_api
+    def compiled_source(self, *args: Any, **kwargs: Any) -> str:
+        """The Numba source of the loops the compiled tier compiled for this input signature
+        (compiling them now if the background compiler has not yet), or a comment saying why
+        there are none."""
+        key, arguments, leaves = self._bind(args, kwargs)
+        executor = self._compiled(key, arguments, leaves).executor
+        if not isinstance(executor, TieredExecutor):
+            if self.backend == "numpy":
+                return "# backend='numpy': nothing is compiled\n"
+            if not numba_available():
+                return "# Numba is not installed (pip install 'dy2st[jit]'): nothing is compiled\n"
+            return "# no loop of this graph works on scalars and elements only: nothing is compiled\n"
+        executor.wait_compiled()
+        left = "".join(f"# left on the NumPy tier: {reason}\n" for reason in executor.failures)
+        return left + executor.compiled_source
 
     @property
     def num_graphs(self) -> int:
@@ -371,6 +389,11 @@ class _WithBoundArguments(abc.ABC):
     def executor_source(self, *args: Any, **kwargs: Any) -> str:
         args, kwargs = self._with_bound(args, kwargs)
         return self.static.executor_source(*args, **kwargs)
+
+    @public_api
+    def compiled_source(self, *args: Any, **kwargs: Any) -> str:
+        args, kwargs = self._with_bound(args, kwargs)
+        return self.static.compiled_source(*args, **kwargs)
 
 
 class BoundStaticFunction(_WithBoundArguments):

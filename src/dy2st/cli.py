@@ -162,6 +162,11 @@ def _add_dump_parser(commands) -> None:
         "--executor", action="store_true", help="print the Python the NumPy backend generated for the graph"
     )
     dump.add_argument(
+        "--compiled",
+        action="store_true",
+        help="print the Numba source of the loops the compiled tier compiles for the graph (compiling them now)",
+    )
+    dump.add_argument(
         "--source",
         action="store_true",
         help="also print the transformed source (the default when nothing else is asked)",
@@ -372,10 +377,12 @@ def bind_arguments(static, specs: Sequence[str]) -> tuple[tuple, dict[str, Any]]
 
 # --- passes ----------------------------------------------------------------------------------
 def pipeline_pass_names() -> list[str]:
-    """The names of the default pipeline's passes, in order."""
+    """The names of the default pipeline's passes, in order: the NumPy tier's, then the compiled
+    tier's (which runs only with Numba installed)."""
+    from dy2st.backend.numba.regions import CompiledRegions
     from dy2st.backend.numpy.lowering import numpy_passes
 
-    return [p.name for p in numpy_passes()]
+    return [p.name for p in numpy_passes()] + [CompiledRegions.name]
 
 
 def known_pass_names() -> set[str]:
@@ -413,7 +420,15 @@ class Output:
 
 
 def wants_graph(options: argparse.Namespace) -> bool:
-    return bool(options.ir or options.before or options.after or options.passes or options.executor or options.memory)
+    return bool(
+        options.ir
+        or options.before
+        or options.after
+        or options.passes
+        or options.executor
+        or options.memory
+        or options.compiled
+    )
 
 
 def run_dump(options: argparse.Namespace) -> str:
@@ -441,6 +456,7 @@ def run_dump(options: argparse.Namespace) -> str:
 
 def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, out: Output) -> None:
     # Imported here, not at the top: `dy2st --help` and `dy2st passes` start without NumPy's weight.
+    from dy2st.backend.numba.executor import tier_passes
     from dy2st.backend.numpy.lowering import numpy_passes
     from dy2st.backend.numpy.target import NUMPY_TARGET
     from dy2st.ir.printer import print_graph
@@ -455,11 +471,13 @@ def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, 
         if options.before:
             out.add("IR before passes", show(graph))
         after_each = _after_each_printer(options, out, show)
-        optimize(graph, passes=numpy_passes(), after_each=after_each)
+        optimize(graph, passes=[*numpy_passes(), *tier_passes(static.backend)], after_each=after_each)
     if options.ir:
         out.add("IR after all passes", show(static.graph(*args, **kwargs)))
     if options.executor:
         out.add("generated executor", static.executor_source(*args, **kwargs))
+    if options.compiled:
+        out.add("compiled loops (Numba)", static.compiled_source(*args, **kwargs))
     if options.memory:
         out.add("memory", "\n".join(memory_report(static.graph(*args, **kwargs), NUMPY_TARGET).lines()))
 

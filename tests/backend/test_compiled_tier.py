@@ -383,3 +383,33 @@ def test_a_second_process_loads_compiled_code_from_the_cache_folder(tmp_path):
     second = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert second.returncode == 0, second.stderr
     assert int(second.stdout.strip()) >= 1  # machine code loaded from the disk cache
+
+
+# --- what dy2st dump shows -------------------------------------------------------------------------
+def test_dump_shows_the_compiled_regions_pass_and_the_numba_source(tmp_path, capsys):
+    from dy2st.cli import main
+
+    source = tmp_path / "kernel.py"
+    source.write_text(
+        textwrap.dedent(
+            """
+            def prefix(x):
+                for i in range(1, len(x)):
+                    x[i] = x[i] + x[i - 1]
+                return x
+            """
+        )
+    )
+    assert main(["dump", f"{source}::prefix", "--compiled", "--after", "compiled-regions", "--arg", "x=f64[8]"]) == 0
+    out = capsys.readouterr().out
+    assert "compiled_loop=True" in out
+    assert "@numba.njit" in out and "def loop_0(" in out
+    assert "raise IndexError('index out of bounds for axis 0 in getitem" in out and "(kernel.py:4)" in out
+    assert main(["dump", f"{source}::prefix", "--compiled", "--arg", "x=f64[8]"]) == 0
+    assert "def loop_0(" in capsys.readouterr().out
+
+
+def test_compiled_source_says_why_nothing_is_compiled():
+    static = dy2st.to_static(sum_of_row_slices)
+    assert "nothing is compiled" in static.compiled_source(np.ones((2, 3)))
+    assert "backend='numpy'" in dy2st.to_static(crc16, backend="numpy").compiled_source(np.zeros(3, np.uint8), 1)
