@@ -115,3 +115,28 @@ def test_conversion_runs_once_per_function():
     static(np.ones(2))
     static(np.ones(3))
     assert "def scaled(x, factor=2, mode='add'):" in static.code
+
+
+def test_positional_python_numbers_take_the_fast_path_keyed_by_type_and_bits():
+    import warnings
+
+    import numpy as np
+
+    import dy2st
+
+    def scaled(x, s, n):
+        return x * s + n, np.float64(1.0) / s
+
+    static = dy2st.to_static(scaled)
+    x = np.ones(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for s, n in [(2.0, 1), (2.0, 1), (0.0, 1), (-0.0, 1), (-0.0, True), (float("nan"), 1), (2, 1)]:
+            result, reciprocal = static(x, s, n)
+            expected, expected_reciprocal = scaled(x, s, n)
+            assert np.array_equal(result, expected, equal_nan=True) and result.dtype == expected.dtype
+            assert np.array_equal(reciprocal, expected_reciprocal, equal_nan=True)
+            assert type(reciprocal) is type(expected_reciprocal)
+    # One fast call per (type, bits) of the numbers: 2.0, 0.0, -0.0 with 1 and with True, NaN, 2.
+    assert len(static._fast_calls) == 6
+    assert static.num_graphs == 6

@@ -5,7 +5,7 @@ kernel with its family and argument maker (``kernel.make("test")``, ``kernel.mak
 
 from __future__ import annotations
 
-from . import data_analysis, dynamic_programming, linear_algebra, misc, simulations, solvers, stencils
+from . import data_analysis, dynamic_programming, element_loops, linear_algebra, misc, simulations, solvers, stencils
 from .kernel import PRESETS, RESIZED, Kernel, copy_arguments, difference, tolerance
 
 KERNELS: list[Kernel] = [
@@ -16,6 +16,7 @@ KERNELS: list[Kernel] = [
     *data_analysis.KERNELS,
     *simulations.KERNELS,
     *misc.KERNELS,
+    *element_loops.KERNELS,
 ]
 
 BY_NAME: dict[str, Kernel] = {kernel.name: kernel for kernel in KERNELS}

@@ -33,7 +33,7 @@ from dy2st.backend.numba.executor import TieredExecutor, chosen_backend, make_ex
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
-from dy2st.fast_call import CHANGED, build_fast_call, positional_arity
+from dy2st.fast_call import CHANGED, build_fast_call, fast_key, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
 from dy2st.ir.symbolic import Symbol, numbering_data_dependent_sizes, recording_guards
@@ -191,12 +191,10 @@ class StaticFunction:
         return self._call_slow((instance, *args), kwargs, bound=True)
 
     def _call_fast(self, prefix: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
-        """Run the fast call keyed by ``prefix`` and the (shape, dtype) of each argument, or
-        return ``CHANGED`` when there is none (or a capture or guard changed)."""
-        try:
-            fast = self._fast_calls.get((*prefix, *[(a.shape, a.dtype) for a in args]))
-        except AttributeError:  # not arrays
-            return CHANGED
+        """Run the fast call keyed by ``prefix`` and ``fast_key(args)``, or return ``CHANGED`` when
+        there is none (or a capture or guard changed)."""
+        key = fast_key(args)
+        fast = None if key is None else self._fast_calls.get((*prefix, *key))
         return CHANGED if fast is None else fast(args)
 
     def _call_slow(self, args: tuple[Any, ...], kwargs: dict[str, Any], bound: bool = False) -> Any:
@@ -211,17 +209,15 @@ class StaticFunction:
             warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=3)
             self._fell_back = True
             return self.fn(*args, **kwargs)
-        arrays = args[1:] if bound else args
-        if (
-            not kwargs
-            and len(args) == self._positional_arity
-            and len(leaves) == len(arrays)
-            and all(type(a) is np.ndarray for a in arrays)
-        ):
-            fast_key: tuple[Any, ...] = tuple([(a.shape, a.dtype) for a in arrays])
+        positional = args[1:] if bound else args
+        call_key = fast_key(positional) if not kwargs and len(args) == self._positional_arity else None
+        arrays = tuple(i for i, a in enumerate(positional) if type(a) is np.ndarray)
+        if call_key is not None and len(leaves) == len(arrays):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
-                fast_key = (id(args[0]), *fast_key)
-            self._fast_calls[fast_key] = build_fast_call(compiled.program, compiled.executor.run, len(arrays))
+                call_key = (id(args[0]), *call_key)
+            self._fast_calls[call_key] = build_fast_call(
+                compiled.program, compiled.executor.run, len(positional), arrays
+            )
         program = compiled.program
         if program.writebacks and program.runs_eagerly([*leaves, *captured]):
             return self.fn(*args, **kwargs)  # aliased or read-only inputs: see Program.runs_eagerly

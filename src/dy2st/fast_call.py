@@ -1,9 +1,11 @@
-"""The fast call path: one generated function per compiled graph for all-positional ndarray calls.
+"""The fast call path: one generated function per compiled graph for all-positional calls.
 
-A call passing every parameter positionally as an ndarray is keyed by the (shape, dtype) of each
-argument; everything else about the call (how captures are read and checked, whether guards
-exist, how outputs are rebuilt) is generated once per graph, so such a call costs about a
-microsecond on top of the graph's own work (docs/performance.md).
+A call passing every parameter positionally, each an ndarray or a Python bool, int or float, is
+keyed by the (shape, dtype) of each array and the (type, value) of each number (the numbers are
+constants of the graph, as on the general path); everything else about the call (how captures
+are read and checked, whether guards exist, how outputs are rebuilt) is generated once per
+graph, so such a call costs about a microsecond on top of the graph's own work
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -23,6 +25,26 @@ from dy2st.runtime.staging import Program
 # Returned by a generated fast call when an argument, capture or guard no longer fits its graph.
 CHANGED = object()
 
+# Python numbers a fast call takes as arguments: the graph holds their values as constants.
+FAST_NUMBERS = (bool, int, float)
+
+
+def fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The fast-path key of positional arguments: (shape, dtype) of each ndarray, (type, value)
+    of each Python bool or int, (float, hex) of each float; None for anything else."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is np.ndarray:
+            key.append((a.shape, a.dtype))
+        elif kind is float:
+            key.append((float, a.hex()))  # by its bits: -0.0 is not 0.0, a NaN is a NaN (constant_key)
+        elif kind in FAST_NUMBERS:
+            key.append((kind, a))
+        else:
+            return None
+    return tuple(key)
+
 
 def positional_arity(signature: inspect.Signature) -> int:
     """How many arguments a call passing every parameter positionally has (-1: no such call,
@@ -33,8 +55,11 @@ def positional_arity(signature: inspect.Signature) -> int:
     return len(signature.parameters)
 
 
-def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Callable[[tuple[Any, ...]], Any]:
-    """Generate the call of one compiled program for ``arity`` positional ndarray arguments.
+def build_fast_call(
+    program: Program, run: Callable[..., Any], arity: int, arrays: tuple[int, ...] | None = None
+) -> Callable[[tuple[Any, ...]], Any]:
+    """Generate the call of one compiled program for ``arity`` positional arguments, the ones at
+    ``arrays`` (all, when None) ndarrays and the others Python numbers its key fixed.
 
     Everything that does not depend on the argument values is baked in: how each capture is
     read (a module global is one dict lookup), the type each capture must still have, whether
@@ -61,14 +86,14 @@ def build_fast_call(program: Program, run: Callable[..., Any], arity: int) -> Ca
         "treedef": program.output_treedef,
         "other_guards_hold": program.other_guards_hold,
     }
-    xs = [f"x{i}" for i in range(arity)]
+    positions = range(arity) if arrays is None else arrays
+    everything = [f"x{i}" for i in range(arity)]
+    xs = [f"x{i}" for i in positions]
     lines = ["def fast_call(args):"]
+    if everything:
+        lines.append(f"    {', '.join(everything)}, = args")
     if xs:
-        lines += [
-            f"    {', '.join(xs)}, = args",
-            f"    if {' or '.join(f'type({x}) is not ndarray' for x in xs)}:",
-            "        return CHANGED",
-        ]
+        lines += [f"    if {' or '.join(f'type({x}) is not ndarray' for x in xs)}:", "        return CHANGED"]
     cs = []
     for i, (source, value) in enumerate(zip(program.capture_sources, program.graph.captures)):
         c = f"c{i}"

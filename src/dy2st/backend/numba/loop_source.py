@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.bounds import HoistedIndex, counter_offset, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.support import (
     loop_dtypes,
     python_semantics,
@@ -34,7 +35,7 @@ from dy2st.backend.numba.support import (
     representation,
     stores_element,
 )
-from dy2st.backend.numpy.lowering import loop_comparison
+from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
 from dy2st.ir.opdefs import get_op
@@ -276,6 +277,10 @@ class LoopSource:
         self.names: dict[Value, str] = {}
         self.lines: list[str] = []
         self.counter = 0
+        # The counters of the counted loops being emitted, and the (access, axis) indices whose
+        # checks were made before the innermost loop being emitted (``bounds``).
+        self.counters: set[Value] = set()
+        self.unchecked: set[tuple[Op, int]] = set()
         self.source = self.write()
 
     # --- names -----------------------------------------------------------------------------
@@ -389,13 +394,16 @@ class LoopSource:
                     text = self.bind(depth, text)
             else:
                 text = repr(int(item))
+            if (op, axis) in self.unchecked:
+                items.append(f"np.uint64({text})")  # known in [0, size): no wrap-around of negatives
+                continue
+            items.append(text)
             where = f" ({op.loc.short})" if op.loc else ""
             message = f"index out of bounds for axis {axis} in {describe_op(op)}{where}"
             self.errors[message] = op
             size = f"{array}.shape[{axis}]"
             self.line(depth, f"if {text} < -{size} or {text} >= {size}:")
             self.line(depth + 1, f"raise IndexError({message!r})")
-            items.append(text)
         return ", ".join(items)
 
     def bind(self, depth: int, expression: str) -> str:
@@ -433,6 +441,12 @@ class LoopSource:
                 return f"_python_sub(0, {operand})" if symbol == "-" else f"_python_abs({operand})"
             return f"abs({names[0]})" if symbol == "abs" else f"({_UNARY[symbol]}{names[0]})"
         a, b = names
+        if (
+            result.kind == "i"
+            and symbol in "+-"
+            and any(counter_offset(op.results[0], c) is not None for c in self.counters)
+        ):
+            return f"({a} {symbol} {b})"  # a loop counter plus a small literal: far from overflowing
         if result.kind == "i" and symbol in _PYTHON_INT_HELPERS:
             a, b = (self.converted(v, np.dtype(np.int64)) for v in op.operands)
             return f"{_PYTHON_INT_HELPERS[symbol]}({a}, {b})"
@@ -462,7 +476,7 @@ class LoopSource:
     def emit_loop(self, op: Op, depth: int) -> None:
         cond_block, body_block = op.regions[0].block, op.regions[1].block
         carried = [self.fresh("w") for _ in op.operands]
-        counted = op.attrs.get("counted_loop")
+        counted = range_counter(op)
         others = [k for k in range(len(carried)) if k != counted]
         self.rebind(
             [carried[k] for k in others], [op.results[k] for k in others], [op.operands[k] for k in others], depth
@@ -489,21 +503,70 @@ class LoopSource:
         cond_block, body_block = op.regions[0].block, op.regions[1].block
         compare = loop_comparison(cond_block)
         assert compare is not None, "a counted loop's condition is its comparison"
-        step = body_block.ops[-1].operands[counted].owner  # as_python_number(i + 1)
-        assert isinstance(step, Op) and isinstance(step.operands[0].owner, Op)
         start = self.converted(op.operands[counted], np.dtype(np.int64))
         bound = self.bind(depth, self.converted(compare.operands[1], np.dtype(np.int64)))
         if not start.isidentifier():
             start = self.bind(depth, start)
         counter = carried[counted]
-        self.line(depth, f"for {counter} in range({start}, {bound}):")
-        self.emit_block(body_block, depth + 1, skipped=frozenset({step, step.operands[0].owner}))
+        self.counters.add(body_block.args[counted])
+        hoisted = self.hoisted_checks(op, counted, start, bound) if is_innermost(op) else None
+        if hoisted is None:
+            self.emit_range_loop(op, carried, counted, start, bound, depth)
+        else:
+            condition, indices = hoisted
+            self.line(depth, f"if {bound} <= {start} or ({condition}):")
+            self.unchecked |= indices
+            self.emit_range_loop(op, carried, counted, start, bound, depth + 1)
+            self.unchecked -= indices
+            self.line(depth, "else:")
+            self.emit_range_loop(op, carried, counted, start, bound, depth + 1)
+        self.line(depth, f"{counter} = {bound} if {bound} > {start} else {start}")
+
+    def emit_range_loop(self, op: Op, carried: list[str], counted: int, start: str, bound: str, depth: int) -> None:
+        """``for w in range(start, bound)`` and the body; the increment the body yields for the
+        counter is computed as written (other ops may read it) and left unused."""
+        body_block = op.regions[1].block
+        self.line(depth, f"for {carried[counted]} in range({start}, {bound}):")
+        self.emit_block(body_block, depth + 1)
         others = [k for k in range(len(carried)) if k != counted]
         yielded = body_block.ops[-1].operands
         self.rebind(
             [carried[k] for k in others], [op.results[k] for k in others], [yielded[k] for k in others], depth + 1
         )
-        self.line(depth, f"{counter} = {bound} if {bound} > {start} else {start}")
+
+    def hoisted_checks(self, loop: Op, counted: int, start: str, bound: str) -> tuple[str, set[tuple[Op, int]]] | None:
+        """The test, made before the innermost loop, that every hoistable index is in bounds at
+        every iteration, and the indices it covers; None when there are none."""
+        tests: list[str] = []
+        covered: set[tuple[Op, int]] = set()
+        body = loop.regions[1].block
+        for index in hoisted_indices(loop, counted):
+            size = self.size_before(index.access.operands[0], index.axis, body)
+            if size is None:
+                continue
+            tests.append(self.in_bounds_test(index, size, start, bound))
+            covered.add((index.access, index.axis))
+        return (" and ".join(dict.fromkeys(tests)), covered) if tests else None
+
+    def in_bounds_test(self, index: HoistedIndex, size: str, start: str, bound: str) -> str:
+        if index.literal is not None:
+            return f"{index.literal} >= 0 and {index.literal} < {size}"
+        if index.value is not None:
+            name = self.converted(index.value, np.dtype(np.int64))
+            return f"{name} >= 0 and {name} < {size}"
+        return f"{start} + {index.offset} >= 0 and {bound} - 1 + {index.offset} < {size}"
+
+    def size_before(self, array: Value, axis: int, body: Block) -> str | None:
+        """Source for the size of ``array``'s axis that is valid before the loop: the static size,
+        or the size of the array it updates in place, named outside the loop (None if neither)."""
+        size = array.type.shape[axis]
+        if isinstance(size, int):
+            return repr(size)
+        while isinstance(array.owner, Op) and stores_element(array.owner):
+            array = array.owner.operands[0]
+        if array in body.args or defined_outside(array, body):
+            return f"{self.name_of(array)}.shape[{axis}]"
+        return None
 
 
 def _guarded_form(ufunc: np.ufunc, result: np.dtype, operands: list[str]) -> str | None:
