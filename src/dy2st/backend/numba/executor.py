@@ -25,8 +25,9 @@ from typing import Any
 from dy2st.backend.numba import numba_available
 from dy2st.backend.numba.codegen import CompiledCodeGenerator, CompiledLoop, WatchingCodeGenerator
 from dy2st.backend.numba.kernel_cache import load_module, numba_type
-from dy2st.backend.numba.loop_source import OVERFLOW_MESSAGE, PRELUDE, LoopSource
+from dy2st.backend.numba.loop_source import LoopSource
 from dy2st.backend.numba.regions import CompiledRegions, compiled_loops
+from dy2st.backend.numba.scalar_source import OVERFLOW_MESSAGE, PRELUDE
 from dy2st.backend.numba.support import representation
 from dy2st.backend.numpy.codegen import generate
 from dy2st.backend.numpy.executor import Executor

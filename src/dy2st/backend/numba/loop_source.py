@@ -23,244 +23,20 @@ writes out of bounds); the error names the user's line and ``errors`` maps it ba
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from dy2st.backend.numba.bounds import HoistedIndex, counter_offset, hoisted_indices, is_innermost, range_counter
-from dy2st.backend.numba.support import (
-    loop_dtypes,
-    python_semantics,
-    reads_element,
-    representation,
-    stores_element,
-)
+from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
+from dy2st.backend.numba.scalar_source import ScalarSource
+from dy2st.backend.numba.support import reads_element, representation, stores_element
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
-from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
 
-OVERFLOW_MESSAGE = (
-    "a Python int went beyond 64 bits, which compiled code cannot hold; "
-    "run this function with to_static(backend='numpy')"
-)
 
-# Helpers the generated functions call, written once into each module (``kernel_cache``). Python
-# ints are 64-bit in compiled code: arithmetic that would leave that range raises instead. The
-# checks compare before computing: LLVM may assume a signed operation does not overflow, and fold
-# a check made on its wrapped result.
-PRELUDE = f'''
-_OVERFLOW = "{OVERFLOW_MESSAGE}"
-_INT64_MIN = -9223372036854775808
-_INT64_MAX = 9223372036854775807
-
-
-@numba.njit(inline="always")
-def _python_add(a, b):
-    if (b > 0 and a > _INT64_MAX - b) or (b < 0 and a < _INT64_MIN - b):
-        raise OverflowError(_OVERFLOW)
-    return a + b
-
-
-@numba.njit(inline="always")
-def _python_sub(a, b):
-    if (b < 0 and a > _INT64_MAX + b) or (b > 0 and a < _INT64_MIN + b):
-        raise OverflowError(_OVERFLOW)
-    return a - b
-
-
-@numba.njit(inline="always")
-def _python_mul(a, b):
-    if a > 0:
-        if (b > 0 and a > _INT64_MAX // b) or (b < 0 and b < _INT64_MIN // a):
-            raise OverflowError(_OVERFLOW)
-    elif a < 0:
-        if (b > 0 and a < _INT64_MIN // b) or (b < 0 and b < _INT64_MAX // a):
-            raise OverflowError(_OVERFLOW)
-    return a * b
-
-
-@numba.njit(inline="always")
-def _python_lshift(a, b):
-    if b < 0:
-        raise ValueError("negative shift count")
-    if a == 0:
-        return a
-    if b >= 63 or a > (_INT64_MAX >> b) or a < (_INT64_MIN >> b):
-        raise OverflowError(_OVERFLOW)
-    return a << b
-
-
-@numba.njit(inline="always")
-def _python_floor_divide(a, b):
-    if b == -1 and a == _INT64_MIN:
-        raise OverflowError(_OVERFLOW)
-    return a // b
-
-
-@numba.njit(inline="always")
-def _python_remainder(a, b):
-    if b == -1:
-        return a ^ a
-    return a % b
-
-
-@numba.njit(inline="always")
-def _python_abs(a):
-    if a == _INT64_MIN:
-        raise OverflowError(_OVERFLOW)
-    return abs(a)
-
-
-@numba.njit(inline="always")
-def _python_rshift(a, b):
-    if b < 0:
-        raise ValueError("negative shift count")
-    if b >= 64:
-        return a >> 63
-    return a >> b
-
-
-@numba.njit(inline="always")
-def _python_int_checked(a, low, high):
-    if a < low or a > high:
-        raise OverflowError("Python integer out of bounds for the array's or operand's dtype")
-    return a
-
-
-# NumPy's integer division: by zero gives 0, and the most negative value by -1 wraps around
-# (Numba's own would trap). Results are returned as uint64 and cast to the dtype by the caller.
-@numba.njit(inline="always")
-def _numpy_int_floor_divide(a, b):
-    if b == 0:
-        return np.uint64(0)
-    if b == -1:
-        return np.uint64(0) - np.uint64(a)
-    return np.uint64(np.floor_divide(a, b))
-
-
-@numba.njit(inline="always")
-def _numpy_int_remainder(a, b):
-    if b == 0 or b == -1:
-        return np.uint64(0)
-    return np.uint64(np.remainder(a, b))
-
-
-@numba.njit(inline="always")
-def _numpy_int_fmod(a, b):
-    if b == 0 or b == -1:
-        return np.uint64(0)
-    return np.uint64(np.fmod(a, b))
-
-
-@numba.njit(inline="always")
-def _numpy_int64_abs(a):
-    if a < 0:
-        return np.uint64(0) - np.uint64(a)
-    return np.uint64(a)
-
-
-@numba.njit(inline="always")
-def _numpy_lshift(a, b, bits):
-    if b >= 0 and b < bits:
-        return a << b
-    return a ^ a
-
-
-@numba.njit(inline="always")
-def _numpy_rshift_signed(a, b, bits):
-    if b >= 0 and b < bits:
-        return a >> b
-    return a >> (bits - 1)
-
-
-@numba.njit(inline="always")
-def _numpy_rshift_unsigned(a, b, bits):
-    if b >= 0 and b < bits:
-        return a >> b
-    return a ^ a
-'''
-
-# NumPy's float floor division and remainder (``npy_divmod``), per float type so that every
-# constant has the operands' type: Numba's own raise on division by zero and round otherwise
-# at infinities.
-_FLOAT_DIVMOD = """
-@numba.njit(inline="always")
-def _numpy_float_divmod_{suffix}(a, b):
-    zero = {cast}(0.0)
-    one = {cast}(1.0)
-    mod = np.fmod(a, b)
-    if b == zero:
-        return np.divide(a, b), mod
-    div = np.divide(a - mod, b)
-    if mod != zero:
-        if (b < zero) != (mod < zero):
-            mod = mod + b
-            div = div - one
-    else:
-        mod = np.copysign(zero, b)
-    if div != zero:
-        floordiv = np.floor(div)
-        if div - floordiv > {cast}(0.5):
-            floordiv = floordiv + one
-    else:
-        floordiv = np.copysign(zero, np.divide(a, b))
-    return floordiv, mod
-"""
-PRELUDE += "".join(_FLOAT_DIVMOD.format(suffix=s, cast=c) for s, c in (("f4", "np.float32"), ("f8", "np.float64")))
-
-_PYTHON_INT_HELPERS = {
-    "+": "_python_add",
-    "-": "_python_sub",
-    "*": "_python_mul",
-    "<<": "_python_lshift",
-    ">>": "_python_rshift",
-    "//": "_python_floor_divide",
-    "%": "_python_remainder",
-}
-# NumPy ufuncs on 64-bit integers computed in uint64, where the result wraps around as NumPy's
-# does (LLVM may assume that signed arithmetic never overflows).
-_WRAPPING_OPERATORS = {np.add: "+", np.subtract: "-", np.multiply: "*"}
-_INTEGER_DIVISIONS = {
-    np.floor_divide: "_numpy_int_floor_divide",
-    np.remainder: "_numpy_int_remainder",
-    np.fmod: "_numpy_int_fmod",
-}
-_FLOAT_DIVISIONS = {np.floor_divide: 0, np.remainder: 1}
-_UNARY = {"-": "-", "+": "+", "~": "~", "not": "not "}
-
-
-def _dtype_call(dtype: np.dtype) -> str:
-    """The NumPy scalar type compiled code casts with (``np.float32``)."""
-    return f"np.{np.dtype(dtype).type.__name__}"
-
-
-def literal(value: Any, dtype: np.dtype, weak: bool) -> str:
-    """Source for a constant: a Python literal for a Python number, else the NumPy scalar."""
-    python = value.item() if isinstance(value, np.generic) else value
-    if isinstance(python, float) and not np.isfinite(python):
-        text = "np.nan" if np.isnan(python) else ("np.inf" if python > 0 else "-np.inf")
-    elif isinstance(python, complex):
-        text = f"complex({literal(python.real, np.dtype(float), True)}, {literal(python.imag, np.dtype(float), True)})"
-    else:
-        text = repr(python)
-    return text if weak else f"{_dtype_call(dtype)}({text})"
-
-
-def _literal_constant(value: Value) -> Any:
-    """The value of a constant a Python literal can write (a Python number), else None."""
-    owner = value.owner
-    if isinstance(owner, Op) and owner.name == CONST and value.type.ndim == 0:
-        constant = owner.attrs["value"]
-        if type(constant) in (bool, int, float) and np.isfinite(constant):
-            return constant
-    return None
-
-
-class LoopSource:
+class LoopSource(ScalarSource):
     """The Numba source of one compiled loop.
 
     Attributes:
@@ -270,58 +46,13 @@ class LoopSource:
     """
 
     def __init__(self, loop: Op, name: str):
+        super().__init__()
         self.loop = loop
         self.name = name
-        self.params: list[Value] = []
-        self.errors: dict[str, Op] = {}
-        self.names: dict[Value, str] = {}
-        self.lines: list[str] = []
-        self.counter = 0
-        # The counters of the counted loops being emitted, and the (access, axis) indices whose
-        # checks were made before the innermost loop being emitted (``bounds``).
-        self.counters: set[Value] = set()
+        # The (access, axis) indices whose checks were made before the innermost loop being
+        # emitted (``bounds``).
         self.unchecked: set[tuple[Op, int]] = set()
         self.source = self.write()
-
-    # --- names -----------------------------------------------------------------------------
-    def fresh(self, stem: str = "v") -> str:
-        self.counter += 1
-        return f"{stem}{self.counter}"
-
-    def name_of(self, value: Value) -> str:
-        """The local holding ``value``; a value from outside the loop becomes a parameter."""
-        name = self.names.get(value)
-        if name is None:
-            constant = _literal_constant(value)
-            if constant is not None:  # written out, so that LLVM sees it
-                name = self.names[value] = literal(constant, value.type.dtype, value.type.weak)
-                return name
-            name = self.names[value] = f"p{len(self.params)}"
-            self.params.append(value)
-        return name
-
-    def converted(self, value: Value, target: np.dtype) -> str:
-        """``value`` as ``target``, cast the way NumPy casts it there."""
-        text = self.name_of(value)
-        constant = _literal_constant(value)
-        if constant is not None and value.type.weak and target.kind in "iu" and not isinstance(constant, bool):
-            info = np.iinfo(target)
-            if info.min <= constant <= info.max:  # in range: NumPy casts without a word
-                return f"{_dtype_call(target)}({text})" if target != representation(value) else text
-        return self.cast(text, representation(value), target, value.type.weak)
-
-    @staticmethod
-    def cast(text: str, source: np.dtype, target: np.dtype, weak: bool = False) -> str:
-        if source == target:
-            return text
-        if weak and source.kind in "iu" and target.kind in "iu" and target != np.int64:
-            # NumPy refuses a Python int outside the target's range (OverflowError).
-            info = np.iinfo(target)
-            return f"{_dtype_call(target)}(_python_int_checked({text}, {info.min}, {info.max}))"
-        return f"{_dtype_call(target)}({text})"
-
-    def line(self, depth: int, text: str) -> None:
-        self.lines.append("    " * depth + text)
 
     # --- the function ------------------------------------------------------------------------
     def write(self) -> str:
@@ -349,10 +80,6 @@ class LoopSource:
         else:
             self.emit_computation(op, depth)
 
-    def emit_const(self, op: Op, depth: int) -> None:
-        result = op.results[0]
-        self.names[result] = literal(op.attrs["value"], result.type.dtype, result.type.weak)
-
     def emit_group(self, op: Op, depth: int) -> None:
         """A group of scalar ops (a small fused group): its ops, inline."""
         block = op.regions[0].block
@@ -375,10 +102,6 @@ class LoopSource:
             self.emit_store(op, depth)
         else:
             self.assign(op, depth, self.ufunc_call(op))
-
-    def assign(self, op: Op, depth: int, expression: str) -> None:
-        name = self.names[op.results[0]] = self.fresh()
-        self.line(depth, f"{name} = {expression}")
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:
@@ -406,11 +129,6 @@ class LoopSource:
             self.line(depth + 1, f"raise IndexError({message!r})")
         return ", ".join(items)
 
-    def bind(self, depth: int, expression: str) -> str:
-        name = self.fresh("i")
-        self.line(depth, f"{name} = {expression}")
-        return name
-
     def emit_store(self, op: Op, depth: int) -> None:
         array, value = op.operands[0], op.operands[1]
         index = self.checked_index(op, depth, first=2)
@@ -418,40 +136,6 @@ class LoopSource:
         self.names[op.results[0]] = self.name_of(array)  # updated in place: the same array
 
     # --- arithmetic ------------------------------------------------------------------------------
-    def ufunc_call(self, op: Op) -> str:
-        if python_semantics(op):
-            return self.python_operator(op)
-        ufunc = get_op(op.name).ufunc
-        assert ufunc is not None, "support.op_compiles accepts ufunc ops only here"
-        dtypes = loop_dtypes(op)
-        assert dtypes is not None
-        operands = [self.converted(v, d) for v, d in zip(op.operands, dtypes)]
-        result = dtypes[-1]
-        call = _guarded_form(ufunc, result, operands) or f"np.{ufunc.__name__}({', '.join(operands)})"
-        return f"{_dtype_call(result)}({call})"
-
-    def python_operator(self, op: Op) -> str:
-        """Python's operator on the eager code's Python numbers, with Python's semantics."""
-        symbol = op.attrs["python_operator"]
-        result = representation(op.results[0])
-        names = [self.name_of(v) for v in op.operands]
-        if len(names) == 1:
-            if result.kind == "i" and symbol in ("-", "abs"):
-                operand = self.converted(op.operands[0], np.dtype(np.int64))
-                return f"_python_sub(0, {operand})" if symbol == "-" else f"_python_abs({operand})"
-            return f"abs({names[0]})" if symbol == "abs" else f"({_UNARY[symbol]}{names[0]})"
-        a, b = names
-        if (
-            result.kind == "i"
-            and symbol in "+-"
-            and any(counter_offset(op.results[0], c) is not None for c in self.counters)
-        ):
-            return f"({a} {symbol} {b})"  # a loop counter plus a small literal: far from overflowing
-        if result.kind == "i" and symbol in _PYTHON_INT_HELPERS:
-            a, b = (self.converted(v, np.dtype(np.int64)) for v in op.operands)
-            return f"{_PYTHON_INT_HELPERS[symbol]}({a}, {b})"
-        return f"({a} {symbol} {b})"
-
     # --- control flow ------------------------------------------------------------------------
     def emit_cond(self, op: Op, depth: int) -> None:
         results = [self.fresh("r") for _ in op.results]
@@ -567,30 +251,3 @@ class LoopSource:
         if array in body.args or defined_outside(array, body):
             return f"{self.name_of(array)}.shape[{axis}]"
         return None
-
-
-def _guarded_form(ufunc: np.ufunc, result: np.dtype, operands: list[str]) -> str | None:
-    """The source computing ``ufunc`` where Numba's own ufunc would differ from NumPy's (integer
-    overflow, division by zero, shifts by the width or more), else None."""
-    if result.kind in "iu":
-        wide = result.itemsize == 8
-        unsigned = [f"np.uint64({o})" for o in operands]
-        if wide and ufunc in _WRAPPING_OPERATORS:
-            return f" {_WRAPPING_OPERATORS[ufunc]} ".join(unsigned)
-        if wide and ufunc is np.square:
-            return f"{unsigned[0]} * {unsigned[0]}"
-        if wide and ufunc is np.negative:
-            return f"np.uint64(0) - {unsigned[0]}"
-        if wide and ufunc is np.absolute and result.kind == "i":
-            return f"_numpy_int64_abs({operands[0]})"
-        if ufunc in _INTEGER_DIVISIONS:
-            return f"{_INTEGER_DIVISIONS[ufunc]}({operands[0]}, {operands[1]})"
-        bits = result.itemsize * 8
-        if ufunc is np.left_shift:
-            return f"_numpy_lshift({unsigned[0] if wide else operands[0]}, {operands[1]}, {bits})"
-        if ufunc is np.right_shift:
-            signed = "unsigned" if result.kind == "u" else "signed"
-            return f"_numpy_rshift_{signed}({operands[0]}, {operands[1]}, {bits})"
-    if result.kind == "f" and ufunc in _FLOAT_DIVISIONS:
-        return f"_numpy_float_divmod_f{result.itemsize}({operands[0]}, {operands[1]})[{_FLOAT_DIVISIONS[ufunc]}]"
-    return None
