@@ -413,3 +413,58 @@ def test_compiled_source_says_why_nothing_is_compiled():
     static = dy2st.to_static(sum_of_row_slices)
     assert "nothing is compiled" in static.compiled_source(np.ones((2, 3)))
     assert "backend='numpy'" in dy2st.to_static(crc16, backend="numpy").compiled_source(np.zeros(3, np.uint8), 1)
+
+
+# --- fused elementwise groups -------------------------------------------------------------------
+def affine_chain(a, b, c):
+    return (a * b + c - a / 3.0) * 0.5 + np.maximum(a, c)
+
+
+def int8_chain(a, b):
+    return (a * b + a - b) * 3 + (a >> 2)
+
+
+def kernels_of(static, *args):
+    executor = executor_of(static, *args)
+    assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", getattr(executor, "failures", None)
+    return executor.kernels
+
+
+# Sizes above the NumPy tier's "small group" bound (16 KiB), which runs small groups op by op.
+@pytest.mark.parametrize("size", [5000, 70_000])  # the serial and the parallel loop
+def test_an_arithmetic_fused_group_compiles_to_one_loop_with_numpys_bits(size):
+    rng = np.random.default_rng(size)
+    a, b, c = (rng.standard_normal(size).astype(np.float32) for _ in range(3))
+    a[:3] = [np.nan, np.inf, -0.0]
+    static = dy2st.to_static(affine_chain, backend="compiled")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy warns of inf - inf; compiled code does not
+        same_value(static(a, b, c), affine_chain(a, b, c))  # bit for bit: the same IEEE operations
+    assert len(kernels_of(static, a, b, c)) == 1
+
+
+def test_integer_fused_groups_wrap_around_as_numpy():
+    rng = np.random.default_rng(1)
+    a, b = (rng.integers(-128, 128, 40_000).astype(np.int8) for _ in range(2))
+    static = dy2st.to_static(int8_chain, backend="compiled")
+    same_value(static(a, b), int8_chain(a, b))
+    assert len(kernels_of(static, a, b)) == 1
+
+
+def test_fused_kernels_give_broadcast_and_strided_inputs_to_the_numpy_tier():
+    rng = np.random.default_rng(2)
+    a, b, c = (rng.standard_normal((60, 50)) for _ in range(3))
+    static = dy2st.to_static(affine_chain, backend="compiled")
+    same_value(static(a, b, c), affine_chain(a, b, c))
+    assert len(kernels_of(static, a, b, c)) == 1
+    strided = rng.standard_normal((60, 100))[:, ::2]
+    same_value(static(strided, b, c), affine_chain(strided, b, c))
+    row = dy2st.to_static(affine_chain, backend="compiled")
+    same_value(row(a, b[0], c), affine_chain(a, b[0], c))  # b broadcasts: not compiled, still right
+
+
+def test_a_fused_group_with_math_functions_stays_on_numpys_vectorized_loops():
+    static = dy2st.to_static(lambda x: 0.5 * x * (1.0 + np.tanh(x * 0.8)), backend="compiled")
+    x = np.linspace(-3, 3, 20000, dtype=np.float32)
+    static(x)
+    assert not any(op.attrs.get("compiled_kernel") for op in static.graph(x).walk())

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.support import COMPILED_LOOP, representation
+from dy2st.backend.numba.fused_kernel import CompiledFusedKernel
+from dy2st.backend.numba.support import COMPILED_KERNEL, COMPILED_LOOP, representation
 from dy2st.backend.numpy.codegen import CodeGenerator
 from dy2st.ir.core import Graph, Op, Value
 
@@ -52,11 +53,25 @@ def scalar_of(value: Any) -> Any:
 
 
 class CompiledCodeGenerator(CodeGenerator):
-    """The NumPy tier's code generator, calling compiled loops (``loops``) where it has them."""
+    """The NumPy tier's code generator, calling compiled loops (``loops``) and fused kernels
+    (``kernels``) where it has them."""
 
-    def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, plan: bool = True, *, loops=None):
+    def __init__(
+        self, graph: Graph, writebacks: dict[int, int] | None = None, plan: bool = True, *, loops=None, kernels=None
+    ):
         super().__init__(graph, writebacks, plan)
         self.loops: dict[Op, CompiledLoop] = loops or {}
+        self.kernels: dict[Op, CompiledFusedKernel] = kernels or {}
+
+    def kernel_for(self, op: Op) -> str:
+        compiled = self.kernels.get(op)
+        return super().kernel_for(op) if compiled is None else self.bind(compiled, self.fresh(f"k_{op.name}_compiled_"))
+
+    def out_kernel_for(self, op: Op) -> str:
+        compiled = self.kernels.get(op)
+        if compiled is None:
+            return super().out_kernel_for(op)
+        return self.bind(compiled, self.fresh(f"k_{op.name}_compiled_out_"))
 
     def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         compiled = self.loops.get(op)
@@ -90,8 +105,8 @@ class CompiledCodeGenerator(CodeGenerator):
 
 
 class WatchingCodeGenerator(CodeGenerator):
-    """The NumPy tier's code, timing each loop the ``compiled-regions`` pass marked: ``watch`` is
-    called with the seconds it took, and decides when to compile."""
+    """The NumPy tier's code, timing each loop and fused group the ``compiled-regions`` pass
+    marked: ``watch`` is called with the seconds it took, and decides when to compile."""
 
     def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, plan: bool = True, *, watch=None):
         super().__init__(graph, writebacks, plan)
@@ -101,9 +116,23 @@ class WatchingCodeGenerator(CodeGenerator):
         if not op.attrs.get(COMPILED_LOOP) or self.watch is None:
             super().emit_while_loop(op, depth, aliasing)
             return
-        clock = self.bind(time.perf_counter, "perf_counter")
-        watch = self.bind(self.watch, "watch")
-        started = self.fresh("t")
-        self.line(depth, f"{started} = {clock}()")
+        started = self.start_clock(depth)
         super().emit_while_loop(op, depth, aliasing)
-        self.line(depth, f"{watch}({clock}() - {started})")
+        self.stop_clock(started, depth)
+
+    def emit_fused(self, op: Op, depth: int, aliasing: set[Value]) -> None:
+        if not op.attrs.get(COMPILED_KERNEL) or self.watch is None:
+            super().emit_fused(op, depth, aliasing)
+            return
+        started = self.start_clock(depth)
+        super().emit_fused(op, depth, aliasing)
+        self.stop_clock(started, depth)
+
+    def start_clock(self, depth: int) -> str:
+        started = self.fresh("t")
+        self.line(depth, f"{started} = {self.bind(time.perf_counter, 'perf_counter')}()")
+        return started
+
+    def stop_clock(self, started: str, depth: int) -> None:
+        clock = self.bind(time.perf_counter, "perf_counter")
+        self.line(depth, f"{self.bind(self.watch, 'watch')}({clock}() - {started})")

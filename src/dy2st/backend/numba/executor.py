@@ -20,17 +20,23 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from dy2st.backend.numba import numba_available
 from dy2st.backend.numba.codegen import CompiledCodeGenerator, CompiledLoop, WatchingCodeGenerator
+from dy2st.backend.numba.fused_kernel import CompiledFusedKernel
+from dy2st.backend.numba.fused_source import FusedSource
 from dy2st.backend.numba.kernel_cache import load_module, numba_type
 from dy2st.backend.numba.loop_source import LoopSource
-from dy2st.backend.numba.regions import CompiledRegions, compiled_loops
+from dy2st.backend.numba.regions import CompiledRegions, compiled_kernels, compiled_loops
 from dy2st.backend.numba.scalar_source import OVERFLOW_MESSAGE, PRELUDE
 from dy2st.backend.numba.support import representation
 from dy2st.backend.numpy.codegen import generate
 from dy2st.backend.numpy.executor import Executor
+from dy2st.backend.numpy.fused import build_fused_kernel
 from dy2st.ir.core import Graph, Op
 from dy2st.ir.printer import describe_op
 from dy2st.passes.base import Pass
@@ -62,37 +68,71 @@ def tier_passes(backend: str) -> list[Pass]:
 
 def make_executor(graph: Graph, writebacks: dict[int, int] | None, backend: str) -> Executor:
     """The executor of an optimized graph on ``backend``."""
-    if backend == "numpy" or not compiled_loops(graph):
+    if backend == "numpy" or not (compiled_loops(graph) or compiled_kernels(graph)):
         return Executor(graph, writebacks)
     return TieredExecutor(graph, writebacks, wait=backend == "compiled")
 
 
-def compile_loops(graph: Graph) -> tuple[dict[Op, CompiledLoop], list[str]]:
-    """Each loop the ``compiled-regions`` pass marked, compiled; and why the others were not."""
-    loops = compiled_loops(graph)
-    sources = [LoopSource(loop, f"loop_{k}") for k, loop in enumerate(loops)]
-    failures: list[str] = []
+@dataclass
+class CompiledRegionsOf:
+    """What the compiled tier compiled of one graph, and why it left the rest."""
+
+    loops: dict[Op, CompiledLoop] = field(default_factory=dict)
+    kernels: dict[Op, CompiledFusedKernel] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        return "\n\n".join([*(loop.source for loop in self.loops.values()), *(k.source for k in self.kernels.values())])
+
+
+def compile_regions(graph: Graph) -> CompiledRegionsOf:
+    """Each loop and fused group the ``compiled-regions`` pass marked, compiled; and why the
+    others were not."""
+    result = CompiledRegionsOf()
+    loops = [(op, LoopSource(op, f"loop_{k}")) for k, op in enumerate(compiled_loops(graph))]
+    kernels = [(op, FusedSource(op, f"fused_{k}")) for k, op in enumerate(compiled_kernels(graph))]
     try:
-        module = load_module("\n\n".join(s.source for s in sources), PRELUDE)
+        sources = [loop.source for _, loop in loops] + [kernel.source for _, kernel in kernels]
+        module = load_module("\n\n".join(sources), PRELUDE)
     except Exception as error:  # a dy2st bug: the NumPy tier still runs the graph
-        failures.append(f"the generated module failed to load: {type(error).__name__}: {error}")
-        logger.debug("compiled tier: %s", failures[-1])
-        return {}, failures
-    compiled: dict[Op, CompiledLoop] = {}
-    for loop, source in zip(loops, sources):
-        where = f"{describe_op(loop)}" + (f" ({loop.loc.short})" if loop.loc else "")
-        signature = tuple(numba_type(representation(v), v.type.ndim) for v in source.params)
-        started = time.perf_counter()
+        result.failures.append(f"the generated module failed to load: {type(error).__name__}: {error}")
+        logger.debug("compiled tier: %s", result.failures[-1])
+        return result
+    for op, loop in loops:
+        signature = tuple(numba_type(representation(v), v.type.ndim) for v in loop.params)
+        functions = _compiled(module, op, [(loop.name, signature)], result.failures)
+        if functions:
+            result.loops[op] = CompiledLoop(functions[0], loop.params, loop.errors, loop.source)
+    for op, kernel in kernels:
+        values = [*kernel.inputs, *op.results]
+        signature = (numba_type(np.dtype(np.int64), 0), *(numba_type(representation(v), v.type.ndim) for v in values))
+        names = [(f"{kernel.name}_serial", signature), (f"{kernel.name}_parallel", signature)]
+        functions = _compiled(module, op, names, result.failures)
+        if functions:
+            serial, parallel = functions
+            fallback = build_fused_kernel(op).entry
+            result.kernels[op] = CompiledFusedKernel(op, serial, parallel, fallback, kernel.source)
+    return result
+
+
+def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]], failures: list[str]) -> list[Any]:
+    """The module's functions ``functions`` compiled for their signatures ([] if one fails)."""
+    where = f"{describe_op(op)}" + (f" ({op.loc.short})" if op.loc else "")
+    started = time.perf_counter()
+    compiled = []
+    for name, signature in functions:
         try:
-            function = getattr(module, source.name)
+            function = getattr(module, name)
             function.compile(signature)
         except Exception as error:
-            failures.append(f"{where}: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}")
+            message = str(error).splitlines()[0] if str(error) else ""
+            failures.append(f"{where}: {type(error).__name__}: {message}")
             logger.debug("compiled tier: %s stays on the NumPy tier: %s", where, failures[-1])
-            continue
-        logger.debug("compiled tier: %s compiled in %.3f s", where, time.perf_counter() - started)
-        compiled[loop] = CompiledLoop(function, source.params, source.errors, source.source)
-    return compiled, failures
+            return []
+        compiled.append(function)
+    logger.debug("compiled tier: %s compiled in %.3f s", where, time.perf_counter() - started)
+    return compiled
 
 
 class TieredExecutor(Executor):
@@ -107,12 +147,14 @@ class TieredExecutor(Executor):
     Attributes:
         tier: "numpy" until the compiled code is swapped in, then "compiled".
         loops: the compiled loops, by op.
+        kernels: the compiled fused groups, by op.
         failures: why marked loops were left on the NumPy tier.
     """
 
     def __init__(self, graph: Graph, writebacks: dict[int, int] | None = None, wait: bool = False):
         self.tier = "numpy"
         self.loops: dict[Op, CompiledLoop] = {}
+        self.kernels: dict[Op, CompiledFusedKernel] = {}
         self.failures: list[str] = []
         self._errors: dict[str, Op] = {}
         self._spent = 0.0
@@ -126,8 +168,8 @@ class TieredExecutor(Executor):
 
     @property
     def compiled_source(self) -> str:
-        """The Numba source of the compiled loops (empty before they are compiled)."""
-        return "\n\n".join(loop.source for loop in self.loops.values())
+        """The Numba source of the compiled loops and fused groups (empty before they are compiled)."""
+        return "\n\n".join([*(loop.source for loop in self.loops.values()), *(k.source for k in self.kernels.values())])
 
     def _watch(self, seconds: float) -> None:
         """Called by the NumPy tier's code after each marked loop: start compiling once they have
@@ -147,19 +189,21 @@ class TieredExecutor(Executor):
         return self.tier == "compiled"
 
     def compile(self) -> None:
-        """Compile the marked loops and swap in the executor calling them."""
+        """Compile the marked loops and fused groups and swap in the executor calling them."""
         try:
-            loops, self.failures = compile_loops(self.graph)
-            if not loops:
+            regions = compile_regions(self.graph)
+            self.failures = regions.failures
+            if not regions.loops and not regions.kernels:
                 return
-            compiled = functools.partial(CompiledCodeGenerator, loops=loops)
+            compiled = functools.partial(CompiledCodeGenerator, loops=regions.loops, kernels=regions.kernels)
             code = generate(self.graph, self.writebacks, generator_cls=compiled, variant="compiled")
         except Exception as error:  # a dy2st bug: keep the NumPy tier, which is correct
             self.failures.append(f"{type(error).__name__}: {error}")
             logger.debug("compiled tier: %s stays on the NumPy tier: %s", self.graph.name, self.failures[-1])
             return
-        self.loops = loops
-        self._errors = {message: op for loop in loops.values() for message, op in loop.errors.items()}
+        self.loops = regions.loops
+        self.kernels = regions.kernels
+        self._errors = {message: op for loop in regions.loops.values() for message, op in loop.errors.items()}
         self._codes[code.filename] = code
         self.code = code
         self.function = code.function  # what ``run`` calls from now on

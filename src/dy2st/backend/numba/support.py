@@ -117,6 +117,10 @@ _KINDS = frozenset("biufc")
 COMPILED_LOOP = "compiled_loop"
 """The attribute the ``compiled-regions`` pass sets on a ``while_loop`` the compiled tier runs."""
 
+COMPILED_KERNEL = "compiled_kernel"
+"""The attribute the ``compiled-regions`` pass sets on a fused group the compiled tier runs as one
+compiled loop over its elements."""
+
 
 def supported_dtype(dtype: np.dtype) -> bool:
     """Can compiled code hold values of this dtype?"""
@@ -264,3 +268,75 @@ def _element_store(op: Op) -> bool:
     if value.weak and value.dtype.kind in "iu":
         return target.kind in "iufc"  # range-checked for integer targets, as NumPy does
     return bool(np.can_cast(value.dtype, target, "same_kind")) and not (target.kind in "iu" and value.dtype.kind == "b")
+
+
+# The ufuncs a compiled element loop computes faster than NumPy's own loops: arithmetic the CPU
+# does in a few instructions, which LLVM vectorizes. Numba calls the C library for the others
+# (exp, tanh, power, ...), one element at a time, where NumPy has vectorized implementations:
+# a fused group using them stays on the NumPy tier's tiles.
+VECTORIZED_UFUNCS = frozenset(
+    {np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.absolute, np.fabs}
+    | {np.square, np.sqrt, np.reciprocal, np.floor, np.ceil, np.trunc, np.rint, np.maximum, np.minimum}
+    | {np.fmax, np.fmin, np.copysign, np.sign, np.greater, np.greater_equal, np.less, np.less_equal}
+    | {np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not}
+    | {np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.isnan, np.isinf, np.isfinite}
+    | {np.left_shift, np.right_shift}
+)
+
+
+def fused_compiles(op: Op) -> bool:
+    """Can the compiled tier run this fused group as one loop over its elements? Its ops must be
+    ufuncs computed with NumPy's semantics, its results arrays of one shape, and each of its
+    inputs a scalar or an array of that shape (a broadcast row stays on the NumPy tier's tiles)."""
+    if op.name != FUSED or op.attrs.get("unfused") or op.attrs.get(ERRSTATE_ATTR) or not op.results:
+        return False
+    shape = op.results[0].type.shape
+    if not shape or any(r.type.shape != shape for r in op.results):
+        return False
+    if not all(_value_fits(v) for v in (*op.operands, *op.results)):
+        return False
+    block = op.regions[0].block
+    if not all(arg.type.ndim == 0 or arg.type.shape == shape for arg in block.args):
+        return False
+    if not all(v.type.ndim == 0 or _likely_contiguous(v) for v in op.operands):
+        return False  # each call would go to the NumPy tier, after a check that costs a microsecond
+    return all(_element_op(inner, shape) for inner in block.ops[:-1])
+
+
+def _likely_contiguous(value: Value) -> bool:
+    """Is ``value`` C-contiguous when the graph runs, as far as the IR tells? Not a view that
+    skips elements: a column ``A[:, k]``, a strided ``x[::2]``, a transpose."""
+    owner = value.owner
+    if not isinstance(owner, Op) or not get_op(owner.name).view:
+        return True  # an argument or a fresh array
+    if not reads_element(owner):
+        return False
+    return _contiguous_template(owner.attrs["template"])
+
+
+def _contiguous_template(template: tuple[Any, ...]) -> bool:
+    """Leading integers, then at most one slice of step 1, then whole axes: a C-contiguous part."""
+    items = list(template)
+    while items and (items[0] is TENSOR_SLOT or _is_int(items[0])):
+        items.pop(0)
+    if items and isinstance(items[0], slice) and items[0].step in (None, 1):
+        items.pop(0)
+    return all(isinstance(item, slice) and item == slice(None) for item in items)
+
+
+def _element_op(op: Op, shape: tuple[Any, ...]) -> bool:
+    """An op of a fused group the compiled loop computes per element (not on complex numbers,
+    whose absolute value and division NumPy vectorizes and Numba computes with library calls)."""
+    values = (*op.operands, *op.results)
+    if not all(v.type.ndim == 0 or v.type.shape == shape for v in values):
+        return False
+    if any(v.type.dtype.kind == "c" for v in values):
+        return False
+    if op.name == CONST:
+        return op.results[0].type.ndim == 0 and isinstance(op.attrs["value"], (bool, int, float, complex, np.generic))
+    ufunc = get_op(op.name).ufunc
+    if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
+        return False
+    if not all(_value_fits(v) for v in (*op.operands, *op.results)):
+        return False
+    return loop_dtypes(op) is not None
