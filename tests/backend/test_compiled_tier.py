@@ -468,3 +468,56 @@ def test_a_fused_group_with_math_functions_stays_on_numpys_vectorized_loops():
     x = np.linspace(-3, 3, 20000, dtype=np.float32)
     static(x)
     assert not any(op.attrs.get("compiled_kernel") for op in static.graph(x).walk())
+
+
+# --- loops with array operations ----------------------------------------------------------------
+def syrk_rows(alpha, beta, C, A):
+    n, m = A.shape
+    for i in range(n):
+        C[i, : i + 1] *= beta
+        for k in range(m):
+            C[i, : i + 1] += alpha * A[i, k] * A[: i + 1, k]
+    return C
+
+
+def jacobi_1d(steps, A, B):
+    for t in range(steps):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+    return A, B
+
+
+def shifted_copy(x, steps):
+    for t in range(steps):
+        x[1:] = x[:-1]  # overlapping: NumPy reads the whole value first
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, make",
+    [
+        (syrk_rows, lambda rng: (1.5, 1.2, rng.random((12, 12)), rng.random((12, 9)))),
+        (
+            syrk_rows,
+            lambda rng: (1.5, 1.2, rng.random((10, 10)).astype(np.float32), rng.random((10, 7)).astype(np.float32)),
+        ),
+        (jacobi_1d, lambda rng: (6, rng.random(30), rng.random(30))),
+        (shifted_copy, lambda rng: (np.arange(10.0), 6)),
+    ],
+    ids=["syrk", "syrk-float32", "jacobi_1d", "overlapping-copy"],
+)
+def test_loops_over_slices_and_vector_arithmetic_compile_with_numpys_bits(fn, make):
+    compiled_like_eager(fn, *make(np.random.default_rng(7)))
+
+
+def rows_with_a_math_function(A):
+    for i in range(1, A.shape[0]):
+        A[i, :] = np.tanh(A[i - 1, :]) * 0.5 + 0.1
+    return A
+
+
+def test_a_loop_with_a_math_function_on_arrays_stays_on_numpy():
+    static = dy2st.to_static(rows_with_a_math_function, backend="compiled")
+    A = np.random.default_rng(8).random((6, 5))
+    same_value(static(A.copy()), rows_with_a_math_function(A.copy()))
+    assert not isinstance(executor_of(static, A.copy()), TieredExecutor)

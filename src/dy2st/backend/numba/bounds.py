@@ -59,6 +59,8 @@ def hoisted_indices(loop: Op, counted: int) -> list[HoistedIndex]:
     for op in body.walk():
         if not (reads_element(op) or stores_element(op)):
             continue
+        if any(isinstance(item, slice) for item in op.attrs["template"]):
+            continue  # a view or a part: its int indices keep their checks
         first = 1 if reads_element(op) else 2
         tensors = iter(op.operands[first:])
         for axis, item in enumerate(op.attrs["template"]):

@@ -31,6 +31,7 @@ from dy2st.backend.numba.support import reads_element, representation, stores_el
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
+from dy2st.ir.opdefs import get_op
 from dy2st.ir.printer import describe_op
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
@@ -105,14 +106,18 @@ class LoopSource(ScalarSource):
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:
-        """The subscript of one element, after a check of each index against its axis."""
+        """The subscript of an element or a view (``A[i, j]``, ``A[i, a:b]``), after a check of
+        each integer index against its axis (slices clip, as NumPy's do)."""
         array = self.name_of(op.operands[0])
         tensors = iter(op.operands[first:])
         items = []
         for axis, item in enumerate(op.attrs["template"]):
+            if isinstance(item, slice):
+                bounds = [self.bound(p, tensors) for p in (item.start, item.stop, item.step)]
+                items.append(":".join(bounds if item.step is not None else bounds[:2]))
+                continue
             if item is TENSOR_SLOT:
-                index = next(tensors)
-                text = self.converted(index, np.dtype(np.int64))
+                text = self.converted(next(tensors), np.dtype(np.int64))
                 if not text.isidentifier():
                     text = self.bind(depth, text)
             else:
@@ -129,10 +134,24 @@ class LoopSource(ScalarSource):
             self.line(depth + 1, f"raise IndexError({message!r})")
         return ", ".join(items)
 
+    def bound(self, bound: object, tensors) -> str:
+        """A slice bound's source: empty for None, the int, or its 0-d integer's name."""
+        if bound is None:
+            return ""
+        if bound is TENSOR_SLOT:
+            return self.converted(next(tensors), np.dtype(np.int64))
+        return repr(int(bound))  # type: ignore[call-overload]
+
     def emit_store(self, op: Op, depth: int) -> None:
+        """``A[index] = v`` in ``A``'s buffer: an element, or a part from a scalar or an array (a
+        copy of it first where it may share memory with ``A``, which NumPy reads before writing)."""
         array, value = op.operands[0], op.operands[1]
         index = self.checked_index(op, depth, first=2)
-        self.line(depth, f"{self.name_of(array)}[{index}] = {self.converted(value, array.type.dtype)}")
+        if value.type.ndim:
+            stored = self.name_of(value) + ("" if _fresh(value) else ".copy()")
+        else:
+            stored = self.converted(value, array.type.dtype)
+        self.line(depth, f"{self.name_of(array)}[{index}] = {stored}")
         self.names[op.results[0]] = self.name_of(array)  # updated in place: the same array
 
     # --- arithmetic ------------------------------------------------------------------------------
@@ -251,3 +270,13 @@ class LoopSource(ScalarSource):
         if array in body.args or defined_outside(array, body):
             return f"{self.name_of(array)}.shape[{axis}]"
         return None
+
+
+def _fresh(value: Value) -> bool:
+    """Is ``value`` an array computed here, sharing memory with no other (a ufunc's result)?"""
+    owner = value.owner
+    if not isinstance(owner, Op):
+        return False
+    if owner.name == FUSED:
+        return _fresh(owner.regions[0].block.ops[-1].operands[owner.results.index(value)])
+    return get_op(owner.name).ufunc is not None

@@ -313,6 +313,11 @@ class ScalarSource:
         assert ufunc is not None, "support.op_compiles accepts ufunc ops only here"
         dtypes = loop_dtypes(op)
         assert dtypes is not None
+        if op.results[0].type.ndim:
+            # On arrays (real floats, of the loop's dtypes: ``support._array_ufunc``), Numba runs
+            # NumPy's loop itself; scalar operands are cast to its dtype.
+            arguments = [self.name_of(v) if v.type.ndim else self.converted(v, d) for v, d in zip(op.operands, dtypes)]
+            return f"np.{ufunc.__name__}({', '.join(arguments)})"
         operands = [self.converted(v, d) for v, d in zip(op.operands, dtypes)]
         result = dtypes[-1]
         call = _guarded_form(ufunc, result, operands) or f"np.{ufunc.__name__}({', '.join(operands)})"

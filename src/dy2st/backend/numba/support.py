@@ -21,6 +21,7 @@ import numpy as np
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
 
@@ -150,10 +151,101 @@ def python_semantics(op: Op) -> bool:
     return "python_operator" in op.attrs and all(v.type.weak for v in op.operands)
 
 
+# Array operations inside a compiled loop pay off while they are small: each costs a NumPy call
+# (about a microsecond) on the NumPy tier, a few nanoseconds compiled. On large arrays NumPy runs
+# at full speed already, and its tier fuses them and writes in place, where compiled code
+# allocates a temporary per operation: such loops stay on the NumPy tier. The bound on their
+# number keeps Numba's compile time near a second.
+SMALL_ARRAY_ELEMENTS = 4096
+MOST_ARRAY_OPS = 48
+
+
 def loop_compiles(loop: Op) -> bool:
-    """Can the compiled tier run this ``while_loop``, all of it?"""
+    """Can the compiled tier run this ``while_loop``, all of it, and is it worth it?"""
     values_fit = all(_value_fits(v) for v in (*loop.operands, *loop.results))
-    return values_fit and all(_block_compiles(region.block) for region in loop.regions)
+    if not values_fit or not all(_block_compiles(region.block) for region in loop.regions):
+        return False
+    return _arrays_carried_in_place(loop) and _array_work_is_small(loop)
+
+
+def _array_work_is_small(loop: Op) -> bool:
+    """Are the arrays the loop's operations make few and small (``SMALL_ARRAY_ELEMENTS``)?"""
+    made = [
+        r
+        for op in loop.walk()
+        if op is not loop and not op.regions and not stores_element(op)  # a store makes no new array
+        for r in op.results
+        if r.type.ndim
+    ]
+    if len(made) > MOST_ARRAY_OPS:
+        return False
+    outside = [v for v in loop.operands if v.type.ndim]
+    bound = max((d for v in outside for d in _known_dims(v)), default=SMALL_ARRAY_ELEMENTS)
+    return all(_estimated_elements(v, bound) <= SMALL_ARRAY_ELEMENTS for v in made)
+
+
+def _known_dims(value: Value) -> list[int]:
+    return [d for d in (_estimated_dim(dim) for dim in value.type.shape) if d is not None]
+
+
+def _estimated_dim(dim: Any) -> int | None:
+    """A size, or its value in the call that built the graph; None for a data-dependent one."""
+    if isinstance(dim, int):
+        return dim
+    symbols = symbols_in(dim)
+    if any(symbol.hint is None for symbol in symbols):
+        return None
+    return int(dim.evaluate({symbol: symbol.hint for symbol in symbols}))
+
+
+def _estimated_elements(value: Value, bound: int) -> int:
+    """The element count of an array made in the loop; a data-dependent size counts as the
+    largest axis of the arrays the loop takes (a part of an array is no larger than it)."""
+    count = 1
+    for dim in value.type.shape:
+        estimate = _estimated_dim(dim)
+        count *= bound if estimate is None else estimate
+    return count
+
+
+def _arrays_carried_in_place(loop: Op) -> bool:
+    """Is every array the loop carries, at every iteration, one of the arrays it carried in (updated
+    in place, or swapped with another)? Then the compiled function hands back the caller's own
+    arrays; a view or a new array carried out would be a new object, not what eager code holds."""
+    memo: dict[Value, bool] = {}
+    for op in loop.walk():
+        if op.name not in (COND, WHILE_LOOP):
+            continue
+        blocks = [op.regions[1].block] if op.name == WHILE_LOOP else [region.block for region in op.regions]
+        for block in blocks:
+            if not all(_comes_from_arguments(v, memo) for v in block.ops[-1].operands if v.type.ndim):
+                return False
+    return True
+
+
+def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
+    """Is the array ``value`` a block argument, through in-place stores and the results of
+    ``cond``s and loops that carry their arrays in place? (``memo``: a chain of ``if``s reaches
+    each earlier result from both branches.)"""
+    found = memo.get(value)
+    if found is not None:
+        return found
+    origin = value
+    owner = value.owner
+    while isinstance(owner, Op) and stores_element(owner):
+        value = owner.operands[0]
+        owner = value.owner
+    if not isinstance(owner, Op):
+        found = True  # a block argument: of this loop, or of a region inside it
+    elif owner.name == COND:
+        index = owner.results.index(value)
+        found = all(_comes_from_arguments(r.block.ops[-1].operands[index], memo) for r in owner.regions)
+    elif owner.name == WHILE_LOOP:
+        found = _comes_from_arguments(owner.operands[owner.results.index(value)], memo)
+    else:
+        found = False
+    memo[origin] = found
+    return found
 
 
 def _block_compiles(block: Any) -> bool:
@@ -179,19 +271,80 @@ def op_compiles(op: Op) -> bool:
     if name == AS_PYTHON_NUMBER:
         return op.operands[0].type.ndim == 0
     if reads_element(op):
-        return op.results[0].type.ndim == 0 and _element_index(op, first=1)
+        if op.results[0].type.ndim == 0:
+            return _element_index(op, first=1)
+        return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
     if stores_element(op):
-        return _element_store(op)
-    return _scalar_ufunc(op)
+        return _element_store(op) or _part_store(op)
+    return _scalar_ufunc(op) or _array_ufunc(op)
 
 
 def _structure_compiles(op: Op) -> bool:
-    """A ``cond`` on a scalar, a loop, or a group of scalar ops, whose regions compile."""
+    """A ``cond`` on a scalar, a loop, or a group of ops, whose regions compile."""
     if op.name == COND and op.operands[0].type.ndim != 0:
         return False
-    if op.name == FUSED and not all(v.type.ndim == 0 for v in (*op.operands, *op.results)):
-        return False
     return all(_block_compiles(region.block) for region in op.regions)
+
+
+def basic_template(template: tuple[Any, ...], tensors: list[Value]) -> bool:
+    """An index of ints and slices only (ints, 0-d integers and ``None`` as bounds), one item per
+    axis from the first: what compiled code writes as ``A[i, a:b]``, a view."""
+    if len(tensors) != sum(1 for item in template if item is TENSOR_SLOT) + sum(
+        1
+        for item in template
+        if isinstance(item, slice)
+        for p in (item.start, item.stop, item.step)
+        if p is TENSOR_SLOT
+    ):
+        return False
+    if not all(v.type.ndim == 0 and v.type.dtype.kind in "iu" for v in tensors):
+        return False
+    for item in template:
+        if isinstance(item, slice):
+            if not all(p is None or p is TENSOR_SLOT or _is_int(p) for p in (item.start, item.stop, item.step)):
+                return False
+            if _is_int(item.step) and item.step == 0:
+                return False
+        elif not (item is TENSOR_SLOT or _is_int(item)):
+            return False
+    return True
+
+
+# Array operations inside compiled loops work on real floating-point arrays, where Numba's array
+# ufuncs compute what NumPy's do (integer arrays would need NumPy's wrap-around and division
+# rules, which only the scalar forms implement).
+_ARRAY_KINDS = frozenset("f")
+
+
+def _array_ufunc(op: Op) -> bool:
+    """A ufunc on arrays (and scalars) of float32/float64, giving an array, inside a loop: the
+    vectorizable arithmetic, which gives NumPy's bits (math functions on arrays stay NumPy's
+    vectorized loops, whose results Numba's library calls match only within a few ulp)."""
+    ufunc = get_op(op.name).ufunc
+    if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
+        return False
+    if op.results[0].type.ndim == 0 or op.results[0].type.dtype.kind not in "fb":
+        return False
+    dtypes = loop_dtypes(op)
+    if dtypes is None or not all(d.kind in _ARRAY_KINDS for d in dtypes[:-1]):
+        return False
+    # Array operands already have the loop's dtype: Numba then picks NumPy's loop.
+    return all(v.type.ndim == 0 or v.type.dtype == d for v, d in zip(op.operands, dtypes))
+
+
+def _part_store(op: Op) -> bool:
+    """``A[i, a:b] = v`` in ``A``'s own buffer, of an array of ``A``'s dtype (broadcast to the
+    part as NumPy does; a shape that does not fit raises ValueError in both) or of a scalar NumPy
+    casts there."""
+    template = op.attrs["template"]
+    if overwritten_operand(op) != 0 or not basic_template(template, op.operands[2:]):
+        return False
+    target, value = op.operands[0].type, op.operands[1].type
+    if target.dtype.kind not in _ARRAY_KINDS:
+        return False
+    if value.ndim == 0:
+        return value.dtype == target.dtype or bool(np.can_cast(value.dtype, target.dtype, "same_kind"))
+    return value.dtype == target.dtype and value.ndim <= sum(1 for item in template if isinstance(item, slice))
 
 
 def reads_element(op: Op) -> bool:
