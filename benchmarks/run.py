@@ -1,5 +1,9 @@
 """Benchmark runner: eager NumPy vs dy2st on the design's workloads, printed as one table.
 
+"dy2st" is the NumPy tier (``backend="numpy"``); with Numba installed, "compiled" is the compiled
+tier (``backend="compiled"``, compiled before its first call returns; "1st comp" is that first
+call) and "numba" is ``numba.njit`` applied to the eager function, where Numba compiles it.
+
     python benchmarks/run.py                # full sizes (a few minutes on 2 cores)
     python benchmarks/run.py --quick        # small sizes, few repeats: a smoke run
     python benchmarks/run.py --json out.json --only W1,W5
@@ -44,6 +48,11 @@ try:  # a reference column for the elementwise chain, never a dependency
 except ImportError:
     numexpr = None
 
+try:  # the compiled tier's dependency, and the reference column of numba.njit on the eager code
+    import numba
+except ImportError:
+    numba = None
+
 MIB = 1 << 20
 
 
@@ -61,6 +70,10 @@ class Row:
     planned_peak: int | None = None
     first_call: float | None = None
     numexpr_time: float | None = None
+    compiled_time: float | None = None
+    compiled_ratio: float | None = None
+    compiled_first_call: float | None = None
+    numba_time: float | None = None
     target: str = ""
     skipped: str | None = None
 
@@ -123,7 +136,8 @@ def measure(workload: workloads.Workload, quick: bool, dynamic: bool | None = No
     row = Row(workload.name, target=workload.target)
     workload.setup(quick)
     args = workload.make_args(quick)
-    static = dy2st.to_static(workload.converted, dynamic=dynamic)
+    # "dy2st" is the NumPy tier; the compiled tier has a column of its own.
+    static = dy2st.to_static(workload.converted, dynamic=dynamic, backend="numpy")
     try:
         start = time.perf_counter()
         graph = static.graph(*args)  # convert + build + optimize + generate, without running
@@ -140,11 +154,32 @@ def measure(workload: workloads.Workload, quick: bool, dynamic: bool | None = No
     row.converted_peak = traced_peak(static, args) + report.persistent
     row.lower_bound = report.lower_bound
     row.planned_peak = report.planned_peak
+    if numba is not None:
+        _measure_compiled(row, workload, args, dynamic, repeats, min_seconds)
     if numexpr is not None and workload.converted is workloads.gelu_chain:
         expression = "(0.5*x*(1.0+tanh(0.7978845608*(x+0.044715*x**3))))*1.702+0.25"
         evaluate = lambda x: numexpr.evaluate(expression, local_dict={"x": x})  # noqa: E731
         row.numexpr_time = interleaved_medians([evaluate], args, repeats, min_seconds)[0]
     return row
+
+
+def _measure_compiled(row: Row, workload, args, dynamic, repeats: int, min_seconds: float) -> None:
+    """The compiled tier (compiled before its first call returns) and ``numba.njit`` applied to
+    the eager function, each timed alternating with eager NumPy."""
+    compiled = dy2st.to_static(workload.converted, dynamic=dynamic, backend="compiled")
+    start = time.perf_counter()
+    _check_equal(compiled(*args), workload.eager(*args), workload.name)
+    row.compiled_first_call = time.perf_counter() - start
+    fns = [workload.eager, compiled]
+    jitted = numba.njit(workload.eager)
+    try:
+        _check_equal(jitted(*args), workload.eager(*args), workload.name)
+        fns.append(jitted)
+    except Exception:  # what Numba cannot compile (a matmul without SciPy, ...) has no column
+        pass
+    times = interleaved_medians(fns, args, repeats, min_seconds)
+    row.compiled_time, row.compiled_ratio = times[1], times[1] / times[0]
+    row.numba_time = times[2] if len(times) > 2 else None
 
 
 # --- W4: the first call, in a fresh and in a warm process -------------------------------------------
@@ -250,6 +285,10 @@ _COLUMNS = (
     "bound MiB",
     "first ms",
     "numexpr ms",
+    "compiled ms",
+    "ratio",
+    "1st comp ms",
+    "numba ms",
     "target",
 )
 
@@ -275,6 +314,10 @@ def format_row(row: Row) -> list[str]:
         _mib(row.lower_bound),
         _ms(row.first_call),
         _ms(row.numexpr_time),
+        _ms(row.compiled_time),
+        "" if row.compiled_ratio is None else f"{row.compiled_ratio:.3f}",
+        _ms(row.compiled_first_call),
+        _ms(row.numba_time),
         row.target,
     ]
 
@@ -317,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         f"dy2st benchmarks ({'quick sizes' if options.quick else 'full sizes'}; "
         f"{'symbolic sizes; ' if options.dynamic else ''}numpy {np.__version__}; "
         f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
-        f"{'' if numexpr else '; numexpr not installed'}"
+        f"{'' if numexpr else '; numexpr not installed'}{'' if numba else '; numba not installed'}"
     )
     print_table(rows)
     if options.json:
