@@ -53,6 +53,14 @@ class LoopSource(ScalarSource):
         # The (access, axis) indices whose checks were made before the innermost loop being
         # emitted (``bounds``).
         self.unchecked: set[tuple[Op, int]] = set()
+        # Array expressions not yet written, each to be written out inside its one reader's
+        # statement: Numba fuses an array expression within a statement into one loop with no
+        # temporaries (``x[1:-1] = 0.3 * (a[:-2] + a[1:-1] + a[2:])``).
+        self.pending: dict[Value, str] = {}
+        self.readers: dict[Value, list[Op]] = {}
+        for op in loop.walk():
+            for value in op.operands:
+                self.readers.setdefault(value, []).append(op)
         self.source = self.write()
 
     # --- the function ------------------------------------------------------------------------
@@ -73,6 +81,29 @@ class LoopSource(ScalarSource):
         if len(self.lines) == start:
             self.line(depth, "pass")
 
+    # --- array expressions ---------------------------------------------------------------------
+    def name_of(self, value: Value) -> str:
+        expression = self.pending.pop(value, None)
+        return super().name_of(value) if expression is None else f"({expression})"
+
+    def defer(self, op: Op, depth: int, expression: str) -> None:
+        """Keep an array op's expression for its one reader in this block (written there), or
+        write it out now."""
+        value = op.results[0]
+        readers = self.readers.get(value, [])
+        if value.type.ndim and len(readers) == 1 and readers[0].parent is op.parent:
+            self.pending[value] = expression
+        else:
+            self.assign(op, depth, expression)
+
+    def flush(self, depth: int) -> None:
+        """Write out every pending array expression: a store, an ``if`` or a loop comes next,
+        which may change what they read."""
+        for value, expression in list(self.pending.items()):
+            name = self.names[value] = self.fresh()
+            self.line(depth, f"{name} = {expression}")
+        self.pending.clear()
+
     def emit_op(self, op: Op, depth: int) -> None:
         structure = {CONST: self.emit_const, WHILE_LOOP: self.emit_loop, COND: self.emit_cond, FUSED: self.emit_group}
         emit = structure.get(op.name)
@@ -82,13 +113,28 @@ class LoopSource(ScalarSource):
             self.emit_computation(op, depth)
 
     def emit_group(self, op: Op, depth: int) -> None:
-        """A group of scalar ops (a small fused group): its ops, inline."""
+        """A fused group: its ops, inline (an array result read once stays an expression)."""
+        self.flush(depth)
         block = op.regions[0].block
         for arg, operand in zip(block.args, op.operands):
             self.names[arg] = self.name_of(operand)
-        self.emit_block(block, depth)
+        for inner in block.ops[:-1]:
+            self.emit_op(inner, depth)
         for result, value in zip(op.results, block.ops[-1].operands):
-            self.names[result] = self.name_of(value)
+            readers = self.readers.get(result, [])
+            if value in self.pending and len(readers) == 1 and readers[0].parent is op.parent:
+                self.pending[result] = self.pending.pop(value)
+            else:
+                self.names[result] = self.name_of(value)
+        self.flush_except(set(op.results), depth)
+
+    def flush_except(self, kept: set[Value], depth: int) -> None:
+        """``flush`` for the pending expressions other than ``kept``."""
+        held = {v: e for v, e in self.pending.items() if v in kept}
+        for value in held:
+            del self.pending[value]
+        self.flush(depth)
+        self.pending.update(held)
 
     def emit_computation(self, op: Op, depth: int) -> None:
         name = op.name
@@ -98,11 +144,11 @@ class LoopSource(ScalarSource):
             self.assign(op, depth, self.converted(op.operands[0], representation(op.results[0])))
         elif reads_element(op):
             index = self.checked_index(op, depth, first=1)
-            self.assign(op, depth, f"{self.name_of(op.operands[0])}[{index}]")
+            self.defer(op, depth, f"{self.name_of(op.operands[0])}[{index}]")
         elif stores_element(op):
             self.emit_store(op, depth)
         else:
-            self.assign(op, depth, self.ufunc_call(op))
+            self.defer(op, depth, self.ufunc_call(op))
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:
@@ -151,12 +197,15 @@ class LoopSource(ScalarSource):
             stored = self.name_of(value) + ("" if _fresh(value) else ".copy()")
         else:
             stored = self.converted(value, array.type.dtype)
-        self.line(depth, f"{self.name_of(array)}[{index}] = {stored}")
+        target = self.name_of(array)
+        self.flush(depth)  # what other pending expressions read is read before the store
+        self.line(depth, f"{target}[{index}] = {stored}")
         self.names[op.results[0]] = self.name_of(array)  # updated in place: the same array
 
     # --- arithmetic ------------------------------------------------------------------------------
     # --- control flow ------------------------------------------------------------------------
     def emit_cond(self, op: Op, depth: int) -> None:
+        self.flush(depth)
         results = [self.fresh("r") for _ in op.results]
         self.line(depth, f"if {self.name_of(op.operands[0])}:")
         for k, region in enumerate(op.regions):
@@ -177,6 +226,7 @@ class LoopSource(ScalarSource):
             self.line(depth, f"{', '.join(n for n, _ in changed)} = {', '.join(t for _, t in changed)}")
 
     def emit_loop(self, op: Op, depth: int) -> None:
+        self.flush(depth)
         cond_block, body_block = op.regions[0].block, op.regions[1].block
         carried = [self.fresh("w") for _ in op.operands]
         counted = range_counter(op)
