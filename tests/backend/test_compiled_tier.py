@@ -5,6 +5,7 @@ fail; tiered execution swaps compiled code in; compiled code is cached on disk."
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,15 @@ import dy2st
 from dy2st.backend.numba.executor import TieredExecutor
 from dy2st.backend.numba.support import COMPILED_LOOP, COMPILED_UFUNCS
 from eager_parity import assert_like_eager, same_value
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+from kernels import BY_NAME  # noqa: E402
+
+# Kernels of the benchmark suite, written as NumPy users write them.
+crc16 = BY_NAME["crc16"].function
+floyd_warshall = BY_NAME["floyd_warshall_elements"].function
+forward_substitution = BY_NAME["trisolv_elements"].function
+syrk_rows = BY_NAME["syrk"].function
 
 numba = pytest.importorskip("numba")
 
@@ -37,31 +47,6 @@ def compiled_like_eager(fn, *args):
 
 
 # --- kernels written as NumPy users write element loops -------------------------------------------
-def crc16(data, poly):
-    crc = 0xFFFF
-    for byte in data:
-        current = 0xFF & byte
-        for _ in range(8):
-            if (crc & 0x0001) ^ (current & 0x0001):
-                crc = (crc >> 1) ^ poly
-            else:
-                crc >>= 1
-            current >>= 1
-    crc = ~crc & 0xFFFF
-    crc = (crc << 8) | ((crc >> 8) & 0xFF)
-    return crc & 0xFFFF
-
-
-def floyd_warshall(paths):
-    n = paths.shape[0]
-    for k in range(n):
-        for i in range(n):
-            for j in range(n):
-                if paths[i, k] + paths[k, j] < paths[i, j]:
-                    paths[i, j] = paths[i, k] + paths[k, j]
-    return paths
-
-
 def insertion_sort(a):
     for i in range(1, len(a)):
         key = a[i]
@@ -71,17 +56,6 @@ def insertion_sort(a):
             j -= 1
         a[j + 1] = key
     return a
-
-
-def forward_substitution(L, b):
-    n = len(b)
-    x = np.zeros(n)
-    for i in range(n):
-        s = b[i]
-        for j in range(i):
-            s -= L[i, j] * x[j]
-        x[i] = s / L[i, i]
-    return x
 
 
 def newton_sqrt(a):
@@ -471,15 +445,6 @@ def test_a_fused_group_with_math_functions_stays_on_numpys_vectorized_loops():
 
 
 # --- loops with array operations ----------------------------------------------------------------
-def syrk_rows(alpha, beta, C, A):
-    n, m = A.shape
-    for i in range(n):
-        C[i, : i + 1] *= beta
-        for k in range(m):
-            C[i, : i + 1] += alpha * A[i, k] * A[: i + 1, k]
-    return C
-
-
 def jacobi_1d(steps, A, B):
     for t in range(steps):
         B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
