@@ -486,3 +486,29 @@ def test_a_loop_with_a_math_function_on_arrays_stays_on_numpy():
     A = np.random.default_rng(8).random((6, 5))
     same_value(static(A.copy()), rows_with_a_math_function(A.copy()))
     assert not isinstance(executor_of(static, A.copy()), TieredExecutor)
+
+
+def test_calls_from_threads_while_compiled_code_is_swapped_in_all_give_eagers_result(monkeypatch):
+    import threading
+
+    monkeypatch.setenv("DY2ST_COMPILE_AFTER_MS", "0")
+    static = dy2st.to_static(insertion_sort, backend="auto")
+    data = np.random.default_rng(9).random(300)
+    expected = insertion_sort(data.copy())
+    failures: list[str] = []
+
+    def caller() -> None:
+        for _ in range(30):
+            result = static(data.copy())
+            if not np.array_equal(result, expected):
+                failures.append("differs")
+
+    threads = [threading.Thread(target=caller) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    executor = executor_of(static, data.copy())
+    assert executor.wait_compiled(timeout=120)
+    assert np.array_equal(static(data.copy()), expected)
