@@ -512,3 +512,45 @@ def test_calls_from_threads_while_compiled_code_is_swapped_in_all_give_eagers_re
     executor = executor_of(static, data.copy())
     assert executor.wait_compiled(timeout=120)
     assert np.array_equal(static(data.copy()), expected)
+
+
+def signed_zero_edges(x, y, out):
+    for i in range(len(x)):
+        out[0, i] = np.maximum(x[i], y[i])
+        out[1, i] = np.minimum(x[i], y[i])
+        out[2, i] = np.fmax(x[i], y[i])
+        out[3, i] = np.fmin(x[i], y[i])
+        out[4, i] = np.sign(x[i])
+    return out
+
+
+def integer_remainders(a, b, out):
+    for i in range(len(a)):
+        out[0, i] = np.fmod(a[i], b[i])
+        out[1, i] = np.sign(a[i])
+    return out
+
+
+def test_signed_zeros_and_nans_in_maximum_minimum_and_sign_are_numpys():
+    x = np.array([0.0, -0.0, np.nan, 1.0, -0.0, 2.0])
+    y = np.array([-0.0, 0.0, 1.0, np.nan, -0.0, 2.0])
+    compiled_like_eager(signed_zero_edges, x, y, np.zeros((5, 6)))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int64])
+def test_integer_fmod_and_sign_are_numpys(dtype):
+    a = np.array([-1, -7, 7, 0, 100, -100], dtype=np.int64).astype(dtype)
+    b = np.array([127, -128, -3, 5, 7, 0], dtype=np.int64).astype(dtype)
+    compiled_like_eager(integer_remainders, a, b, np.zeros((2, 6), dtype=dtype))
+
+
+def narrowing_store(A, b):
+    for i in range(len(b)):
+        A[0, 1] -= b[2]
+    return A
+
+
+def test_storing_a_wider_integer_stays_on_numpy_which_refuses_an_out_of_range_value():
+    A = np.array([[4, 6], [3, 6]], dtype=np.int8)
+    b = np.array([0, 173, 164], dtype=np.uint8)
+    assert_like_eager(narrowing_store, A, b, converted=dy2st.to_static(narrowing_store, backend="compiled"))

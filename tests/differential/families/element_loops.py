@@ -49,7 +49,9 @@ RETURNS = [
 
 class ElementLoops(Family):
     name = "element_loops"
-    summary = "Numba-style element loops: x[i], A[i, j], scalar accumulators, int8/uint8 wrap-around, data-dependent whiles"
+    summary = (
+        "Numba-style element loops: x[i], A[i, j], scalar accumulators, int8/uint8 wrap-around, data-dependent whiles"
+    )
     parameters = "x, b, A, q, k, p"
 
     def __init__(self, generator):
@@ -116,7 +118,10 @@ class ElementLoops(Family):
             return self.idiom(scope)  # element loops are the point: more of them than the skeleton makes
         v, w = self.vi(scope), self.vi(scope)
         r, c = self.ri(scope), self.ci(scope)
-        group = self.pick(["float", "float", "int", "int", "python", "numpy", "matrix", "bool"])
+        group = self.pick(
+            ["float", "float", "float", "int", "int", "int", "python", "numpy", "numpy", "matrix", "bool"]
+        )
+        zero = self.pick(["0.0", "-0.0", "s"])
         forms = {
             "float": [
                 f"y[{v}] = x[{v}] * 2.0 - y[{w}]",
@@ -129,6 +134,16 @@ class ElementLoops(Family):
                 f"x[{v}] = x[{v}] * 0.5 + x[{w}]",
                 f"x[{v}] = -x[{v}]",
                 f"y[{v}] = x[{v}] / (x[{w}] - 1.0)",
+                f"y[{v}] = np.maximum({zero}, x[{v}])",
+                f"y[{v}] = np.minimum(x[{v}], {zero}) + np.minimum(y[{w}], x[{v}])",
+                f"y[{v}] = np.sign(x[{v}]) * np.copysign(1.5, x[{w}])",
+                f"y[{v}] = x[{v}] ** {self.pick(['0.5', '2', '-1.0', '3.0'])}",
+                f"y[{v}] = np.power(abs(x[{v}]), {self.pick(['0.5', '1.5', 'x[0]'])})",
+                f"y[{v}] = np.fmod(x[{v}], x[{w}]) + x[{v}] % 1.5",
+                f"y[{v}] = np.{self.pick(['log', 'log10', 'log1p', 'expm1', 'cbrt', 'sinh', 'cos'])}(x[{v}])",
+                f"y[{v}] = np.{self.pick(['arcsin', 'arccos', 'arctan'])}(x[{v}] * 0.25)",
+                f"y[{v}] = np.{self.pick(['arctan2', 'hypot'])}(x[{v}], x[{w}])",
+                f"y[{v}] = np.{self.pick(['floor', 'ceil', 'rint', 'trunc'])}(x[{v}] * 0.75)",
             ],
             "int": [
                 f"b[{v}] = b[{v}] + {self.small()}",
@@ -147,6 +162,12 @@ class ElementLoops(Family):
                 f"b[{v}] = abs(b[{v}])",
                 f"b[{v}] = ~b[{v}]",
                 f"b[{v}] = t % {self.pick(['100', '128', '300'])}",
+                f"b[{v}] = np.sign(b[{v}]) * b[{w}]",
+                f"b[{v}] = np.square(b[{v}])",
+                f"b[{v}] = np.fmod(b[{v}], b[{w}])",
+                f"b[{v}] = np.{self.pick(['maximum', 'minimum'])}(b[{v}], b[{w}] - {self.small()})",
+                f"b[{v}] = b[{v}] * b[{w}]",
+                f"b[{v}] = np.left_shift(b[{v}], {self.pick(['3', '8', '9', '70'])})",
             ],
             "python": [
                 f"t = t + int(b[{v}])",
@@ -178,6 +199,9 @@ class ElementLoops(Family):
                 f"lo = min(lo, x[{v}])",
                 f"lo = np.minimum(lo, x[{v}])",
                 f"lo = x[{v}] if x[{v}] < lo else lo",
+                f"lo = np.maximum(lo, x[{v}])",
+                f"h = np.maximum(h, b[{v}])",
+                f"h = h + np.sign(b[{v}])",
             ],
             "matrix": [
                 f"A[{r}, {c}] += x[{v}]",
@@ -227,7 +251,9 @@ class ElementLoops(Family):
     def idiom(self, scope) -> list[str]:
         builders = [
             self._plain,
-            self._plain,
+            self._kernel,
+            self._kernel,
+            self._kernel,
             self._recurrence,
             self._reversed,
             self._matrix,
@@ -272,6 +298,17 @@ class ElementLoops(Family):
         i = self.fresh("i")
         header, kind = self._range()
         return [f"for {i} in {header}:", *indent(self.inner(scope, (i, kind)))]
+
+    def _kernel(self, scope) -> list[str]:
+        """An element loop of the family's statements alone, as a kernel is written."""
+        i = self.fresh("i")
+        header, kind = self._range()
+        self.counters.append((i, kind))
+        try:
+            body = [line for _ in range(self.rng.randint(1, 3)) for line in self.statement(scope.nested(in_loop=True))]
+        finally:
+            self.counters.pop()
+        return [f"for {i} in {header}:", *indent(body)]
 
     def _recurrence(self, scope) -> list[str]:
         i = self.fresh("i")
@@ -557,7 +594,9 @@ class ElementLoops(Family):
                 (
                     floats(rng, n, float_dtype),
                     integers(rng, n, int_dtype),
-                    floats(rng, shape, matrix_dtype) if np.dtype(matrix_dtype).kind == "f" else integers(rng, shape, matrix_dtype, 6),
+                    floats(rng, shape, matrix_dtype)
+                    if np.dtype(matrix_dtype).kind == "f"
+                    else integers(rng, shape, matrix_dtype, 6),
                     rng.random(n) < 0.5,
                     trip_count(rng),
                     python_int(rng),

@@ -52,6 +52,9 @@ def scalar_of(value: Any) -> Any:
     return value[()] if type(value) is np.ndarray else value
 
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
 class CompiledCodeGenerator(CodeGenerator):
     """The NumPy tier's code generator, calling compiled loops (``loops``) and fused kernels
     (``kernels``) where it has them."""
@@ -80,9 +83,15 @@ class CompiledCodeGenerator(CodeGenerator):
             return
         function = self.bind(compiled.function, self.fresh("loop_"))
         arguments = [self.argument(value) for value in compiled.params]
-        arrays = [name for name, value in zip(arguments, compiled.params) if value.type.ndim > 0]
+        tests = [f"{name}.flags.carray" for name, value in zip(arguments, compiled.params) if value.type.ndim > 0]
+        # A Python int beyond 64 bits (``big = 2**64``) runs the NumPy tier's loop.
+        tests += [
+            f"{_INT64_MIN} <= {name} <= {_INT64_MAX}"
+            for name, value in zip(arguments, compiled.params)
+            if value.type.ndim == 0 and value.type.weak and value.type.dtype.kind in "iu" and name.isidentifier()
+        ]
         results = [self.fresh("c") for _ in op.results]
-        self.line(depth, f"if {' and '.join(f'{a}.flags.carray' for a in arrays) or 'True'}:", op)
+        self.line(depth, f"if {' and '.join(tests) or 'True'}:", op)
         self.line(depth + 1, f"{''.join(r + ', ' for r in results)}= {function}({', '.join(arguments)})", op)
         for name, value in zip(results, op.results):
             if value.type.ndim == 0 and not value.type.weak:

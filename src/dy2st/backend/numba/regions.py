@@ -12,22 +12,28 @@ from __future__ import annotations
 
 from dy2st.backend.numba.support import COMPILED_KERNEL, COMPILED_LOOP, fused_compiles, loop_compiles
 from dy2st.ir.core import ANNOTATION_ATTRS, Block, Graph, Op
-from dy2st.ir.opcodes import WHILE_LOOP
+from dy2st.ir.opcodes import WHILE_LOOP, WRITES_BACK
 from dy2st.passes.base import Pass
 
 ANNOTATION_ATTRS.update((COMPILED_LOOP, COMPILED_KERNEL))
 
 
-def _mark(block: Block) -> None:
+def _mark(block: Block, rerunnable: bool) -> None:
     for op in block.ops:
-        if op.name == WHILE_LOOP and loop_compiles(op):
+        if op.name == WHILE_LOOP and loop_compiles(op, rerunnable):
             op.attrs[COMPILED_LOOP] = True
             continue
         if fused_compiles(op):
             op.attrs[COMPILED_KERNEL] = True
             continue
         for region in op.regions:
-            _mark(region.block)
+            _mark(region.block, rerunnable)
+
+
+def _writes_arguments(graph: Graph) -> bool:
+    """Does the graph update an argument in place (its return writes one back)?"""
+    returned = graph.body.ops[-1]
+    return any(index is not None for index in returned.attrs.get(WRITES_BACK, ()))
 
 
 def compiled_loops(graph: Graph) -> list[Op]:
@@ -51,7 +57,7 @@ class CompiledRegions(Pass):
         for op in graph.walk():
             op.attrs.pop(COMPILED_LOOP, None)
             op.attrs.pop(COMPILED_KERNEL, None)
-        _mark(graph.body)
+        _mark(graph.body, rerunnable=not _writes_arguments(graph))
         return _marked(graph) != before
 
 

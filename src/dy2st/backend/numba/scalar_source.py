@@ -130,7 +130,59 @@ def _numpy_int_remainder(a, b):
 def _numpy_int_fmod(a, b):
     if b == 0 or b == -1:
         return np.uint64(0)
-    return np.uint64(np.fmod(a, b))
+    r = a % b  # Python's floor remainder; fmod's has the dividend's sign
+    if r != 0 and (r < 0) != (a < 0):
+        r = r - b
+    return np.uint64(r)
+
+
+# NumPy's maximum and minimum give the second argument when both compare equal (0.0 and -0.0),
+# fmax and fmin the first; NaN propagates through the first two and is skipped by the others.
+@numba.njit(inline="always")
+def _numpy_maximum(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a > b else b
+
+
+@numba.njit(inline="always")
+def _numpy_minimum(a, b):
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a < b else b
+
+
+@numba.njit(inline="always")
+def _numpy_fmax(a, b):
+    if b != b:
+        return a
+    if a != a:
+        return b
+    return a if a >= b else b
+
+
+@numba.njit(inline="always")
+def _numpy_fmin(a, b):
+    if b != b:
+        return a
+    if a != a:
+        return b
+    return a if a <= b else b
+
+
+@numba.njit(inline="always")
+def _numpy_sign(a):
+    if a > 0:
+        return 1.0
+    if a < 0:
+        return -1.0
+    if a == 0:
+        return 0.0  # NumPy's sign of -0.0 is +0.0
+    return np.float64(a)
 
 
 @numba.njit(inline="always")
@@ -346,28 +398,49 @@ class ScalarSource:
         return f"({a} {symbol} {b})"
 
 
+_FLOAT_HELPERS = {
+    np.maximum: "_numpy_maximum",
+    np.minimum: "_numpy_minimum",
+    np.fmax: "_numpy_fmax",
+    np.fmin: "_numpy_fmin",
+    np.sign: "_numpy_sign",
+}
+
+
 def _guarded_form(ufunc: np.ufunc, result: np.dtype, operands: list[str]) -> str | None:
     """The source computing ``ufunc`` where Numba's own ufunc would differ from NumPy's (integer
-    overflow, division by zero, shifts by the width or more), else None."""
+    overflow, division by zero, shifts by the width or more, signed zeros), else None."""
     if result.kind in "iu":
-        wide = result.itemsize == 8
-        unsigned = [f"np.uint64({o})" for o in operands]
-        if wide and ufunc in _WRAPPING_OPERATORS:
-            return f" {_WRAPPING_OPERATORS[ufunc]} ".join(unsigned)
-        if wide and ufunc is np.square:
-            return f"{unsigned[0]} * {unsigned[0]}"
-        if wide and ufunc is np.negative:
-            return f"np.uint64(0) - {unsigned[0]}"
-        if wide and ufunc is np.absolute and result.kind == "i":
-            return f"_numpy_int64_abs({operands[0]})"
-        if ufunc in _INTEGER_DIVISIONS:
-            return f"{_INTEGER_DIVISIONS[ufunc]}({operands[0]}, {operands[1]})"
-        bits = result.itemsize * 8
-        if ufunc is np.left_shift:
-            return f"_numpy_lshift({unsigned[0] if wide else operands[0]}, {operands[1]}, {bits})"
-        if ufunc is np.right_shift:
-            signed = "unsigned" if result.kind == "u" else "signed"
-            return f"_numpy_rshift_{signed}({operands[0]}, {operands[1]}, {bits})"
+        return _integer_form(ufunc, result, operands)
     if result.kind == "f" and ufunc in _FLOAT_DIVISIONS:
         return f"_numpy_float_divmod_f{result.itemsize}({operands[0]}, {operands[1]})[{_FLOAT_DIVISIONS[ufunc]}]"
+    if result.kind == "f" and ufunc in _FLOAT_HELPERS:
+        return f"{_FLOAT_HELPERS[ufunc]}({', '.join(operands)})"
+    return None
+
+
+def _integer_form(ufunc: np.ufunc, result: np.dtype, operands: list[str]) -> str | None:
+    """``_guarded_form`` for integer results: 64-bit arithmetic in uint64, which wraps."""
+    if ufunc is np.sign and result.kind == "u":
+        return f"{operands[0]} != 0"  # Numba's sign of an unsigned int can be -1
+    if ufunc in _INTEGER_DIVISIONS:
+        return f"{_INTEGER_DIVISIONS[ufunc]}({operands[0]}, {operands[1]})"
+    wide = result.itemsize == 8
+    unsigned = [f"np.uint64({o})" for o in operands]
+    bits = result.itemsize * 8
+    if ufunc is np.left_shift:
+        return f"_numpy_lshift({unsigned[0] if wide else operands[0]}, {operands[1]}, {bits})"
+    if ufunc is np.right_shift:
+        signed = "unsigned" if result.kind == "u" else "signed"
+        return f"_numpy_rshift_{signed}({operands[0]}, {operands[1]}, {bits})"
+    if not wide:
+        return None  # computed in int64 by Numba, then cast: the same wrap-around
+    if ufunc in _WRAPPING_OPERATORS:
+        return f" {_WRAPPING_OPERATORS[ufunc]} ".join(unsigned)
+    if ufunc is np.square:
+        return f"{unsigned[0]} * {unsigned[0]}"
+    if ufunc is np.negative:
+        return f"np.uint64(0) - {unsigned[0]}"
+    if ufunc is np.absolute and result.kind == "i":
+        return f"_numpy_int64_abs({operands[0]})"
     return None

@@ -158,14 +158,46 @@ def python_semantics(op: Op) -> bool:
 # number keeps Numba's compile time near a second.
 SMALL_ARRAY_ELEMENTS = 4096
 MOST_ARRAY_OPS = 48
+# Loops longer than this (unrolled inner loops, long bodies) took Numba 14-25 s to compile.
+MOST_LOOP_OPS = 300
 
 
-def loop_compiles(loop: Op) -> bool:
-    """Can the compiled tier run this ``while_loop``, all of it, and is it worth it?"""
+def loop_compiles(loop: Op, rerunnable: bool = True) -> bool:
+    """Can the compiled tier run this ``while_loop``, all of it, and is it worth it?
+
+    ``rerunnable``: the graph updates no argument in place, so a call can run again on the NumPy
+    tier when a Python int outgrows 64 bits. Where it cannot, loops that multiply or shift Python
+    ints (``h = h * 31``, which eager code carries past 2**63) stay on the NumPy tier."""
     values_fit = all(_value_fits(v) for v in (*loop.operands, *loop.results))
-    if not values_fit or not all(_block_compiles(region.block) for region in loop.regions):
+    if not values_fit or sum(1 for _ in loop.walk()) > MOST_LOOP_OPS:
+        return False
+    if not all(_block_compiles(region.block) for region in loop.regions):
+        return False
+    if not rerunnable and any(_grows_python_ints(op) for op in loop.walk()):
         return False
     return _arrays_carried_in_place(loop) and _array_work_is_small(loop)
+
+
+def _grows_python_ints(op: Op) -> bool:
+    """Python-int arithmetic by which the eager code's int may grow past 64 bits: a product, a
+    left shift, or a sum of two values neither of which is a literal (``h = h + h // 2``;
+    ``i + 1`` is not, nor ``t + 3``)."""
+    if not python_semantics(op) or op.results[0].type.dtype.kind not in "iu":
+        return False
+    symbol = op.attrs["python_operator"]
+    if symbol in ("*", "<<"):
+        return True
+    return symbol in ("+", "-") and len(op.operands) == 2 and not any(map(_small_literal, op.operands))
+
+
+def _small_literal(value: Value) -> bool:
+    owner = value.owner
+    return (
+        isinstance(owner, Op)
+        and owner.name == CONST
+        and type(owner.attrs["value"]) is int
+        and abs(owner.attrs["value"]) < 2**31
+    )
 
 
 def _array_work_is_small(loop: Op) -> bool:
@@ -323,6 +355,8 @@ def _array_ufunc(op: Op) -> bool:
     ufunc = get_op(op.name).ufunc
     if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
         return False
+    if ufunc in (np.maximum, np.minimum, np.fmax, np.fmin, np.sign, np.copysign):
+        return False  # Numba's array forms treat signed zeros otherwise; the scalar forms are NumPy's
     if op.results[0].type.ndim == 0 or op.results[0].type.dtype.kind not in "fb":
         return False
     dtypes = loop_dtypes(op)
@@ -368,8 +402,8 @@ def _scalar_ufunc(op: Op) -> bool:
         return False
     if python_semantics(op):
         return op.attrs["python_operator"] in PYTHON_OPERATORS
-    if ufunc is np.power and op.results[0].type.dtype.kind in "iub":
-        return False  # NumPy raises for negative integer exponents
+    if ufunc is np.power:
+        return False  # integers: NumPy raises for negative exponents; floats: pow(-inf, 0.5) differs
     return loop_dtypes(op) is not None
 
 
@@ -420,6 +454,8 @@ def _element_store(op: Op) -> bool:
         return True
     if value.weak and value.dtype.kind in "iu":
         return target.kind in "iufc"  # range-checked for integer targets, as NumPy does
+    if value.dtype.kind in "iu" and target.kind in "iu":
+        return False  # NumPy wraps some of these casts and refuses others (OverflowError)
     return bool(np.can_cast(value.dtype, target, "same_kind")) and not (target.kind in "iu" and value.dtype.kind == "b")
 
 
