@@ -288,3 +288,13 @@ def unchanged_by_the_loop_then_doubled(k):
 @pytest.mark.parametrize("k", TRIPS)
 def test_a_python_int_a_loop_leaves_unchanged_stays_a_python_int(k):
     assert_like_eager(unchanged_by_the_loop_then_doubled, k)
+
+
+def unused_python_int_division(b):
+    for i in range(1, len(b)):
+        t = int(b[i]) // int(b[i])  # the result is never read: the division still runs
+
+
+def test_an_unused_python_int_division_by_zero_still_raises_zero_division_error():
+    assert_like_eager(unused_python_int_division, np.array([234, 202, 103, 0, 54], dtype=np.uint8))
+    assert_like_eager(unused_python_int_division, np.array([1, 2, 3, 4, 5], dtype=np.uint8))

@@ -157,6 +157,8 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
     opdef = get_op(name)
     if opdef.raises_when_run:
         return True
+    if opdef.ufunc in _PYTHON_DIVISIONS and operand_types and all(t.weak for t in operand_types):
+        return True  # Python's operator on the eager code's numbers: ``k // 0`` raises ZeroDivisionError
     if _checked_when_run(opdef, operand_types, attrs):
         return True
     if opdef.index_operands is None:
@@ -164,6 +166,10 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
     if operand_count > opdef.index_operands:
         return True
     return opdef.in_bounds is not None and not opdef.in_bounds(operand_types, **attrs)
+
+
+# Ufuncs whose Python operator raises on the eager code's Python numbers (division by zero).
+_PYTHON_DIVISIONS = frozenset({np.floor_divide, np.remainder, np.true_divide, np.divmod, np.power})
 
 
 def _checked_when_run(opdef: OpDef, operand_types: list[TensorType], attrs: dict[str, Any]) -> bool:
