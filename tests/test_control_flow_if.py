@@ -14,6 +14,7 @@ import pytest
 
 import dy2st
 from dy2st import GraphBuildError, UnsupportedSyntaxError
+from eager_parity import assert_like_eager
 
 THIS_FILE = os.path.basename(__file__)
 
@@ -431,3 +432,15 @@ def test_cond_branches_must_return_one_structure():
     message = "the result is a tuple of 2 values in the true branch but f32.6. in the false"
     with pytest.raises(GraphBuildError, match=message):
         dy2st.to_static(cond_with_different_structures)(X, np.array(1))
+
+
+def negated_zero_on_one_path(x):
+    s = 0.0
+    if x[2] > -1.0:
+        s = -s  # -0.0 on this path only: a Python float the branches must not call equal to 0.0
+    return s
+
+
+def test_python_floats_of_the_branches_are_joined_by_their_bits():
+    assert_like_eager(negated_zero_on_one_path, np.array([0.0, 1.0, -1.0]))
+    assert_like_eager(negated_zero_on_one_path, np.array([0.0, 1.0, 0.5]))

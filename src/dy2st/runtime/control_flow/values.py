@@ -271,7 +271,8 @@ def is_return_value(label: str) -> bool:
 
 
 def same_python_value(a: Any, b: Any) -> bool:
-    """Identity, or equality of same-typed immutable constants (NumPy values never compare here)."""
+    """Identity, or equality of same-typed immutable constants (NumPy values never compare here;
+    floats compare by their bits)."""
     if a is b:
         return True
     if type(a) is not type(b) or is_concrete_array(a) or isinstance(a, Tensor):
@@ -280,6 +281,10 @@ def same_python_value(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(same_python_value(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same_python_value(a[k], b[k]) for k in a)
+    if isinstance(a, float):
+        return a.hex() == b.hex()  # by the bits: 0.0 is not -0.0 (1 / -0.0 is -inf)
+    if isinstance(a, complex):
+        return a.real.hex() == b.real.hex() and a.imag.hex() == b.imag.hex()
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001 (an object whose == fails is not equal)
