@@ -249,3 +249,14 @@ def truth_of_many(x):
 def test_bool_of_many_values_raises_numpys_value_error():
     with pytest.raises(ValueError, match="more than one element is ambiguous"):
         dy2st.to_static(truth_of_many)(np.ones(3))
+
+
+def max_of_a_python_float_and_an_element(x):
+    s = 0.0
+    s = max(s, x[0])  # the Python float itself where it wins, else the float32 element
+    return s, min(0.5, x[0])
+
+
+def test_max_and_min_return_the_python_number_they_pick_as_eager_does():
+    assert_like_eager(max_of_a_python_float_and_an_element, np.array([3.0], np.float32))
+    assert_like_eager(max_of_a_python_float_and_an_element, np.array([-1.0], np.float32))

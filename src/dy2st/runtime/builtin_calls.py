@@ -261,8 +261,13 @@ def _python_kind(value: Any) -> str | None:
 
 
 def _as(value: Any, dtype: np.dtype) -> Any:
+    """``value`` in the pick's common dtype. A Python number stays one: the branch that picks it
+    returns the Python number itself, as eager ``max(0.0, x[0])`` does (the cond records which kind
+    each path returns)."""
     if isinstance(value, Tensor):
         return value if value.dtype == dtype else value.astype(dtype)
+    if _python_kind(value) is not None:
+        return value
     return np.asarray(value, dtype=dtype)[()]
 
 
