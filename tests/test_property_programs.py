@@ -79,6 +79,17 @@ def test_program_with_python_conditions_matches_eager(seed, tmp_path):
     check(program, tmp_path, refusals_fail=True)
 
 
+# Programs that found bugs, kept as regression tests: element_loops 351 (an unused Python-int
+# division by zero must still raise), 678 (a -0.0 Python float on one branch of a tensor if),
+# 461 (a chain of ifs in a loop made the check for stale views exponential: 30 s to build).
+REGRESSION_PROGRAMS = [("element_loops", 351), ("element_loops", 678), ("element_loops", 461)]
+
+
+@pytest.mark.parametrize("family, seed", REGRESSION_PROGRAMS, ids=[f"{f}-{s}" for f, s in REGRESSION_PROGRAMS])
+def test_regression_program_matches_eager(family, seed, tmp_path):
+    check(generate(FAMILIES[family], seed), tmp_path, refusals_fail=True)
+
+
 CHANGING_SIZE_PROGRAMS = range(6)
 
 

@@ -92,8 +92,13 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
     result = CompiledRegionsOf()
     loops = [(op, LoopSource(op, f"loop_{k}")) for k, op in enumerate(compiled_loops(graph))]
     kernels = [(op, FusedSource(op, f"fused_{k}")) for k, op in enumerate(compiled_kernels(graph))]
+    # Loops written alike (the copies of an unrolled outer loop) share one function: compiled once.
+    shared: dict[str, str] = {}
+    for _, loop in loops:
+        shared.setdefault(_unnamed(loop), loop.name)
     try:
-        sources = [loop.source for _, loop in loops] + [kernel.source for _, kernel in kernels]
+        sources = [loop.source for _, loop in loops if shared[_unnamed(loop)] == loop.name]
+        sources += [kernel.source for _, kernel in kernels]
         module = load_module("\n\n".join(sources), PRELUDE)
     except Exception as error:  # a dy2st bug: the NumPy tier still runs the graph
         result.failures.append(f"the generated module failed to load: {type(error).__name__}: {error}")
@@ -101,7 +106,7 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
         return result
     for op, loop in loops:
         signature = tuple(numba_type(representation(v), v.type.ndim) for v in loop.params)
-        functions = _compiled(module, op, [(loop.name, signature)], result.failures)
+        functions = _compiled(module, op, [(shared[_unnamed(loop)], signature)], result.failures)
         if functions:
             result.loops[op] = CompiledLoop(functions[0], loop.params, loop.errors, loop.source)
     for op, kernel in kernels:
@@ -114,6 +119,11 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
             fallback = build_fused_kernel(op).entry
             result.kernels[op] = CompiledFusedKernel(op, serial, parallel, fallback, kernel.source)
     return result
+
+
+def _unnamed(loop: LoopSource) -> str:
+    """The loop's source with its function's name left out."""
+    return loop.source.replace(f"def {loop.name}(", "def loop(")
 
 
 def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]], failures: list[str]) -> list[Any]:

@@ -756,21 +756,26 @@ def _refuse_stale_views(rebound: list, after_loop: dict[int, Any], plan: _Plan, 
                 result._shares = (*result._shares, (after_loop[id(base)], base.init))
 
 
-def _forwards(value: Any, arg: Value) -> bool:
+def _forwards(value: Any, arg: Value, seen: set[int] | None = None) -> bool:
     """Is ``value`` the block argument ``arg`` on some path (through the yields of ``cond`` ops,
     and through inner ``while_loop`` ops, whose result is their initial value when they run no
-    iteration)?"""
+    iteration)? ``seen``: the values already explored, each once (a chain of ``if``s reaches every
+    earlier result from both branches: exponential without it)."""
     if value is arg:
         return True
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return False  # explored already, and it did not lead to ``arg``
+    seen.add(id(value))
     op = getattr(value, "op", None)
     if op is None:
         return False
     if op.name == WHILE_LOOP:
-        return _forwards(op.operands[op.results.index(value)], arg)
+        return _forwards(op.operands[op.results.index(value)], arg, seen)
     if op.name != COND:
         return False
     index = op.results.index(value)
-    return any(_forwards(region.block.ops[-1].operands[index], arg) for region in op.regions)
+    return any(_forwards(region.block.ops[-1].operands[index], arg, seen) for region in op.regions)
 
 
 # --- what converted code calls ---------------------------------------------------------------------
