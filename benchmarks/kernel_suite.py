@@ -4,6 +4,7 @@ kernels written with Python loops, one row per kernel.
     python benchmarks/kernel_suite.py                      # the "small" preset, about a second a kernel
     python benchmarks/kernel_suite.py --quick              # the "test" preset, one repeat: a smoke run
     python benchmarks/kernel_suite.py --only lu,adi --json suite.json
+    python benchmarks/kernel_suite.py --backend compiled   # the compiled tier (default: numpy)
 
 Columns: the first call (a fresh ``dy2st.to_static`` called once on fresh copies of the arguments:
 convert + build + optimize + run; median over 3 fresh objects), the op count of the optimized graph
@@ -64,9 +65,14 @@ def _timed(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
+# The tier the suite measures (``--backend``): the NumPy tier by default, so that no background
+# compilation changes the figures halfway through (benchmarks/compiled_tier.py measures that tier).
+BACKEND = {"name": "numpy"}
+
+
 def convert(fn: Callable[..., Any]) -> dy2st.StaticFunction:
-    """A fresh ``dy2st.to_static(fn)``."""
-    static = dy2st.to_static(fn)
+    """A fresh ``dy2st.to_static(fn)`` on the chosen backend."""
+    static = dy2st.to_static(fn, backend=BACKEND["name"])
     assert isinstance(static, dy2st.StaticFunction)
     return static
 
@@ -175,7 +181,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help='the "test" preset and one repeat')
     parser.add_argument("--only", metavar="NAME,NAME", help="only these kernels")
     parser.add_argument("--json", metavar="FILE", help="also write the rows and the summary to FILE")
+    parser.add_argument(
+        "--backend",
+        default="numpy",
+        choices=("numpy", "compiled", "auto"),
+        help="the tier to measure (default numpy; compiled: loops compiled before the first call returns)",
+    )
     options = parser.parse_args()
+    BACKEND["name"] = options.backend
     preset = "test" if options.quick else "small"
     kernels = selected_kernels(options.only)
     started = time.perf_counter()
