@@ -12,19 +12,15 @@ so it raises at the same iteration, with the same effects before it, as eager co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.support import reads_element, stores_element
+from dy2st.backend.numba.support import SMALL_INT, reads_element, small_int_constant, stores_element
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
-from dy2st.ir.opcodes import AS_PYTHON_NUMBER, CONST, WHILE_LOOP
+from dy2st.ir.opcodes import AS_PYTHON_NUMBER, WHILE_LOOP
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.indexing import TENSOR_SLOT
-
-# Offsets this small keep ``j + c`` far from the ends of int64 for any loop that finishes.
-_LARGEST_OFFSET = 2**31
 
 
 @dataclass(frozen=True)
@@ -91,15 +87,15 @@ def counter_offset(value: Value, counter: Value, depth: int = 0) -> int | None:
         return None
     a, b = owner.operands
     sign = 1 if get_op(owner.name).ufunc is np.add else -1
-    constant = _small_int(b)
+    constant = small_int_constant(b)
     inner = counter_offset(a, counter, depth + 1) if constant is not None else None
     if inner is None and sign == 1:
-        constant = _small_int(a)
+        constant = small_int_constant(a)
         inner = counter_offset(b, counter, depth + 1) if constant is not None else None
     if inner is None or constant is None:
         return None
     total = inner + sign * constant
-    return total if abs(total) < _LARGEST_OFFSET else None
+    return total if abs(total) < SMALL_INT else None
 
 
 def range_counter(loop: Op) -> int | None:
@@ -132,12 +128,3 @@ def _through_python_numbers(value: Value) -> Value:
         value = owner.operands[0]
         owner = value.owner
     return value
-
-
-def _small_int(value: Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, Op) and owner.name == CONST:
-        constant: Any = owner.attrs["value"]
-        if type(constant) is int and abs(constant) < _LARGEST_OFFSET:
-            return constant
-    return None

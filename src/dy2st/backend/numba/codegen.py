@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.backend.numba.fused_kernel import CompiledFusedKernel
-from dy2st.backend.numba.support import COMPILED_KERNEL, COMPILED_LOOP, representation
+from dy2st.backend.numba.support import COMPILED_KERNEL, COMPILED_LOOP
 from dy2st.backend.numpy.codegen import CodeGenerator
 from dy2st.ir.core import Graph, Op, Value
 
@@ -67,14 +67,15 @@ class CompiledCodeGenerator(CodeGenerator):
         self.kernels: dict[Op, CompiledFusedKernel] = kernels or {}
 
     def kernel_for(self, op: Op) -> str:
-        compiled = self.kernels.get(op)
-        return super().kernel_for(op) if compiled is None else self.bind(compiled, self.fresh(f"k_{op.name}_compiled_"))
+        return self.compiled_kernel(op) or super().kernel_for(op)
 
     def out_kernel_for(self, op: Op) -> str:
+        return self.compiled_kernel(op) or super().out_kernel_for(op)
+
+    def compiled_kernel(self, op: Op) -> str | None:
+        """The name of a fused group's compiled kernel (which takes ``out=`` too), if it has one."""
         compiled = self.kernels.get(op)
-        if compiled is None:
-            return super().out_kernel_for(op)
-        return self.bind(compiled, self.fresh(f"k_{op.name}_compiled_out_"))
+        return None if compiled is None else self.bind(compiled, self.fresh(f"k_{op.name}_compiled_"))
 
     def emit_while_loop(self, op: Op, depth: int, aliasing: set[Value]) -> None:
         compiled = self.loops.get(op)
@@ -108,7 +109,7 @@ class CompiledCodeGenerator(CodeGenerator):
     def argument(self, value: Value) -> str:
         """How the call passes ``value``: arrays as they are, a NumPy 0-d value as a scalar."""
         name = self.name_of(value)
-        if value.type.ndim > 0 or value.type.weak or representation(value) != value.type.dtype:
+        if value.type.ndim > 0 or value.type.weak:
             return name
         return f"{self.bind(scalar_of, 'scalar_of')}({name})"
 

@@ -81,10 +81,6 @@ class CompiledRegionsOf:
     kernels: dict[Op, CompiledFusedKernel] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
 
-    @property
-    def source(self) -> str:
-        return "\n\n".join([*(loop.source for loop in self.loops.values()), *(k.source for k in self.kernels.values())])
-
 
 def compile_regions(graph: Graph) -> CompiledRegionsOf:
     """Each loop and fused group the ``compiled-regions`` pass marked, compiled; and why the
@@ -93,11 +89,12 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
     loops = [(op, LoopSource(op, f"loop_{k}")) for k, op in enumerate(compiled_loops(graph))]
     kernels = [(op, FusedSource(op, f"fused_{k}")) for k, op in enumerate(compiled_kernels(graph))]
     # Loops written alike (the copies of an unrolled outer loop) share one function: compiled once.
+    unnamed = {loop.name: loop.source.replace(f"def {loop.name}(", "def loop(") for _, loop in loops}
     shared: dict[str, str] = {}
     for _, loop in loops:
-        shared.setdefault(_unnamed(loop), loop.name)
+        shared.setdefault(unnamed[loop.name], loop.name)
     try:
-        sources = [loop.source for _, loop in loops if shared[_unnamed(loop)] == loop.name]
+        sources = [loop.source for _, loop in loops if shared[unnamed[loop.name]] == loop.name]
         sources += [kernel.source for _, kernel in kernels]
         module = load_module("\n\n".join(sources), PRELUDE)
     except Exception as error:  # a dy2st bug: the NumPy tier still runs the graph
@@ -106,7 +103,7 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
         return result
     for op, loop in loops:
         signature = tuple(numba_type(representation(v), v.type.ndim) for v in loop.params)
-        functions = _compiled(module, op, [(shared[_unnamed(loop)], signature)], result.failures)
+        functions = _compiled(module, op, [(shared[unnamed[loop.name]], signature)], result.failures)
         if functions:
             result.loops[op] = CompiledLoop(functions[0], loop.params, loop.errors, loop.source)
     for op, kernel in kernels:
@@ -119,11 +116,6 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
             fallback = build_fused_kernel(op).entry
             result.kernels[op] = CompiledFusedKernel(op, serial, parallel, fallback, kernel.source)
     return result
-
-
-def _unnamed(loop: LoopSource) -> str:
-    """The loop's source with its function's name left out."""
-    return loop.source.replace(f"def {loop.name}(", "def loop(")
 
 
 def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]], failures: list[str]) -> list[Any]:
@@ -247,8 +239,3 @@ class TieredExecutor(Executor):
         message = error.args[0] if isinstance(error, IndexError) and error.args else None
         found = self._errors.get(message) if isinstance(message, str) else None
         return found if found is not None else super().failing_op(error)
-
-
-def executor_tier(executor: Any) -> str:
-    """ "compiled" or "numpy": the tier an executor runs now."""
-    return getattr(executor, "tier", "numpy")

@@ -17,8 +17,10 @@ dtype, so Numba's own promotion rules never decide a type. Example, ``s += x[i]`
         w1 = p2 if p2 > 0 else 0
         return (w0, w1, )
 
-Indices are checked against the array's size before every access (compiled code never reads or
-writes out of bounds); the error names the user's line and ``errors`` maps it back to the op.
+Indices are checked against the array's size before every access, or once before an innermost
+loop for every iteration (``bounds``): compiled code never reads or writes out of bounds. The
+error names the user's line and ``errors`` maps it back to the op. An array expression read once
+is written inside its reader's statement, where Numba fuses it.
 """
 
 from __future__ import annotations
@@ -72,12 +74,11 @@ class LoopSource(ScalarSource):
         header = ['@numba.njit(cache=CACHE, error_model="python", nogil=True)', f"def {self.name}({params}):"]
         return "\n".join(header + self.lines) + "\n"
 
-    def emit_block(self, block: Block, depth: int, skipped: frozenset[Op] = frozenset()) -> None:
+    def emit_block(self, block: Block, depth: int) -> None:
         """The block's ops without its terminator (``pass`` when it emits nothing)."""
         start = len(self.lines)
         for op in block.ops[:-1]:
-            if op not in skipped:
-                self.emit_op(op, depth)
+            self.emit_op(op, depth)
         if len(self.lines) == start:
             self.line(depth, "pass")
 
@@ -202,7 +203,6 @@ class LoopSource(ScalarSource):
         self.line(depth, f"{target}[{index}] = {stored}")
         self.names[op.results[0]] = self.name_of(array)  # updated in place: the same array
 
-    # --- arithmetic ------------------------------------------------------------------------------
     # --- control flow ------------------------------------------------------------------------
     def emit_cond(self, op: Op, depth: int) -> None:
         self.flush(depth)

@@ -1,12 +1,13 @@
 """Which parts of a graph the compiled tier can compile: the rules, read off the IR alone.
 
-A ``while_loop`` compiles when everything it runs works on scalars and single elements: arithmetic,
-comparisons and math functions on 0-d values, reading and writing one element of an array
-(``A[i, j]``, ``A[i, j] = v`` in place), array sizes, ``if``/``else`` and inner loops. Those are the
-loops that cost a Python round trip per element on the NumPy tier (a CRC over bytes, a triangular
-solve by elements, Floyd-Warshall), and where compiled code is 10-100x faster. Array operations
-inside a loop (slices, reductions, ``@``) keep the loop on the NumPy tier: NumPy already runs them
-at full speed, one call each.
+A ``while_loop`` compiles when everything it runs works on scalars and single elements (arithmetic,
+comparisons and math functions on 0-d values, reading and writing one element of an array,
+``A[i, j]`` and ``A[i, j] = v`` in place, array sizes, ``if``/``else``, inner loops) or on small
+float arrays (views by ints and slices, vectorizable arithmetic, stores into parts). Those are the
+loops that cost a Python round trip per element or per small array on the NumPy tier (a CRC over
+bytes, a triangular solve by elements, syrk's row updates), and where compiled code is 10-250x
+faster. Reductions, ``@`` and NumPy function calls keep a loop on the NumPy tier. A fused group of
+vectorizable arithmetic compiles into one loop over its elements (``fused_compiles``).
 
 Every rule here keeps NumPy's semantics exactly (``docs/compiled-tier.md``): where a construct could
 give another value, dtype or exception in compiled code, it is not compiled.
@@ -25,10 +26,11 @@ from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
 
-# The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops (the
-# same type resolution once the operands have the loop's dtypes, integer division by zero giving
-# 0, NaN propagation in maximum/minimum). Integer powers are left out (NumPy raises for negative
-# exponents), as are ufuncs with two results.
+# The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops once the
+# operands have the loop's dtypes; where its results differ (division by zero, wrap-around,
+# signed zeros), ``scalar_source`` writes NumPy's out. ``power`` is left out (NumPy raises for
+# negative integer exponents; ``pow(-inf, 0.5)`` is ``inf`` in C, ``nan`` in NumPy), as are ufuncs
+# with two results.
 COMPILED_UFUNCS = frozenset(
     {
         np.add,
@@ -99,13 +101,12 @@ COMPILED_UFUNCS = frozenset(
         np.invert,
         np.left_shift,
         np.right_shift,
-        np.power,
     }
 )
 
 # Python's operators on the eager code's Python numbers that compiled code runs with Python's
 # semantics (Numba's ``error_model='python'``: ``1 // 0`` raises ZeroDivisionError). Integer
-# ``+ - * <<`` are checked for results beyond 64 bits (``loop_source``), which raise OverflowError
+# ``+ - * <<`` are checked for results beyond 64 bits (``scalar_source``), which raise OverflowError
 # where Python's unbounded ints would go on; ``**`` is left out (``2 ** -1`` is a float).
 PYTHON_OPERATORS = frozenset(
     {"+", "-", "*", "/", "//", "%", "<<", ">>", "&", "|", "^", "<", "<=", ">", ">=", "==", "!=", "~", "abs", "not"}
@@ -187,17 +188,22 @@ def _grows_python_ints(op: Op) -> bool:
     symbol = op.attrs["python_operator"]
     if symbol in ("*", "<<"):
         return True
-    return symbol in ("+", "-") and len(op.operands) == 2 and not any(map(_small_literal, op.operands))
+    return symbol in ("+", "-") and len(op.operands) == 2 and all(small_int_constant(v) is None for v in op.operands)
 
 
-def _small_literal(value: Value) -> bool:
+# Literal ints this small are far from the ends of int64: a loop counter plus one cannot overflow in
+# any loop that finishes.
+SMALL_INT = 2**31
+
+
+def small_int_constant(value: Value) -> int | None:
+    """The value of a literal Python int below ``SMALL_INT`` in size, else None."""
     owner = value.owner
-    return (
-        isinstance(owner, Op)
-        and owner.name == CONST
-        and type(owner.attrs["value"]) is int
-        and abs(owner.attrs["value"]) < 2**31
-    )
+    if isinstance(owner, Op) and owner.name == CONST:
+        constant = owner.attrs["value"]
+        if type(constant) is int and abs(constant) < SMALL_INT:
+            return constant
+    return None
 
 
 def _array_work_is_small(loop: Op) -> bool:
@@ -299,7 +305,7 @@ def op_compiles(op: Op) -> bool:
     if name in (COND, WHILE_LOOP, FUSED):
         return _structure_compiles(op)
     if name == CONST:
-        return op.results[0].type.ndim == 0 and isinstance(op.attrs["value"], (bool, int, float, complex, np.generic))
+        return _scalar_constant(op)
     if name == AS_PYTHON_NUMBER:
         return op.operands[0].type.ndim == 0
     if reads_element(op):
@@ -402,8 +408,6 @@ def _scalar_ufunc(op: Op) -> bool:
         return False
     if python_semantics(op):
         return op.attrs["python_operator"] in PYTHON_OPERATORS
-    if ufunc is np.power:
-        return False  # integers: NumPy raises for negative exponents; floats: pow(-inf, 0.5) differs
     return loop_dtypes(op) is not None
 
 
@@ -522,10 +526,15 @@ def _element_op(op: Op, shape: tuple[Any, ...]) -> bool:
     if any(v.type.dtype.kind == "c" for v in values):
         return False
     if op.name == CONST:
-        return op.results[0].type.ndim == 0 and isinstance(op.attrs["value"], (bool, int, float, complex, np.generic))
+        return _scalar_constant(op)
     ufunc = get_op(op.name).ufunc
     if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
         return False
     if not all(_value_fits(v) for v in (*op.operands, *op.results)):
         return False
     return loop_dtypes(op) is not None
+
+
+def _scalar_constant(op: Op) -> bool:
+    """A 0-d constant compiled code writes as a literal (a Python number or a NumPy scalar)."""
+    return op.results[0].type.ndim == 0 and isinstance(op.attrs["value"], (bool, int, float, complex, np.generic))
