@@ -157,7 +157,7 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
     opdef = get_op(name)
     if opdef.raises_when_run:
         return True
-    if opdef.ufunc in _PYTHON_DIVISIONS and operand_types and all(t.weak for t in operand_types):
+    if opdef.ufunc in PYTHON_DIVISIONS and operand_types and all(t.weak for t in operand_types):
         return True  # Python's operator on the eager code's numbers: ``k // 0`` raises ZeroDivisionError
     if _checked_when_run(opdef, operand_types, attrs):
         return True
@@ -168,8 +168,9 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
     return opdef.in_bounds is not None and not opdef.in_bounds(operand_types, **attrs)
 
 
-# Ufuncs whose Python operator raises on the eager code's Python numbers (division by zero).
-_PYTHON_DIVISIONS = frozenset({np.floor_divide, np.remainder, np.true_divide, np.divmod, np.power})
+# Ufuncs whose Python operator raises on the eager code's Python numbers (division by zero,
+# ``0 ** -1``), where NumPy's ufunc gives a value.
+PYTHON_DIVISIONS = frozenset({np.floor_divide, np.remainder, np.true_divide, np.divmod, np.power})
 
 
 def _checked_when_run(opdef: OpDef, operand_types: list[TensorType], attrs: dict[str, Any]) -> bool:

@@ -36,7 +36,7 @@ import numpy as np
 
 from dy2st.backend.numpy.target import NUMPY_TARGET, runs_unfused
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, WHILE_LOOP, Block, Graph, Op, Value
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import PYTHON_DIVISIONS, get_op
 from dy2st.ir.symbolic import has_symbolic
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
@@ -244,9 +244,7 @@ def _runs_python_operator(op: Op, users: dict[Value, list[Op]]) -> bool:
     if not readers:
         # Kept only because it may raise (``may_raise``): its ``as_python_number`` was dead. It is
         # Python's ``k // 0`` that raises; NumPy's gives 0.
-        return ufunc in (np.floor_divide, np.remainder, np.true_divide, np.divmod) and _python_types_agree(
-            op, _PYTHON_OPERATORS[ufunc][1]
-        )
+        return ufunc in PYTHON_DIVISIONS and _python_types_agree(op, _PYTHON_OPERATORS[ufunc][1])
     if any(user.name != AS_PYTHON_NUMBER for user in readers):
         return False
     return _python_types_agree(op, _PYTHON_OPERATORS[ufunc][1])

@@ -22,7 +22,7 @@ from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType, type_of_array,
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
 from dy2st.runtime.control_flow.references import seen_elsewhere
 from dy2st.runtime.control_flow.undefined import Undefined
-from dy2st.runtime.pytree import flatten
+from dy2st.runtime.pytree import constant_key, flatten
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.handlers import RUNTIME_QUERIES
 from dy2st.staging.tensor import Tensor, apply
@@ -281,10 +281,8 @@ def same_python_value(a: Any, b: Any) -> bool:
         return len(a) == len(b) and all(same_python_value(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same_python_value(a[k], b[k]) for k in a)
-    if isinstance(a, float):
-        return a.hex() == b.hex()  # by the bits: 0.0 is not -0.0 (1 / -0.0 is -inf)
-    if isinstance(a, complex):
-        return a.real.hex() == b.real.hex() and a.imag.hex() == b.imag.hex()
+    if isinstance(a, (float, complex)):
+        return constant_key(a) == constant_key(b)  # by the bits: 0.0 is not -0.0 (1 / -0.0 is -inf)
     try:
         return bool(a == b)
     except Exception:  # noqa: BLE001 (an object whose == fails is not equal)
