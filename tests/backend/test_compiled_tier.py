@@ -554,3 +554,28 @@ def test_storing_a_wider_integer_stays_on_numpy_which_refuses_an_out_of_range_va
     A = np.array([[4, 6], [3, 6]], dtype=np.int8)
     b = np.array([0, 173, 164], dtype=np.uint8)
     assert_like_eager(narrowing_store, A, b, converted=dy2st.to_static(narrowing_store, backend="compiled"))
+
+
+def fill_past_the_end(x, n):
+    for i in range(n):
+        x[i] = i * 2.0  # the checks made before the loop fail: it runs checked, writes, then raises
+    return x
+
+
+def test_a_loop_whose_indices_leave_the_array_writes_what_eager_wrote_before_raising():
+    static = dy2st.to_static(fill_past_the_end, backend="compiled")
+    assert_like_eager(fill_past_the_end, np.zeros(4), np.array(3), converted=static)
+    assert_like_eager(fill_past_the_end, np.zeros(4), np.array(6), converted=static)  # IndexError at i == 4
+    assert executor_of(static, np.zeros(4), np.array(3)).tier == "compiled"
+
+
+def test_a_read_only_input_of_a_fused_group_runs_the_numpy_tiles_without_compiling_again():
+    rng = np.random.default_rng(10)
+    a, b, c = (rng.standard_normal(6000) for _ in range(3))
+    static = dy2st.to_static(affine_chain, backend="compiled")
+    (kernel,) = kernels_of(static, a, b, c).values()
+    compiled_before = (list(kernel.serial.signatures), list(kernel.parallel.signatures))
+    read_only = a.copy()
+    read_only.flags.writeable = False
+    same_value(static(read_only, b, c), affine_chain(read_only, b, c))
+    assert (list(kernel.serial.signatures), list(kernel.parallel.signatures)) == compiled_before

@@ -1,8 +1,8 @@
 """The compiled kernel of one fused group, called as the NumPy tier's fused kernel is:
 ``kernel(*inputs, out=None, out_may_overlap=False)``.
 
-It runs the compiled loop when every array input is a C-contiguous array of the group's shape
-and dtype (and ``out``, when given, one too), on every core for large arrays; any other call
+It runs the compiled loop when every array input is a C-contiguous, aligned, writeable array of
+the group's shape and dtype (and ``out``, when given, one too), on every core for large arrays; any other call
 (a broadcast input, a strided view, an output that may overlap an input it reads later) goes to
 the NumPy tier's tiled kernel, which gives the same values.
 """
@@ -56,7 +56,9 @@ class CompiledFusedKernel:
             if not is_array:
                 values.append(value[()] if type(value) is np.ndarray else value)
                 continue
-            if type(value) is not np.ndarray or value.dtype != dtype or not value.flags.c_contiguous:
+            # The machine code is compiled for C-contiguous, aligned, writeable arrays: anything
+            # else would make Numba compile another version while the call waits.
+            if type(value) is not np.ndarray or value.dtype != dtype or not value.flags.carray:
                 return None
             if shape is None:
                 shape = value.shape
