@@ -391,3 +391,126 @@ def test_a_mask_made_from_a_list_is_checked_against_the_array_it_indexes():
     with pytest.raises(IndexError, match="boolean index did not match"):
         dy2st.to_static(mask_from_a_list_of_the_wrong_length)(np.arange(5.0))
     assert_like_eager(mask_from_a_list_of_the_wrong_length, np.arange(4.0))
+
+
+# A NumPy scalar carried in a wider slot: `s = 0.0` (a Python float, float64) takes float32
+# values from `max`, and eager code returns the np.float32 it picked.
+def running_max_from_zero(x, k):
+    s = 0.0
+    for i in range(k):
+        s = max(s, x[i % 2])
+    return s
+
+
+def running_max_times_a_number(x, k):
+    s = 0.0
+    for i in range(k):
+        s = max(s, x[i % 2]) * 1.5
+    return s
+
+
+@pytest.mark.parametrize("fn", [running_max_from_zero, running_max_times_a_number])
+@pytest.mark.parametrize("first", [3.0, -3.0])
+@pytest.mark.parametrize("k", [1, 2, 12])
+def test_a_float32_scalar_carried_as_float64_keeps_its_dtype(fn, first, k):
+    converted = dy2st.to_static(fn, backend="numpy")
+    for n in (k, 2 * k + 9):  # unrolled, then a rolled loop
+        x = np.array([first, -1.0], np.float32)
+        result = assert_like_eager(fn, x, n, converted=converted)
+        assert type(result) is type(fn(x, n))
+
+
+# Errors raised midway through a graph that updates an argument: eager code made its updates
+# before raising, and the caller sees them.
+def shift_right_past_the_end(b):
+    for i in range(len(b)):
+        b[i + 1] = b[i]
+
+
+def copy_rows_until_one_is_negative(A, x):
+    for i in range(A.shape[0]):
+        if x[i] < 0:
+            A[i + 5, 0] = 1.0  # out of bounds: raises on the first negative x
+        A[i] = x[i]
+
+
+def copy_left_until_an_early_return(x, b):
+    # The early return makes the update of b functional (not in place): the graph saves b.
+    for i in range(len(b)):
+        if x[i] > x[i + 1]:
+            continue
+        if x[i] > -1.0:
+            return b
+        b[i] = b[1]
+    return b
+
+
+def update_then_use_unassigned(b, x):
+    for i in range(len(b)):
+        b[i] = b[i] * 2
+        if x[i] > 0:
+            t = i
+    return t
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (shift_right_past_the_end, (np.arange(7, dtype=np.uint8),)),
+        (copy_rows_until_one_is_negative, (np.zeros((6, 3)), np.array([1.0, 2.0, -1.0, 3.0, 4.0, 5.0]))),
+        (update_then_use_unassigned, (np.arange(4.0), -np.ones(4))),
+        (copy_left_until_an_early_return, (-np.arange(6.0) - 2, np.arange(6, dtype=np.int8))),
+    ],
+)
+def test_an_error_midway_leaves_the_updates_eager_code_made(fn, args):
+    converted = dy2st.to_static(fn, backend="numpy")
+    for _ in range(2):  # the build, then the cached graph
+        assert_like_eager(fn, *args, converted=converted)
+
+
+def test_a_graph_that_succeeds_after_a_failed_call_updates_in_place():
+    converted = dy2st.to_static(copy_rows_until_one_is_negative, backend="numpy")
+    with pytest.raises(IndexError):
+        converted(np.zeros((6, 3)), np.array([1.0, -2.0, 3.0, 4.0, 5.0, 6.0]))
+    A = np.zeros((6, 3))
+    converted(A, np.arange(6.0))
+    np.testing.assert_array_equal(A, np.repeat(np.arange(6.0)[:, None], 3, axis=1))
+
+
+# A variable one path assigns a value equal to the zeros standing in for it on the other path:
+# the converted function returned 0 where eager code raises UnboundLocalError.
+def assigned_zero_on_one_path(x):
+    if x[0] > 0:
+        t = 0
+    return t
+
+
+def assigned_zero_in_a_loop(x):
+    for i in range(len(x)):
+        if x[i] > 0:
+            t = i * 0.0
+    return t
+
+
+@pytest.mark.parametrize("fn", [assigned_zero_on_one_path, assigned_zero_in_a_loop])
+def test_a_variable_assigned_zero_on_one_path_only_is_still_checked(fn):
+    converted = dy2st.to_static(fn, backend="numpy")
+    assert_like_eager(fn, -np.ones(4), converted=converted)
+    assert_like_eager(fn, np.ones(4), converted=converted)
+
+
+# An int8 NumPy scalar carried in a Python int's int64 slot wraps as int8 does.
+def running_max_of_bytes_times_a_number(b, k):
+    s = 0
+    for i in range(k):
+        s = max(s, b[i % 2]) * 3
+    return s
+
+
+def test_an_int8_scalar_carried_as_int64_wraps_as_int8():
+    converted = dy2st.to_static(running_max_of_bytes_times_a_number, backend="numpy")
+    for k in (3, 12):
+        result = assert_like_eager(
+            running_max_of_bytes_times_a_number, np.array([5, 1], np.int8), k, converted=converted
+        )
+        assert type(result) is np.int8

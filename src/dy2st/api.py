@@ -32,6 +32,7 @@ from dy2st.backend.numba import numba_available
 from dy2st.backend.numba.executor import TieredExecutor, chosen_backend, make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
+from dy2st.eager_rerun import RerunEagerly, restoring_run
 from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
 from dy2st.fast_call import CHANGED, build_fast_call, fast_key, positional_arity
 from dy2st.frontend.convert import convert_code
@@ -80,6 +81,7 @@ class CompiledProgram:
     program: Program
     graph: Graph
     executor: Executor
+    run: Callable[..., Any]  # the executor's run, restoring updated inputs where it may raise midway
 
 
 class StaticFunction:
@@ -177,9 +179,12 @@ class StaticFunction:
                 if result is not CHANGED:
                     return result
             return self._call_slow(args, kwargs)
+        except RerunEagerly:
+            pass  # the graph failed midway, the updated arrays restored (eager_rerun)
         except Exception as error:
             hide_internal_frames(error)
             raise  # a bare raise adds no frame of this function back
+        return self.fn(*args, **kwargs)
 
     def _call_bound(self, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``obj.method(*args)``: the same fast path, keyed also by the instance (each instance
@@ -209,19 +214,23 @@ class StaticFunction:
             warnings.warn(f"dy2st: running {self.fn.__qualname__} eagerly (fallback=True): {e}", stacklevel=3)
             self._fell_back = True
             return self.fn(*args, **kwargs)
+        except Exception as e:
+            if getattr(e, "effects_before", False):
+                # NumPy raises this error after the function has updated an argument or printed:
+                # the Python function raises it after doing so (staging.Program has no such graph).
+                return self.fn(*args, **kwargs)
+            raise
         positional = args[1:] if bound else args
         call_key = fast_key(positional) if not kwargs and len(args) == self._positional_arity else None
         arrays = tuple(i for i, a in enumerate(positional) if type(a) is np.ndarray)
         if call_key is not None and len(leaves) == len(arrays):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 call_key = (id(args[0]), *call_key)
-            self._fast_calls[call_key] = build_fast_call(
-                compiled.program, compiled.executor.run, len(positional), arrays
-            )
+            self._fast_calls[call_key] = build_fast_call(compiled.program, compiled.run, len(positional), arrays)
         program = compiled.program
         if program.writebacks and program.runs_eagerly([*leaves, *captured]):
             return self.fn(*args, **kwargs)  # aliased or read-only inputs: see Program.runs_eagerly
-        outputs = compiled.executor.run(*leaves, *captured)
+        outputs = compiled.run(*leaves, *captured)
         return unflatten(program.output_treedef, outputs[: program.num_results])
 
     def __get__(self, instance: Any, owner: type | None = None) -> StaticFunction | BoundStaticFunction:
@@ -330,7 +339,9 @@ class StaticFunction:
                 verify(graph)
             if self.optimize:
                 graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(self.backend)])
-            compiled = CompiledProgram(program, graph, make_executor(graph, program.writebacks, self.backend))
+            executor = make_executor(graph, program.writebacks, self.backend)
+            run = restoring_run(executor.run, graph, program.writebacks)
+            compiled = CompiledProgram(program, graph, executor, run)
         program.size_guards = list(size_guards)
         return compiled
 
@@ -402,11 +413,15 @@ class BoundStaticFunction(_WithBoundArguments):
         self.instance = instance
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        static = cast(StaticFunction, self.static)
         try:  # a public API boundary, written out as in StaticFunction.__call__
-            return cast(StaticFunction, self.static)._call_bound(self.instance, args, kwargs)
+            return static._call_bound(self.instance, args, kwargs)
+        except RerunEagerly:
+            pass
         except Exception as error:
             hide_internal_frames(error)
             raise
+        return static.fn(self.instance, *args, **kwargs)
 
     def _with_bound(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return (self.instance, *args), kwargs

@@ -27,6 +27,33 @@ ZERO_D_ARRAY = "array"
 # int although the loop would have made it a float.
 KIND_FROM_OUTPUT = "kind from output"
 KIND_CODES = {ZERO_D_ARRAY: 0, NUMPY_SCALAR: 1, bool: 2, int: 3, float: 4, complex: 5}
+# A NumPy scalar or 0-d array of one of these dtypes has a negative code naming its dtype too:
+# the graph may carry it in a wider slot (``s = 0.0`` before a loop doing ``s = max(s, x[0])``
+# with float32 ``x`` carries ``s`` as float64), and eager code returns ``np.float32`` there.
+# Codes 1 and 0 remain "a NumPy scalar (a 0-d array) of the result's own dtype".
+KIND_DTYPE_NAMES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+_SCALAR_CODE_BASE = -1
+_ARRAY_CODE_BASE = -33
+
+
+def numpy_kind_code(dtype_name: str, scalar: bool) -> int:
+    """The kind code of a NumPy scalar (``scalar``) or 0-d array of the dtype named ``dtype_name``."""
+    if dtype_name not in KIND_DTYPE_NAMES:
+        return KIND_CODES[NUMPY_SCALAR if scalar else ZERO_D_ARRAY]
+    return (_SCALAR_CODE_BASE if scalar else _ARRAY_CODE_BASE) - KIND_DTYPE_NAMES.index(dtype_name)
+
+
+def numpy_kind_of_code(code: int) -> tuple[str, bool] | None:
+    """The dtype name and whether it is a scalar that a negative kind code names, else None."""
+    for base, scalar in ((_SCALAR_CODE_BASE, True), (_ARRAY_CODE_BASE, False)):
+        index = base - code
+        if 0 <= index < len(KIND_DTYPE_NAMES):
+            return KIND_DTYPE_NAMES[index], scalar
+    return None
+
 
 # The ``return`` op's attribute giving, for each output, the index of the graph argument (input or
 # capture) whose array the executor overwrites with it after the call, because the eager function

@@ -32,6 +32,7 @@ register(
         lambda types, **attrs: [],
         _check_assigned_kernel,
         side_effect=True,
+        raises_when_run=True,
         num_results=0,
         doc="raise UnboundLocalError for a variable a tensor loop or if never assigned (flag False)",
     )

@@ -124,4 +124,14 @@ PRINT, ASSERT = "print", "assert"
 """Opcodes of the side-effecting ops the runtime stages for ``print(...)`` and tensor ``assert``."""
 
 register(OpDef(PRINT, _no_results, print_kernel, side_effect=True, num_results=0, doc="print at run time"))
-register(OpDef(ASSERT, _no_results, assert_kernel, side_effect=True, num_results=0, doc="assert at run time"))
+register(
+    OpDef(
+        ASSERT,
+        _no_results,
+        assert_kernel,
+        side_effect=True,
+        raises_when_run=True,
+        num_results=0,
+        doc="assert at run time",
+    )
+)

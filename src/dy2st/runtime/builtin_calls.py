@@ -24,7 +24,7 @@ from dy2st.errors import UnsupportedOpError, build_error, user_location
 from dy2st.ir.symbolic import SymExpr
 from dy2st.ops.python_numbers import PYTHON_CONVERSION
 from dy2st.runtime.control_flow.cond import cond
-from dy2st.runtime.control_flow.values import size_number, wrap_result
+from dy2st.runtime.control_flow.values import size_number, widened_keeping_kind, wrap_result
 from dy2st.staging.tensor import Tensor, apply
 
 
@@ -265,7 +265,7 @@ def _as(value: Any, dtype: np.dtype) -> Any:
     returns the Python number itself, as eager ``max(0.0, x[0])`` does (the cond records which kind
     each path returns)."""
     if isinstance(value, Tensor):
-        return value if value.dtype == dtype else value.astype(dtype)
+        return value if value.dtype == dtype else widened_keeping_kind(value, dtype)
     if _python_kind(value) is not None:
         return value
     return np.asarray(value, dtype=dtype)[()]

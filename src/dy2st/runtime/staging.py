@@ -341,7 +341,14 @@ def _trace_once(
         builder.symbol_places = {s: (builder.graph.body.args[i], k) for s, [(i, k), *_] in symbols.items()}
         bound = inspect.BoundArguments(signature, symbolic_arguments)
         # Watched like the calls inside it, so that recursion back into fn is seen from its first call.
-        result = _sizes_as_numbers(builder, watch_recursion(fn, builder)(*bound.args, **bound.kwargs))
+        try:
+            result = _sizes_as_numbers(builder, watch_recursion(fn, builder)(*bound.args, **bound.kwargs))
+        except Exception as error:
+            if getattr(error, "numpy_error", False) and _has_effects(builder, inputs):
+                # Eager code raises there after updating arguments or printing: only running the
+                # Python function leaves what it leaves (``StaticFunction._call_slow``).
+                error.effects_before = True  # type: ignore[attr-defined]
+            raise
         _refuse_formatted_strings(result)
 
         out_leaves: list = []
@@ -377,6 +384,14 @@ def _trace_once(
     return Program(
         graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results, updates, symbols
     )
+
+
+def _has_effects(builder: GraphBuilder, inputs: list[Tensor]) -> bool:
+    """Has the function staged so far updated an input or a captured array, or staged an op with
+    a side effect (a print, a random draw)?"""
+    arguments = builder.graph.body.args
+    updated = [t for t in (*inputs, *builder.capture_tensors.values()) if t._value not in arguments]
+    return bool(updated) or any(get_op(inner.name).side_effect for op in builder.graph.body.ops for inner in op.walk())
 
 
 def _caller_arrays(leaves: list[Any], arguments: list[Tensor]) -> tuple[int | None, ...]:

@@ -68,6 +68,9 @@ class GraphBuilder:
         # of a data-dependent ``len`` gets its shape back from the value.
         self.size_of_value: dict[Value, SymExpr] = {}
         self.true_counts: dict[Value, SymExpr] = {}
+        # Has a 0-d NumPy scalar been carried in a wider dtype's slot (``widened_keeping_kind``)?
+        # Only then may a kind flag hold a dtype's own kind code (``numpy_kind_code``).
+        self.narrow_kinds = False
         # The data-dependent sizes of loop-carried values whose size changes (``loops``).
         self.loop_sizes: set[Symbol] = set()
 

@@ -17,13 +17,20 @@ and an update of either is refused with a clear error rather than risk a silent 
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 
 from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.core import Value
-from dy2st.ir.opcodes import KIND_CODES
+from dy2st.ir.opcodes import (
+    KIND_CODES,
+    KIND_DTYPE_NAMES,
+    NUMPY_SCALAR,
+    ZERO_D_ARRAY,
+    numpy_kind_code,
+    numpy_kind_of_code,
+)
 from dy2st.ir.opdefs import UFUNC_OPS, get_op
 from dy2st.ir.symbolic import Dim, SymExpr, is_data_dependent, may_match, size_needed, symbols_in
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType
@@ -475,11 +482,12 @@ def apply_ufunc(ufunc: np.ufunc, *operands: Any, **attrs: Any) -> Any:
     return apply(_operator_op(ufunc), *operands, **attrs)
 
 
-def _inherit_kind(result: Any, one: Any, other: Any) -> Any:
-    """A Python operator between a value whose kind a path decided (``Tensor._kind_flag``) and a
-    Python number gives what eager code gets on that path: a Python number from a Python number
-    (of the result's Python type: ``best > 1.0`` of a Python float is a Python bool), a NumPy
-    scalar from a NumPy scalar or a 0-d array."""
+def _inherit_kind(result: Any, one: Any, other: Any, ufunc: np.ufunc, reflected: bool = False) -> Any:
+    """A Python operator (``ufunc``) between a value whose kind a path decided
+    (``Tensor._kind_flag``) and a Python number gives what eager code gets on that path: a Python
+    number from a Python number (of the result's Python type: ``best > 1.0`` of a Python float is
+    a Python bool), a NumPy scalar from a NumPy scalar or a 0-d array, of the dtype NumPy gives
+    that path's own dtype with a Python number (a float32 scalar times 1.5 stays float32)."""
     source, other = (other, one) if getattr(one, "_kind_flag", None) is None else (one, other)
     if (
         not isinstance(source, Tensor)
@@ -489,13 +497,109 @@ def _inherit_kind(result: Any, one: Any, other: Any) -> Any:
         or not _plain_python_number(other)
     ):
         return result
-    # Kind codes (ir.opcodes.KIND_CODES): 0-d array 0 and NumPy scalar 1 give a NumPy scalar (1),
-    # Python numbers (2 and up) the code of the result's Python type: 1 + (code - 1) * is_python.
+    flag = source._kind_flag
     python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result.dtype.kind]]
-    is_python = apply_ufunc(np.greater_equal, source._kind_flag, np.int8(KIND_CODES[bool]))
-    step = apply_ufunc(np.multiply, is_python, np.int8(python_code - 1))
-    result._kind_flag = apply_ufunc(np.add, step, np.int8(1))
-    return result
+    if not source._builder.narrow_kinds:
+        # Codes 0 to 5 only: 0-d array 0 and NumPy scalar 1 give a NumPy scalar (1), Python
+        # numbers (2 and up) the code of the result's Python type: 1 + (code - 1) * is_python.
+        is_python = apply_ufunc(np.greater_equal, flag, np.int8(KIND_CODES[bool]))
+        step = apply_ufunc(np.multiply, is_python, np.int8(python_code - 1))
+        result._kind_flag = apply_ufunc(np.add, step, np.int8(1))
+        return result
+    other_type = PYTHON_TYPE_OF_DTYPE_KIND[other.dtype.kind] if isinstance(other, Tensor) else type(other)
+    table = _inherited_kinds(ufunc, other_type, reflected, python_code)
+    return _rounded_to_path_dtype(result, _looked_up(flag, table))
+
+
+# The kind codes a flag may hold once dtypes have codes of their own (``numpy_kind_code``).
+_KIND_CODE_RANGE = range(-64, 64)
+
+
+def _inherited_kinds(ufunc: np.ufunc, other_type: type, reflected: bool, python_code: int) -> dict[int, int]:
+    """For each kind code a path may hold, the kind of ``ufunc`` applied to a value of that kind
+    and a Python number of ``other_type`` (codes no value has are left out)."""
+    table = {KIND_CODES[ZERO_D_ARRAY]: KIND_CODES[NUMPY_SCALAR], KIND_CODES[NUMPY_SCALAR]: KIND_CODES[NUMPY_SCALAR]}
+    for code in _KIND_CODE_RANGE:
+        if code >= KIND_CODES[bool]:
+            table[code] = python_code
+        elif (of_dtype := numpy_kind_of_code(code)) is not None:
+            dtype = np.dtype(of_dtype[0])
+            operands = (other_type, dtype) if reflected else (dtype, other_type)
+            try:
+                resolved = ufunc.resolve_dtypes((*operands, *([None] * ufunc.nout)))
+            except (TypeError, ValueError):
+                continue  # no loop for it: the operator raised, so the path cannot hold it here
+            table[code] = numpy_kind_code(resolved[-1].name, True)
+    return table
+
+
+def _looked_up(flag: Tensor, table: dict[int, int]) -> Tensor:
+    """``table[flag]`` as a chain of ``where`` over runs of codes, tested in order, in which the
+    table gives one code, or adds one offset to the code (the identity; an array's code to its
+    scalar's): a few int8 ops, which the compiled tier compiles as it compiles the rest."""
+    runs: list[list[Any]] = []  # [last code, offset or None, code or None]
+    for code in sorted(table):
+        offset, target = table[code] - code, table[code]
+        if runs and (runs[-1][1] == offset or runs[-1][2] == target):
+            run = runs[-1]
+            run[:] = [code, offset if run[1] == offset else None, target if run[2] == target else None]
+        else:
+            runs.append([code, offset, target])
+    looked_up: Any = None
+    for last, offset, target in reversed(runs):
+        if target is not None:
+            value: Any = np.int8(target)
+        else:
+            value = apply_ufunc(np.add, flag, np.int8(offset)) if offset else flag
+        if looked_up is None:
+            looked_up = value
+        else:
+            looked_up = np.where(apply_ufunc(np.less_equal, flag, np.int8(last)), value, looked_up)
+    if not isinstance(looked_up, Tensor):
+        return Tensor(flag._builder.const(looked_up), flag._builder, scalar=True)
+    looked_up._scalar = True  # a code, as the flag is (np.where gives a 0-d array)
+    return looked_up
+
+
+def _rounded_to_path_dtype(result: Tensor, kind_flag: Tensor) -> Tensor:
+    """``result``, computed in its slot's dtype, rounded to the narrower dtype of the NumPy scalar
+    eager code has on the path taken (``kind_flag``): float32 arithmetic done in float64 and then
+    rounded is float32's own (53 bits hold 2 * 24 + 2), and integers wrap as the narrow type does."""
+    rounded = result
+    for name in KIND_DTYPE_NAMES:
+        narrow = np.dtype(name)
+        if narrow.kind not in _ROUNDED_KINDS[result.dtype.kind] or narrow.itemsize >= result.dtype.itemsize:
+            continue
+        on_path = apply_ufunc(np.equal, kind_flag, np.int8(numpy_kind_code(name, True)))
+        rounded = cast(Tensor, np.where(on_path, result.astype(narrow).astype(result.dtype), rounded))
+    rounded._scalar = result._scalar  # the operator's result, whatever np.where gives
+    rounded._kind_flag = kind_flag
+    return rounded
+
+
+_ROUNDED_KINDS = {"f": "f", "c": "c", "i": "iu", "u": "iu", "b": ""}
+
+
+_KIND_TABLE_OFFSET = 64
+
+
+def _inherited_kind_table(ufunc: np.ufunc, other_type: type, reflected: bool, result_kind: str) -> np.ndarray:
+    """For each kind code (``KIND_CODES``, ``numpy_kind_code``) plus ``_KIND_TABLE_OFFSET``, the
+    kind of ``ufunc`` applied to a value of that kind and a Python number of ``other_type``."""
+    table = np.ones(2 * _KIND_TABLE_OFFSET, dtype=np.int8)  # 0-d array and NumPy scalar: a scalar
+    python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result_kind]]
+    for code in range(-_KIND_TABLE_OFFSET, _KIND_TABLE_OFFSET):
+        if code >= KIND_CODES[bool]:
+            table[code + _KIND_TABLE_OFFSET] = python_code
+        elif numpy_kind_of_code(code) is not None:
+            dtype_name, _ = numpy_kind_of_code(code)  # type: ignore[misc]
+            operands = (other_type, np.dtype(dtype_name)) if reflected else (np.dtype(dtype_name), other_type)
+            try:
+                resolved = ufunc.resolve_dtypes((*operands, *([None] * ufunc.nout)))
+            except (TypeError, ValueError):
+                continue  # no loop for it: the path cannot hold that kind
+            table[code + _KIND_TABLE_OFFSET] = numpy_kind_code(resolved[-1].name, True)
+    return table
 
 
 def _plain_python_number(value: Any) -> bool:
@@ -506,10 +610,10 @@ def _plain_python_number(value: Any) -> bool:
 
 def _binary(ufunc: np.ufunc):
     def forward(self, other):
-        return _inherit_kind(apply(_operator_op(ufunc), self, other), self, other)
+        return _inherit_kind(apply(_operator_op(ufunc), self, other), self, other, ufunc)
 
     def reflected(self, other):
-        return _inherit_kind(apply(_operator_op(ufunc), other, self), self, other)
+        return _inherit_kind(apply(_operator_op(ufunc), other, self), self, other, ufunc, reflected=True)
 
     def inplace(self, other):
         return self._inplace(_operator_op(ufunc), other)
@@ -562,7 +666,7 @@ def _power(self: Tensor, exponent: Any) -> Any:
     ufunc = _power_ufunc(self, exponent)
     if ufunc is np.power:
         return _POWER_FORWARD(self, exponent)
-    return _inherit_kind(apply(_operator_op(ufunc), self), self, exponent)
+    return _inherit_kind(apply(_operator_op(ufunc), self), self, exponent, ufunc)
 
 
 def _inplace_power(self: Tensor, exponent: Any) -> Any:

@@ -48,6 +48,7 @@ from dy2st.ir.opcodes import (
     RESULT_KINDS,
     RETURNS_CALLER_ARRAY,
     ZERO_D_ARRAY,
+    numpy_kind_of_code,
 )
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import SymExpr, symbols_in
@@ -96,6 +97,10 @@ def as_path_kind(value: Any, kind: Any) -> Any:
     python_type = _PYTHON_TYPE_OF_KIND.get(int(kind))
     if python_type is not None:
         return python_type(value.item() if isinstance(value, (np.ndarray, np.generic)) else value)
+    of_dtype = numpy_kind_of_code(int(kind))
+    if of_dtype is not None:  # carried in a wider slot: exact in the path's own dtype
+        dtype_name, scalar = of_dtype
+        return np.asarray(value).astype(dtype_name)[()] if scalar else np.array(value, dtype=dtype_name)
     if kind == _SCALAR_KIND:
         # A value the graph carried as a Python number (its type was weak) becomes NumPy's
         # scalar of it again: np.float64, np.int64, np.bool_.

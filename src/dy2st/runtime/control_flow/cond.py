@@ -257,7 +257,9 @@ def _merge_output(label, branches, index, outputs, loc) -> tuple[TreeDef, list[A
     single = len(t_objects) == 1 and t_def.is_leaf
     leaves: list[Any] = []
     for j, (t_obj, f_obj) in enumerate(zip(t_objects, f_objects)):
-        if t_obj is f_obj or same_python_value(t_obj, f_obj):
+        # A placeholder equal to the value (`t = 0` on one path only) still makes an output:
+        # it carries the "assigned" guard, which a Python constant could not.
+        if placeholder is None and (t_obj is f_obj or same_python_value(t_obj, f_obj)):
             leaves.append(t_obj)
             continue
         same_arrays = _output_of_same_arrays(outputs, t_obj, f_obj)

@@ -16,7 +16,7 @@ import numpy as np
 from dy2st.errors import SourceLocation
 from dy2st.frontend.reserved_names import RETURN_VALUE_STEM
 from dy2st.ir.core import Block, Value
-from dy2st.ir.opcodes import KIND_CODES, NUMPY_SCALAR, ZERO_D_ARRAY
+from dy2st.ir.opcodes import KIND_CODES, NUMPY_SCALAR, ZERO_D_ARRAY, numpy_kind_code
 from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, is_data_dependent
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND, TensorType, type_of_array, type_of_python_scalar
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER, PYTHON_CONVERSION
@@ -175,6 +175,21 @@ def path_kind(value: Any) -> Any:
     if isinstance(value, np.ndarray) and not value.shape:
         return KIND_CODES[ZERO_D_ARRAY]
     return None
+
+
+def widened_keeping_kind(value: Tensor, dtype: np.dtype) -> Tensor:
+    """``value`` (0-d) cast to the wider ``dtype`` a branch or loop slot holds, still returned as
+    what eager code has there: ``max(s, x[0])`` with ``s = 0.0`` picks float32 ``x[0]`` itself."""
+    wide = value.astype(dtype)
+    if value.type.shape or value.type.weak:
+        return wide
+    if value._kind_flag is not None:
+        wide._kind_flag = value._kind_flag
+    elif value._scalar is not None:
+        code = np.int8(numpy_kind_code(value.dtype.name, value._scalar))
+        wide._kind_flag = Tensor(value._builder.const(code), value._builder, scalar=True)
+        value._builder.narrow_kinds = True
+    return wide
 
 
 def kinds_differ(kinds: list[Any]) -> bool:

@@ -1,0 +1,96 @@
+"""Calls that fail midway through a graph which updates its inputs.
+
+Eager code that raises (an index out of bounds in a loop, an unassigned variable after a tensor
+``if``) leaves every update it made before the error in the caller's arrays. A graph gives an
+updated argument its final value when it returns, so an error midway would leave the argument
+as it was, or half updated by in-place kernels. For a graph that updates inputs and has an op
+that may raise when it runs, each call saves the arrays it updates; if the graph raises, they
+are restored and the call runs the Python function instead, which raises the same error after
+making the updates eager code makes (``RerunEagerly``). Graphs that print or draw random numbers
+are left out: running them again would repeat what they did. So are graphs whose every update of
+an input runs in place in the input's own buffer (the ``in-place-updates`` pass): the caller's
+arrays then hold, when an op raises, what eager code's hold, and saving them would cost a copy
+per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dy2st.ir.core import COND, WHILE_LOOP, Graph, Value, kernel_attrs
+from dy2st.ir.opdefs import get_op, may_raise, overwritten_operand
+
+
+class RerunEagerly(Exception):
+    """The graph raised after the caller's arrays were restored: run the Python function."""
+
+
+def restoring_run(run: Callable[..., Any], graph: Graph, writebacks: dict[int, int]) -> Callable[..., Any]:
+    """``run`` (an executor's), or, for a graph that updates inputs (``writebacks``: output index
+    to input index) not all in place and may raise midway, ``run`` saving those inputs first and
+    raising ``RerunEagerly`` with them restored."""
+    if not writebacks or _all_in_place(graph, writebacks) or not _may_raise_midway(graph):
+        return run
+    written_inputs = sorted(set(writebacks.values()))
+
+    def run_restoring(*inputs: Any) -> Any:
+        saved = [(inputs[i], inputs[i].copy()) for i in written_inputs]
+        try:
+            return run(*inputs)
+        except Exception:
+            for array, before in saved:
+                np.copyto(array, before)
+            raise RerunEagerly from None
+
+    return run_restoring
+
+
+def _may_raise_midway(graph: Graph) -> bool:
+    """Has ``graph`` an op that may raise when it runs, and no print or random draw?"""
+    raising = False
+    for op in graph.walk():
+        opdef = get_op(op.name)
+        if opdef.side_effect and not opdef.raises_when_run:
+            return False
+        raising = raising or may_raise(op.name, [v.type for v in op.operands], kernel_attrs(op), len(op.operands))
+    return raising
+
+
+def _all_in_place(graph: Graph, writebacks: dict[int, int]) -> bool:
+    """Is each written-back output the input's own buffer, updated only in place?"""
+    returned = graph.body.ops[-1].operands
+    known: dict[tuple[Value, Value], bool] = {}
+    return all(_updates_in_place(returned[out], graph.body.args[arg], known) for out, arg in writebacks.items())
+
+
+def _updates_in_place(value: Value, target: Value, known: dict[tuple[Value, Value], bool]) -> bool:
+    """Is ``value`` ``target`` itself, or made from it only by in-place updates, through the
+    results of ``cond`` and ``while_loop`` ops? Memoized in ``known``: the branches of a chain of
+    ``cond`` ops reach the same values again and again."""
+    if value is target:
+        return True
+    if (value, target) not in known:
+        known[value, target] = _updates_in_place_uncached(value, target, known)
+    return known[value, target]
+
+
+def _updates_in_place_uncached(value: Value, target: Value, known: dict[tuple[Value, Value], bool]) -> bool:
+    op = value.op
+    if op is None:
+        return False
+    overwritten = overwritten_operand(op)
+    if overwritten is not None:
+        return _updates_in_place(op.operands[overwritten], target, known)
+    if op.name == WHILE_LOOP:
+        body = op.regions[1].block
+        i = value.index
+        carried_in_place = _updates_in_place(body.ops[-1].operands[i], body.args[i], known)
+        return carried_in_place and _updates_in_place(op.operands[i], target, known)
+    if op.name == COND:
+        return all(
+            _updates_in_place(region.block.ops[-1].operands[value.index], target, known) for region in op.regions
+        )
+    return False
