@@ -60,37 +60,38 @@ def _may_raise_midway(graph: Graph) -> bool:
 
 
 def _all_in_place(graph: Graph, writebacks: dict[int, int]) -> bool:
-    """Is each written-back output the input's own buffer, updated only in place?"""
+    """Is each written-back output the input's own buffer, made from it only by in-place updates,
+    through the results of ``cond`` and ``while_loop`` ops? A worklist of (value, the buffer it
+    must be) pairs, each checked once: the branches of a chain of ``cond`` ops (an unrolled loop
+    holding an ``if``) reach the same values again and again, hundreds of ops deep."""
     returned = graph.body.ops[-1].operands
-    known: dict[tuple[Value, Value], bool] = {}
-    return all(_updates_in_place(returned[out], graph.body.args[arg], known) for out, arg in writebacks.items())
+    pending = [(returned[out], graph.body.args[arg]) for out, arg in writebacks.items()]
+    seen: set[tuple[Value, Value]] = set()
+    while pending:
+        value, target = pending.pop()
+        if value is target or (value, target) in seen:
+            continue
+        seen.add((value, target))
+        sources = _in_place_sources(value, target)
+        if sources is None:
+            return False
+        pending.extend(sources)
+    return True
 
 
-def _updates_in_place(value: Value, target: Value, known: dict[tuple[Value, Value], bool]) -> bool:
-    """Is ``value`` ``target`` itself, or made from it only by in-place updates, through the
-    results of ``cond`` and ``while_loop`` ops? Memoized in ``known``: the branches of a chain of
-    ``cond`` ops reach the same values again and again."""
-    if value is target:
-        return True
-    if (value, target) not in known:
-        known[value, target] = _updates_in_place_uncached(value, target, known)
-    return known[value, target]
-
-
-def _updates_in_place_uncached(value: Value, target: Value, known: dict[tuple[Value, Value], bool]) -> bool:
+def _in_place_sources(value: Value, target: Value) -> list[tuple[Value, Value]] | None:
+    """The (value, buffer) pairs that must hold for ``value`` to be ``target``'s buffer updated in
+    place, or None where it is not (a new array: a copy, a functional update)."""
     op = value.op
     if op is None:
-        return False
+        return None
     overwritten = overwritten_operand(op)
     if overwritten is not None:
-        return _updates_in_place(op.operands[overwritten], target, known)
+        return [(op.operands[overwritten], target)]
     if op.name == WHILE_LOOP:
         body = op.regions[1].block
         i = value.index
-        carried_in_place = _updates_in_place(body.ops[-1].operands[i], body.args[i], known)
-        return carried_in_place and _updates_in_place(op.operands[i], target, known)
+        return [(op.operands[i], target), (body.ops[-1].operands[i], body.args[i])]
     if op.name == COND:
-        return all(
-            _updates_in_place(region.block.ops[-1].operands[value.index], target, known) for region in op.regions
-        )
-    return False
+        return [(region.block.ops[-1].operands[value.index], target) for region in op.regions]
+    return None
