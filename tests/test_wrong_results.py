@@ -514,3 +514,47 @@ def test_an_int8_scalar_carried_as_int64_wraps_as_int8():
             running_max_of_bytes_times_a_number, np.array([5, 1], np.int8), k, converted=converted
         )
         assert type(result) is np.int8
+
+
+# A Python float a float32 slot cannot hold: the graph returned 0.10000000149 for eager's 0.1.
+def add_a_float32_on_one_path(x, q):
+    s = 0.1
+    if q[0]:
+        s = s + x[0]
+    return s
+
+
+def test_a_python_float_that_float32_would_round_is_refused_not_rounded():
+    converted = dy2st.to_static(add_a_float32_on_one_path, backend="numpy")
+    with pytest.raises(dy2st.GraphBuildError, match="Python float 0.1"):
+        converted(np.ones(2, np.float32), np.array([False]))
+
+
+# A value carried as float64 that eager code holds as float32 meets another float32 value: the
+# loop unrolls (a rolled loop would give float64), and the result is eager's float32.
+def running_max_plus_an_element(x, k):
+    s = 0.0
+    for i in range(k):
+        s = max(s, x[i % 2]) + x[1]
+    return s
+
+
+def negated_on_a_path(x, b, k):
+    s = 0.0
+    if b[2] > b[1]:
+        s = np.sqrt(abs(x[2]))
+    for _ in range(k):
+        s = -s
+    return s
+
+
+def test_operations_on_a_path_dependent_scalar_keep_eager_types():
+    converted = dy2st.to_static(running_max_plus_an_element, backend="numpy")
+    for first in (3.0, -5.0):
+        x = np.array([first, -1.0], np.float32)
+        result = assert_like_eager(running_max_plus_an_element, x, 10, converted=converted)
+        assert type(result) is np.float32
+    converted = dy2st.to_static(negated_on_a_path, backend="numpy")
+    for b in (np.array([1, 0, 0], np.int32), np.array([0, 0, 1], np.int32)):
+        for k in (0, 1, 2):
+            assert_like_eager(negated_on_a_path, np.array([3.0, 1.0, 1.5]), b, np.array(k), converted=converted)

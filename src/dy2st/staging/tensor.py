@@ -489,13 +489,12 @@ def _inherit_kind(result: Any, one: Any, other: Any, ufunc: np.ufunc, reflected:
     a Python bool), a NumPy scalar from a NumPy scalar or a 0-d array, of the dtype NumPy gives
     that path's own dtype with a Python number (a float32 scalar times 1.5 stays float32)."""
     source, other = (other, one) if getattr(one, "_kind_flag", None) is None else (one, other)
-    if (
-        not isinstance(source, Tensor)
-        or source._kind_flag is None
-        or not isinstance(result, Tensor)
-        or result.type.shape
-        or not _plain_python_number(other)
-    ):
+    if not isinstance(source, Tensor) or source._kind_flag is None or not isinstance(result, Tensor):
+        return result
+    if not _plain_python_number(other):
+        _refuse_path_dependent_dtype(result, source, other)
+        return result
+    if result.type.shape:
         return result
     flag = source._kind_flag
     python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result.dtype.kind]]
@@ -507,24 +506,62 @@ def _inherit_kind(result: Any, one: Any, other: Any, ufunc: np.ufunc, reflected:
         result._kind_flag = apply_ufunc(np.add, step, np.int8(1))
         return result
     other_type = PYTHON_TYPE_OF_DTYPE_KIND[other.dtype.kind] if isinstance(other, Tensor) else type(other)
-    table = _inherited_kinds(ufunc, other_type, reflected, python_code)
+    table = _inherited_kinds(ufunc, (other_type,), reflected, python_code)
     return _rounded_to_path_dtype(result, _looked_up(flag, table))
+
+
+def _refuse_path_dependent_dtype(result: Tensor, source: Tensor, other: Any) -> None:
+    """``source`` holds a NumPy scalar carried in a wider slot on some path (``s = 0.0``, then
+    ``s = max(s, x[0])`` of float32 ``x``); with an array or NumPy scalar ``other`` narrower than
+    that slot, eager code's dtype (float32 on every path there) is not the slot's: refused, where
+    the graph would return float64."""
+    if not source._builder.narrow_kinds:
+        return
+    other_dtype = getattr(other, "dtype", None)
+    if other_dtype is None or result.dtype == other_dtype or result.dtype != source.dtype:
+        return
+    raise GraphBuildError(
+        f"a value that is a Python number or a NumPy {other_dtype} scalar depending on the path taken "
+        f"meets a {other_dtype} operand here: dy2st holds it as {source.dtype} and cannot give "
+        f"eager NumPy's {other_dtype} result",
+        user_location(3),
+        f"start the variable as a {other_dtype} value (for example np.{other_dtype}(0)) instead of a Python number",
+    )
+
+
+def _unary_keeping_kind(ufunc: np.ufunc):
+    """``-x``, ``+x``, ``abs(x)``, ``~x``: of a value whose kind a path decided, the result has
+    that path's kind (``-s`` of a Python float ``s`` is a Python float)."""
+
+    def operator(self: Tensor) -> Any:
+        result = apply(_operator_op(ufunc), self)
+        if self._kind_flag is None or not isinstance(result, Tensor) or result.type.shape:
+            return result
+        flag = self._kind_flag
+        if not self._builder.narrow_kinds:
+            result._kind_flag = flag  # codes 0 to 5: the same kind (bools became ints before)
+            return result
+        python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result.dtype.kind]]
+        table = _inherited_kinds(ufunc, (), False, python_code)
+        return _rounded_to_path_dtype(result, _looked_up(flag, table))
+
+    return operator
 
 
 # The kind codes a flag may hold once dtypes have codes of their own (``numpy_kind_code``).
 _KIND_CODE_RANGE = range(-64, 64)
 
 
-def _inherited_kinds(ufunc: np.ufunc, other_type: type, reflected: bool, python_code: int) -> dict[int, int]:
+def _inherited_kinds(ufunc: np.ufunc, others: tuple[type, ...], reflected: bool, python_code: int) -> dict[int, int]:
     """For each kind code a path may hold, the kind of ``ufunc`` applied to a value of that kind
-    and a Python number of ``other_type`` (codes no value has are left out)."""
+    and Python numbers of the types ``others`` (codes no value has are left out)."""
     table = {KIND_CODES[ZERO_D_ARRAY]: KIND_CODES[NUMPY_SCALAR], KIND_CODES[NUMPY_SCALAR]: KIND_CODES[NUMPY_SCALAR]}
     for code in _KIND_CODE_RANGE:
         if code >= KIND_CODES[bool]:
             table[code] = python_code
         elif (of_dtype := numpy_kind_of_code(code)) is not None:
             dtype = np.dtype(of_dtype[0])
-            operands = (other_type, dtype) if reflected else (dtype, other_type)
+            operands: tuple[Any, ...] = (*others, dtype) if reflected else (dtype, *others)
             try:
                 resolved = ufunc.resolve_dtypes((*operands, *([None] * ufunc.nout)))
             except (TypeError, ValueError):
@@ -578,28 +615,6 @@ def _rounded_to_path_dtype(result: Tensor, kind_flag: Tensor) -> Tensor:
 
 
 _ROUNDED_KINDS = {"f": "f", "c": "c", "i": "iu", "u": "iu", "b": ""}
-
-
-_KIND_TABLE_OFFSET = 64
-
-
-def _inherited_kind_table(ufunc: np.ufunc, other_type: type, reflected: bool, result_kind: str) -> np.ndarray:
-    """For each kind code (``KIND_CODES``, ``numpy_kind_code``) plus ``_KIND_TABLE_OFFSET``, the
-    kind of ``ufunc`` applied to a value of that kind and a Python number of ``other_type``."""
-    table = np.ones(2 * _KIND_TABLE_OFFSET, dtype=np.int8)  # 0-d array and NumPy scalar: a scalar
-    python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result_kind]]
-    for code in range(-_KIND_TABLE_OFFSET, _KIND_TABLE_OFFSET):
-        if code >= KIND_CODES[bool]:
-            table[code + _KIND_TABLE_OFFSET] = python_code
-        elif numpy_kind_of_code(code) is not None:
-            dtype_name, _ = numpy_kind_of_code(code)  # type: ignore[misc]
-            operands = (other_type, np.dtype(dtype_name)) if reflected else (np.dtype(dtype_name), other_type)
-            try:
-                resolved = ufunc.resolve_dtypes((*operands, *([None] * ufunc.nout)))
-            except (TypeError, ValueError):
-                continue  # no loop for it: the path cannot hold that kind
-            table[code + _KIND_TABLE_OFFSET] = numpy_kind_code(resolved[-1].name, True)
-    return table
 
 
 def _plain_python_number(value: Any) -> bool:
@@ -696,7 +711,7 @@ for _dunder, _ufunc in {
     "__abs__": np.absolute,
     "__invert__": np.invert,
 }.items():
-    setattr(Tensor, _dunder, lambda self, _u=_ufunc: apply(_operator_op(_u), self))
+    setattr(Tensor, _dunder, _unary_keeping_kind(_ufunc))
 
 # divmod(a, b) is np.divmod: a (quotient, remainder) pair of results. No in-place form.
 for _dunder, _method in zip(("__divmod__", "__rdivmod__"), _binary(np.divmod)[:2]):

@@ -384,11 +384,24 @@ def _merged_type(label: str, t: Any, f: Any, loc: SourceLocation | None) -> Tens
         number, array_type = (t, f_type) if is_python_number(t) else (f, t_type)
         if array_type.shape != () or not weak_promotion_keeps(array_type, number):
             raise _mismatch(label, t, f, loc)
+        if not _holds_exactly(array_type, number):
+            # `s = 0.1` on one path, a float32 scalar on the other: a float32 slot would round the
+            # Python float eager code returns (0.10000000149).
+            raise _mismatch(label, t, f, loc)
         return array_type
     shape = joined_shape(t_type.shape, f_type.shape)
     if shape is None or t_type.dtype != f_type.dtype:
         raise _mismatch(label, t, f, loc)
     return TensorType(shape, t_type.dtype, weak=t_type.weak and f_type.weak)
+
+
+def _holds_exactly(array_type: TensorType, number: Any) -> bool:
+    """Does the Python float ``number`` keep its value in ``array_type``'s dtype (NaN keeps it
+    too)? Ints and bools keep theirs where ``weak_promotion_keeps`` holds."""
+    if not isinstance(number, float):
+        return True
+    held = np.asarray(number).astype(array_type.dtype).item()
+    return bool(held == number) or (held != held and number != number)
 
 
 def _mismatch(label: str, t: Any, f: Any, loc: SourceLocation | None, note: str = _SAME_TYPE_NOTE) -> GraphBuildError:
