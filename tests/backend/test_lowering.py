@@ -31,7 +31,7 @@ def assert_prints(graph, expected):
 
 
 def test_a_counted_loop_is_marked_with_its_counter_and_the_step_is_not_converted():
-    graph = dy2st.to_static(counted).graph(np.ones(3), np.array(4))
+    graph = dy2st.to_static(counted, backend="numpy").graph(np.ones(3), np.array(4))
     assert_prints(
         graph,
         """
@@ -101,7 +101,7 @@ def test_a_large_fused_group_stays_one_kernel():
 def test_lowering_is_the_last_pass_and_running_it_again_changes_nothing():
     passes = numpy_passes()
     assert isinstance(passes[-1], NumpyLowering)
-    graph = dy2st.to_static(counted).graph(np.ones(3), np.array(4))
+    graph = dy2st.to_static(counted, backend="numpy").graph(np.ones(3), np.array(4))
     assert NumpyLowering().run(graph) is False
 
 

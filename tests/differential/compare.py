@@ -78,7 +78,7 @@ def _sequence_difference(actual, expected, where: str) -> Difference | None:
 COMPILED_TIER_ULPS = 4
 
 
-def _within_ulps(actual, expected) -> bool:
+def within_compiled_tier_ulps(actual, expected) -> bool:
     """Equal within ``COMPILED_TIER_ULPS`` (NaNs equal whatever their sign), when the compiled
     tier runs (``DY2ST_BACKEND=compiled``); else never (exact comparison only)."""
     if os.environ.get("DY2ST_BACKEND") != "compiled" or actual.dtype.kind != "f":
@@ -95,7 +95,7 @@ def _array_difference(actual, expected, where: str) -> Difference | None:
         return Difference(where, "shape", f"{actual.shape} != {expected.shape}")
     if actual.dtype != expected.dtype:
         return Difference(where, "dtype", f"{actual.dtype} != {expected.dtype}")
-    if _within_ulps(actual, expected):
+    if within_compiled_tier_ulps(actual, expected):
         return None
     if not np.array_equal(actual, expected, equal_nan=actual.dtype.kind in "fc"):
         return Difference(where, "values", f"{actual!r} != {expected!r}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.scalar_source import ScalarSource
-from dy2st.backend.numba.support import reads_element, representation, stores_element
+from dy2st.backend.numba.support import reads_element, representation, small_matmul, stores_element
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
@@ -148,6 +148,9 @@ class LoopSource(ScalarSource):
             self.defer(op, depth, f"{self.name_of(op.operands[0])}[{index}]")
         elif stores_element(op):
             self.emit_store(op, depth)
+        elif small_matmul(op):
+            # np.dot is matmul for 1-d and 2-d operands; Numba has no np.matmul.
+            self.defer(op, depth, f"np.dot({self.name_of(op.operands[0])}, {self.name_of(op.operands[1])})")
         else:
             self.defer(op, depth, self.ufunc_call(op))
 

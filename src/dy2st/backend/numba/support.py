@@ -15,6 +15,8 @@ give another value, dtype or exception in compiled code, it is not compiled.
 
 from __future__ import annotations
 
+import functools
+import importlib
 from typing import Any
 
 import numpy as np
@@ -248,8 +250,9 @@ def _estimated_elements(value: Value, bound: int) -> int:
 
 def _arrays_carried_in_place(loop: Op) -> bool:
     """Is every array the loop carries, at every iteration, one of the arrays it carried in (updated
-    in place, or swapped with another)? Then the compiled function hands back the caller's own
-    arrays; a view or a new array carried out would be a new object, not what eager code holds."""
+    in place, or swapped with another) or a new array an op of the loop made (``h = np.tanh(h @ W)``)?
+    Then the compiled function hands back the caller's own arrays, or new ones as eager code does;
+    a view carried out would be a new object, not the view of the caller's array eager code holds."""
     memo: dict[Value, bool] = {}
     for op in loop.walk():
         if op.name not in (COND, WHILE_LOOP):
@@ -262,8 +265,8 @@ def _arrays_carried_in_place(loop: Op) -> bool:
 
 
 def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
-    """Is the array ``value`` a block argument, through in-place stores and the results of
-    ``cond``s and loops that carry their arrays in place? (``memo``: a chain of ``if``s reaches
+    """Is the array ``value`` a block argument, or a new array, through in-place stores and the
+    results of ``cond``s and loops that carry their arrays in place? (``memo``: a chain of ``if``s reaches
     each earlier result from both branches.)"""
     found = memo.get(value)
     if found is not None:
@@ -281,7 +284,7 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
     elif owner.name == WHILE_LOOP:
         found = _comes_from_arguments(owner.operands[owner.results.index(value)], memo)
     else:
-        found = False
+        found = owner.name == FUSED or _array_ufunc(owner) or small_matmul(owner)  # a new array
     memo[origin] = found
     return found
 
@@ -314,7 +317,32 @@ def op_compiles(op: Op) -> bool:
         return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
     if stores_element(op):
         return _element_store(op) or _part_store(op)
-    return _scalar_ufunc(op) or _array_ufunc(op)
+    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op)
+
+
+def small_matmul(op: Op) -> bool:
+    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float arrays of one dtype, giving an array,
+    inside a loop (``_array_work_is_small`` bounds its size): Numba's ``np.dot``, which calls BLAS
+    through SciPy, as NumPy's matmul calls its BLAS. Without SciPy the loop stays on the NumPy tier."""
+    if get_op(op.name).kernel not in (np.matmul, np.dot) or len(op.operands) != 2:
+        return False
+    a, b = (v.type for v in op.operands)
+    result = op.results[0].type
+    if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2 and result.ndim >= 1):
+        return False
+    if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _ARRAY_KINDS:
+        return False
+    return numba_blas_available()
+
+
+@functools.cache
+def numba_blas_available() -> bool:
+    """Can Numba call BLAS (``np.dot`` in compiled code)? It takes the routines from SciPy."""
+    try:
+        importlib.import_module("scipy.linalg.cython_blas")
+    except ImportError:
+        return False
+    return True
 
 
 def _structure_compiles(op: Op) -> bool:
@@ -357,7 +385,8 @@ _ARRAY_KINDS = frozenset("f")
 def _array_ufunc(op: Op) -> bool:
     """A ufunc on arrays (and scalars) of float32/float64, giving an array, inside a loop: the
     vectorizable arithmetic, which gives NumPy's bits (math functions on arrays stay NumPy's
-    vectorized loops, whose results Numba's library calls match only within a few ulp)."""
+    vectorized loops, whose results Numba's library calls match only within a few ulp, and in a
+    recurrence the differences grow: tanh over six rows ended 64 ulp apart)."""
     ufunc = get_op(op.name).ufunc
     if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
         return False
