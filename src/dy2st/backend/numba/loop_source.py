@@ -28,8 +28,15 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
-from dy2st.backend.numba.scalar_source import ScalarSource
-from dy2st.backend.numba.support import reads_element, representation, small_matmul, stores_element
+from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
+from dy2st.backend.numba.support import (
+    float_vector_sum,
+    is_mean,
+    reads_element,
+    representation,
+    small_matmul,
+    stores_element,
+)
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
@@ -148,11 +155,20 @@ class LoopSource(ScalarSource):
             self.defer(op, depth, f"{self.name_of(op.operands[0])}[{index}]")
         elif stores_element(op):
             self.emit_store(op, depth)
+        elif float_vector_sum(op):
+            self.defer(op, depth, self.vector_sum(op))
         elif small_matmul(op):
             # np.dot is matmul for 1-d and 2-d operands; Numba has no np.matmul.
             self.defer(op, depth, f"np.dot({self.name_of(op.operands[0])}, {self.name_of(op.operands[1])})")
         else:
             self.defer(op, depth, self.ufunc_call(op))
+
+    def vector_sum(self, op: Op) -> str:
+        """``x.sum()`` / ``x.mean()`` of a 1-d float array with NumPy's pairwise summation."""
+        vector = self.name_of(op.operands[0])
+        dtype = dtype_call(op.results[0].type.dtype)
+        total = f"_numpy_pairwise_sum({vector}, 0, {vector}.shape[0], {dtype}(0.0))"
+        return f"{dtype}(_numpy_mean_of_sum({total}, {vector}.shape[0]))" if is_mean(op) else total
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:

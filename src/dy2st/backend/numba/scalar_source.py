@@ -185,6 +185,54 @@ def _numpy_sign(a):
     return np.float64(a)
 
 
+@numba.njit(cache=CACHE)
+def _numpy_pairwise_sum(a, start, n, zero):
+    # NumPy's pairwise summation of a[start:start + n] (its loops_utils.h), operation for
+    # operation: np.sum of a 1-d float array gives these bits, whatever its stride.
+    if n < 8:
+        res = zero
+        for i in range(start, start + n):
+            res += a[i]
+        return res
+    if n <= 128:
+        r0 = a[start]
+        r1 = a[start + 1]
+        r2 = a[start + 2]
+        r3 = a[start + 3]
+        r4 = a[start + 4]
+        r5 = a[start + 5]
+        r6 = a[start + 6]
+        r7 = a[start + 7]
+        i = 8
+        while i < n - (n % 8):
+            p = start + i
+            r0 += a[p]
+            r1 += a[p + 1]
+            r2 += a[p + 2]
+            r3 += a[p + 3]
+            r4 += a[p + 4]
+            r5 += a[p + 5]
+            r6 += a[p + 6]
+            r7 += a[p + 7]
+            i += 8
+        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+        while i < n:
+            res += a[start + i]
+            i += 1
+        return res
+    half = n // 2
+    half -= half % 8
+    return _numpy_pairwise_sum(a, start, half, zero) + _numpy_pairwise_sum(a, start + half, n - half, zero)
+
+
+@numba.njit(inline="always")
+def _numpy_mean_of_sum(total, count):
+    # np.mean: the sum divided by an intp count, in float64 (float32's quotient is rounded back).
+    if count == 0:
+        return np.nan  # NumPy warns "Mean of empty slice"; compiled code does not warn
+    return np.float64(total) / np.float64(count)
+
+
 @numba.njit(inline="always")
 def _numpy_int64_abs(a):
     if a < 0:
@@ -262,7 +310,7 @@ _FLOAT_DIVISIONS = {np.floor_divide: 0, np.remainder: 1}
 _UNARY = {"-": "-", "+": "+", "~": "~", "not": "not "}
 
 
-def _dtype_call(dtype: np.dtype) -> str:
+def dtype_call(dtype: np.dtype) -> str:
     """The NumPy scalar type compiled code casts with (``np.float32``)."""
     return f"np.{np.dtype(dtype).type.__name__}"
 
@@ -276,7 +324,7 @@ def literal(value: Any, dtype: np.dtype, weak: bool) -> str:
         text = f"complex({literal(python.real, np.dtype(float), True)}, {literal(python.imag, np.dtype(float), True)})"
     else:
         text = repr(python)
-    return text if weak else f"{_dtype_call(dtype)}({text})"
+    return text if weak else f"{dtype_call(dtype)}({text})"
 
 
 def _literal_constant(value: Value) -> Any:
@@ -329,7 +377,7 @@ class ScalarSource:
         if constant is not None and value.type.weak and target.kind in "iu" and not isinstance(constant, bool):
             info = np.iinfo(target)
             if info.min <= constant <= info.max:  # in range: NumPy casts without a word
-                return f"{_dtype_call(target)}({text})" if target != representation(value) else text
+                return f"{dtype_call(target)}({text})" if target != representation(value) else text
         return self.cast(text, representation(value), target, value.type.weak)
 
     @staticmethod
@@ -339,8 +387,8 @@ class ScalarSource:
         if weak and source.kind in "iu" and target.kind in "iu" and target != np.int64:
             # NumPy refuses a Python int outside the target's range (OverflowError).
             info = np.iinfo(target)
-            return f"{_dtype_call(target)}(_python_int_checked({text}, {info.min}, {info.max}))"
-        return f"{_dtype_call(target)}({text})"
+            return f"{dtype_call(target)}(_python_int_checked({text}, {info.min}, {info.max}))"
+        return f"{dtype_call(target)}({text})"
 
     def line(self, depth: int, text: str) -> None:
         self.lines.append("    " * depth + text)
@@ -373,7 +421,7 @@ class ScalarSource:
         operands = [self.converted(v, d) for v, d in zip(op.operands, dtypes)]
         result = dtypes[-1]
         call = _guarded_form(ufunc, result, operands) or f"np.{ufunc.__name__}({', '.join(operands)})"
-        return f"{_dtype_call(result)}({call})"
+        return f"{dtype_call(result)}({call})"
 
     def python_operator(self, op: Op) -> str:
         """Python's operator on the eager code's Python numbers, with Python's semantics."""

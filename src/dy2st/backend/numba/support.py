@@ -27,6 +27,7 @@ from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.reductions import mean_into
 
 # The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops once the
 # operands have the loop's dtypes; where its results differ (division by zero, wrap-around,
@@ -317,7 +318,29 @@ def op_compiles(op: Op) -> bool:
         return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
     if stores_element(op):
         return _element_store(op) or _part_store(op)
-    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op)
+    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op) or float_vector_sum(op)
+
+
+def float_vector_sum(op: Op) -> bool:
+    """``x.sum()`` or ``x.mean()`` of a 1-d float32/float64 array, a NumPy scalar of its dtype:
+    compiled as NumPy's own pairwise summation (``_numpy_pairwise_sum``), which gives its bits."""
+    opdef = get_op(op.name)
+    if not opdef.reduction or opdef.row_reduction is None or len(op.operands) != 1:
+        return False
+    if opdef.row_reduction != np.add.reduce and not is_mean(op):
+        return False
+    source, result = op.operands[0].type, op.results[0].type
+    if source.ndim != 1 or source.weak or source.dtype.kind not in _ARRAY_KINDS or result.shape:
+        return False
+    attrs = op.attrs
+    if attrs.get("axis") not in (None, 0, (0,)) or attrs.get("keepdims") or attrs.get("dtype") is not None:
+        return False
+    return result.dtype == source.dtype
+
+
+def is_mean(op: Op) -> bool:
+    """Is the reduction ``op`` NumPy's mean (a sum divided by the count)?"""
+    return get_op(op.name).row_reduction is mean_into
 
 
 def small_matmul(op: Op) -> bool:
