@@ -359,6 +359,38 @@ def test_a_second_process_loads_compiled_code_from_the_cache_folder(tmp_path):
     assert int(second.stdout.strip()) >= 1  # machine code loaded from the disk cache
 
 
+SUMMING_PROGRAM = textwrap.dedent(
+    """
+    import numpy as np
+    import dy2st
+
+    def row_sums(A, out):
+        for i in range(A.shape[0]):
+            out[i] = A[i, :].sum() + A[i, :].mean()
+        return out
+
+    static = dy2st.to_static(row_sums, backend="compiled")
+    A = np.random.default_rng(0).random((20, 300))
+    assert np.array_equal(static(A, np.zeros(20)), row_sums(A, np.zeros(20)))
+    (entries,) = static._cache.values()
+    (loop,) = entries[0].executor.loops.values()
+    print(sum(loop.function.stats.cache_hits.values()))
+    """
+)
+
+
+def test_a_sum_loaded_from_the_cache_folder_runs(tmp_path):
+    # Numba's disk cache crashed (SIGSEGV) on a cached function calling a recursive one: the
+    # pairwise summation walks its tree with a stack of its own instead.
+    script = tmp_path / "program.py"
+    script.write_text(SUMMING_PROGRAM)
+    env = {**os.environ, "DY2ST_CACHE_DIR": str(tmp_path / "cache")}
+    for expected_hits in (0, 1):
+        run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        assert (int(run.stdout.strip()) >= 1) == bool(expected_hits)
+
+
 # --- what dy2st dump shows -------------------------------------------------------------------------
 def test_dump_shows_the_compiled_regions_pass_and_the_numba_source(tmp_path, capsys):
     from dy2st.cli import main
@@ -619,3 +651,45 @@ def test_a_read_only_input_of_a_fused_group_runs_the_numpy_tiles_without_compili
     read_only.flags.writeable = False
     same_value(static(read_only, b, c), affine_chain(read_only, b, c))
     assert (list(kernel.serial.signatures), list(kernel.parallel.signatures)) == compiled_before
+
+
+# --- sums and means of vectors inside compiled loops ----------------------------------------------
+def row_norms_plus_means(A, out):
+    for i in range(A.shape[0]):
+        r = A[i, :]
+        out[i] = np.sqrt((r * r).sum()) + r.mean()
+    return out
+
+
+def centre_columns(A):
+    for j in range(A.shape[1]):
+        c = A[:, j]
+        A[:, j] = c - c.mean()
+    return A
+
+
+def running_sums_of_prefixes(x, out):
+    for i in range(len(x) + 1):
+        out[i] = x[:i].sum() + x[:i].mean() * 0.0 if i > 0 else x[:i].sum()
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rows, cols", [(6, 5), (40, 129), (300, 7)])
+def test_vector_sums_and_means_compile_with_numpys_pairwise_bits(dtype, rows, cols):
+    A = (np.random.default_rng(rows).standard_normal((rows, cols)) * 100).astype(dtype)
+    for fn, args in [(row_norms_plus_means, (A, np.zeros(rows, dtype))), (centre_columns, (A,))]:
+        static = dy2st.to_static(fn, backend="compiled")
+        same_value(static(*copy_all(args)), fn(*copy_all(args)))
+        executor = executor_of(static, *copy_all(args))
+        assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", executor.failures
+        assert "_numpy_sum(" in static.compiled_source(*args) or "_numpy_mean(" in static.compiled_source(*args)
+
+
+def test_sums_of_prefixes_include_the_empty_one():
+    x = np.random.default_rng(3).random(300)
+    compiled_like_eager(running_sums_of_prefixes, x, np.zeros(301))
+
+
+def copy_all(args):
+    return tuple(a.copy() for a in args)

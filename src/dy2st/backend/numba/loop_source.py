@@ -167,8 +167,9 @@ class LoopSource(ScalarSource):
         """``x.sum()`` / ``x.mean()`` of a 1-d float array with NumPy's pairwise summation."""
         vector = self.name_of(op.operands[0])
         dtype = dtype_call(op.results[0].type.dtype)
-        total = f"_numpy_pairwise_sum({vector}, 0, {vector}.shape[0], {dtype}(0.0))"
-        return f"{dtype}(_numpy_mean_of_sum({total}, {vector}.shape[0]))" if is_mean(op) else total
+        if is_mean(op):
+            return f"{dtype}(_numpy_mean({vector}, {dtype}(0.0)))"
+        return f"_numpy_sum({vector}, {dtype}(0.0))"
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:

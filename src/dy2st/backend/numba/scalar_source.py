@@ -185,52 +185,98 @@ def _numpy_sign(a):
     return np.float64(a)
 
 
-@numba.njit(cache=CACHE)
-def _numpy_pairwise_sum(a, start, n, zero):
-    # NumPy's pairwise summation of a[start:start + n] (its loops_utils.h), operation for
-    # operation: np.sum of a 1-d float array gives these bits, whatever its stride.
+@numba.njit(inline="always")
+def _numpy_pairwise_block(a, start, n, zero):
+    # NumPy's pairwise summation of at most 128 elements a[start:start + n] (its loops_utils.h):
+    # eight running sums, then the rest one by one.
     if n < 8:
         res = zero
         for i in range(start, start + n):
             res += a[i]
         return res
+    r0 = a[start]
+    r1 = a[start + 1]
+    r2 = a[start + 2]
+    r3 = a[start + 3]
+    r4 = a[start + 4]
+    r5 = a[start + 5]
+    r6 = a[start + 6]
+    r7 = a[start + 7]
+    i = 8
+    while i < n - (n % 8):
+        p = start + i
+        r0 += a[p]
+        r1 += a[p + 1]
+        r2 += a[p + 2]
+        r3 += a[p + 3]
+        r4 += a[p + 4]
+        r5 += a[p + 5]
+        r6 += a[p + 6]
+        r7 += a[p + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[start + i]
+        i += 1
+    return res
+
+
+@numba.njit
+def _numpy_pairwise_sum(a, start, n, zero):
+    # NumPy's pairwise summation of a[start:start + n], operation for operation: np.sum of a 1-d
+    # float array gives these bits, whatever its stride. NumPy splits a run of more than 128
+    # elements in two halves (the first a multiple of 8) and adds their sums; this walks that
+    # tree with a stack of its own (Numba's disk cache crashes on recursive functions).
     if n <= 128:
-        r0 = a[start]
-        r1 = a[start + 1]
-        r2 = a[start + 2]
-        r3 = a[start + 3]
-        r4 = a[start + 4]
-        r5 = a[start + 5]
-        r6 = a[start + 6]
-        r7 = a[start + 7]
-        i = 8
-        while i < n - (n % 8):
-            p = start + i
-            r0 += a[p]
-            r1 += a[p + 1]
-            r2 += a[p + 2]
-            r3 += a[p + 3]
-            r4 += a[p + 4]
-            r5 += a[p + 5]
-            r6 += a[p + 6]
-            r7 += a[p + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[start + i]
-            i += 1
-        return res
-    half = n // 2
-    half -= half % 8
-    return _numpy_pairwise_sum(a, start, half, zero) + _numpy_pairwise_sum(a, start + half, n - half, zero)
+        return _numpy_pairwise_block(a, start, n, zero)
+    starts = np.empty(64, np.int64)
+    sizes = np.empty(64, np.int64)
+    states = np.zeros(64, np.int64)  # 0: split next, 1: left half summed, 2: both halves summed
+    lefts = np.empty(64, a.dtype)
+    top = 0
+    starts[0] = start
+    sizes[0] = n
+    value = zero
+    while True:
+        size = sizes[top]
+        half = size // 2
+        half -= half % 8
+        if size <= 128:
+            value = _numpy_pairwise_block(a, starts[top], size, zero)
+            top -= 1
+            continue
+        if states[top] == 0:
+            states[top] = 1
+            starts[top + 1] = starts[top]
+            sizes[top + 1] = half
+            states[top + 1] = 0
+            top += 1
+            continue
+        if states[top] == 1:
+            lefts[top] = value
+            states[top] = 2
+            starts[top + 1] = starts[top] + half
+            sizes[top + 1] = size - half
+            states[top + 1] = 0
+            top += 1
+            continue
+        value = lefts[top] + value
+        top -= 1
+        if top < 0:
+            return value
 
 
 @numba.njit(inline="always")
-def _numpy_mean_of_sum(total, count):
-    # np.mean: the sum divided by an intp count, in float64 (float32's quotient is rounded back).
-    if count == 0:
+def _numpy_sum(a, zero):
+    return _numpy_pairwise_sum(a, 0, a.shape[0], zero)
+
+
+@numba.njit(inline="always")
+def _numpy_mean(a, zero):
+    # np.mean: the sum divided by an intp count, in float64 (the caller rounds float32's back).
+    if a.shape[0] == 0:
         return np.nan  # NumPy warns "Mean of empty slice"; compiled code does not warn
-    return np.float64(total) / np.float64(count)
+    return np.float64(_numpy_pairwise_sum(a, 0, a.shape[0], zero)) / np.float64(a.shape[0])
 
 
 @numba.njit(inline="always")
