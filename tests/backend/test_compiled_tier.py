@@ -693,3 +693,36 @@ def test_sums_of_prefixes_include_the_empty_one():
 
 def copy_all(args):
     return tuple(a.copy() for a in args)
+
+
+# --- Python ints bounded by sizes and counters ------------------------------------------------------
+def triangular_solve_in_place(L, b):
+    n = len(b)
+    for i in range(n):
+        for j in range(i):
+            b[i] -= L[i, j] * b[j]
+        for j in range(i + 1, n):  # counts n - (i + 1) steps: a difference of a size and a counter
+            L[i, j] = L[i, j] * 1.0
+        b[i] /= L[i, i]
+    return b
+
+
+def doubling_in_place(x, n):
+    h = 1
+    for i in range(n):
+        h = h + h  # a sum of two unbounded ints: may outgrow 64 bits
+        x[i % len(x)] = h % 7
+    return x
+
+
+def test_loops_counting_between_sizes_and_counters_compile_in_functions_updating_arguments():
+    rng = np.random.default_rng(11)
+    L = np.tril(rng.random((12, 12))) + 12 * np.eye(12)
+    compiled_like_eager(triangular_solve_in_place, L, rng.random(12))
+
+
+def test_a_python_int_that_may_outgrow_64_bits_keeps_a_loop_updating_an_argument_on_numpy():
+    static = dy2st.to_static(doubling_in_place, backend="compiled")
+    x = np.zeros(5)
+    same_value(static(x.copy(), 100), doubling_in_place(x.copy(), 100))
+    assert not isinstance(executor_of(static, x.copy(), 100), TieredExecutor)

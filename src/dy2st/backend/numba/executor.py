@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +127,11 @@ def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]],
     for name, signature in functions:
         try:
             function = getattr(module, name)
-            function.compile(signature)
+            with warnings.catch_warnings():
+                # np.dot of a strided view (a column) copies it first: NumPy's matmul does too,
+                # and the user did not write this code, so Numba's advice is noise to them.
+                warnings.simplefilter("ignore", numba_performance_warning())
+                function.compile(signature)
         except Exception as error:
             message = str(error).splitlines()[0] if str(error) else ""
             failures.append(f"{where}: {type(error).__name__}: {message}")
@@ -135,6 +140,13 @@ def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]],
         compiled.append(function)
     logger.debug("compiled tier: %s compiled in %.3f s", where, time.perf_counter() - started)
     return compiled
+
+
+def numba_performance_warning() -> type[Warning]:
+    """Numba's ``NumbaPerformanceWarning`` (imported only once something compiles)."""
+    from numba.core.errors import NumbaPerformanceWarning
+
+    return NumbaPerformanceWarning
 
 
 class TieredExecutor(Executor):

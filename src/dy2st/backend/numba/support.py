@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand
@@ -177,21 +178,29 @@ def loop_compiles(loop: Op, rerunnable: bool = True) -> bool:
         return False
     if not all(_block_compiles(region.block) for region in loop.regions):
         return False
-    if not rerunnable and any(_grows_python_ints(op) for op in loop.walk()):
-        return False
+    if not rerunnable:
+        known: dict[Value, int | None] = {}
+        if any(_grows_python_ints(op, known) for op in loop.walk()):
+            return False
     return _arrays_carried_in_place(loop) and _array_work_is_small(loop)
 
 
-def _grows_python_ints(op: Op) -> bool:
+def _grows_python_ints(op: Op, known: dict[Value, int | None]) -> bool:
     """Python-int arithmetic by which the eager code's int may grow past 64 bits: a product, a
     left shift, or a sum of two values neither of which is a literal (``h = h + h // 2``;
-    ``i + 1`` is not, nor ``t + 3``)."""
+    ``i + 1`` is not, nor ``t + 3``), unless sizes and loop counters bound it (``n - i``,
+    ``int_bounds``)."""
     if not python_semantics(op) or op.results[0].type.dtype.kind not in "iu":
         return False
     symbol = op.attrs["python_operator"]
     if symbol in ("*", "<<"):
         return True
-    return symbol in ("+", "-") and len(op.operands) == 2 and all(small_int_constant(v) is None for v in op.operands)
+    if symbol not in ("+", "-") or len(op.operands) != 2:
+        return False
+    if any(small_int_constant(v) is not None for v in op.operands):
+        return False
+    bits = int_bits(op.results[0], known)
+    return bits is None or bits > SAFE_BITS
 
 
 # Literal ints this small are far from the ends of int64: a loop counter plus one cannot overflow in
