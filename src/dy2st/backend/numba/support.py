@@ -353,14 +353,15 @@ def is_mean(op: Op) -> bool:
 
 
 def small_matmul(op: Op) -> bool:
-    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float arrays of one dtype, giving an array,
-    inside a loop (``_array_work_is_small`` bounds its size): Numba's ``np.dot``, which calls BLAS
-    through SciPy, as NumPy's matmul calls its BLAS. Without SciPy the loop stays on the NumPy tier."""
+    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float arrays of one dtype inside a loop
+    (``_array_work_is_small`` bounds its size), an array or, of two vectors, a NumPy scalar:
+    Numba's ``np.dot``, which calls BLAS through SciPy, as NumPy's matmul calls its BLAS. Without
+    SciPy the loop stays on the NumPy tier."""
     if get_op(op.name).kernel not in (np.matmul, np.dot) or len(op.operands) != 2:
         return False
     a, b = (v.type for v in op.operands)
     result = op.results[0].type
-    if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2 and result.ndim >= 1):
+    if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
         return False
     if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _ARRAY_KINDS:
         return False
