@@ -744,3 +744,28 @@ def test_a_python_int_that_may_outgrow_64_bits_keeps_a_loop_updating_an_argument
     x = np.zeros(5)
     same_value(static(x.copy(), 100), doubling_in_place(x.copy(), 100))
     assert not isinstance(executor_of(static, x.copy(), 100), TieredExecutor)
+
+
+def reversed_prefix_sums(x, out):
+    for k in range(1, len(x)):
+        out[k] = x[:k][::-1].sum()  # a view of a view: the generated code names the inner one once
+    return out
+
+
+def durbin_like(r, y):
+    for k in range(1, len(r)):
+        y[k] = r[:k][::-1] @ y[:k]  # a reversed vector: NumPy sums it in a plain loop, not BLAS
+    return y
+
+
+def test_a_view_of_a_view_compiles():
+    x = np.random.default_rng(13).random(200)
+    compiled_like_eager(reversed_prefix_sums, x, np.zeros(200))
+
+
+def test_a_product_of_strided_vectors_stays_on_numpy_with_its_bits():
+    rng = np.random.default_rng(14)
+    static = dy2st.to_static(durbin_like, backend="compiled")
+    r, y = rng.random(150), np.ones(150)
+    same_value(static(r.copy(), y.copy()), durbin_like(r.copy(), y.copy()))
+    assert not isinstance(executor_of(static, r.copy(), y.copy()), TieredExecutor)

@@ -41,8 +41,8 @@ def _bits(value: Value, known: dict[Value, int | None], steps: int) -> int | Non
     if not isinstance(owner, Op):
         return None
     if owner.name == CONST:
-        constant = owner.attrs["value"]
-        return max(1, abs(constant).bit_length()) if type(constant) is int else None
+        constant = _literal_int(value)
+        return None if constant is None else max(1, abs(constant).bit_length())
     if owner.name == DIM:
         return SIZE_BITS
     if owner.name == AS_PYTHON_NUMBER:
@@ -64,16 +64,17 @@ def _operator_bits(op: Op, known: dict[Value, int | None]) -> int | None:
         return max(widths) + (1 if len(widths) == 2 else 0)
     if symbol == "abs":
         return widths[0]
-    if symbol in ("//", "%") and _positive_literal(op.operands[1]):
+    if symbol in ("//", "%") and (_literal_int(op.operands[1]) or 0) > 0:
         return widths[0]
     return None
 
 
-def _positive_literal(value: Value) -> bool:
+def _literal_int(value: Value) -> int | None:
+    """The value of a literal Python int, else None."""
     owner = value.owner
-    return (
-        isinstance(owner, Op) and owner.name == CONST and type(owner.attrs["value"]) is int and owner.attrs["value"] > 0
-    )
+    if not isinstance(owner, Op) or owner.name != CONST or type(owner.attrs["value"]) is not int:
+        return None
+    return int(owner.attrs["value"])
 
 
 def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) -> int | None:
@@ -81,7 +82,7 @@ def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) ->
     while below the loop's bound, so it stays within the larger of the two."""
     region = block.parent
     loop = region.parent if region is not None else None
-    if loop is None or loop.name != WHILE_LOOP or loop.attrs.get("counted_loop") != value.index:
+    if loop is None or loop.name != WHILE_LOOP or not _steps_by_one(loop, value.index):
         return None
     compare = loop_comparison(loop.regions[0].block)
     if compare is None or compare.operands[0] is not loop.regions[0].block.args[value.index]:
@@ -90,3 +91,21 @@ def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) ->
     if start is None or bound is None:
         return None
     return max(start, bound)
+
+
+def _steps_by_one(loop: Op, index: int) -> bool:
+    """Does the loop's carried value ``index`` go up by one at each iteration (``i = i + 1``)?
+    The lowering marks such a counter ``counted_loop`` when nothing else reads the increment; an
+    outer loop whose ``i + 1`` starts an inner range is not marked, and is a counter too."""
+    if loop.attrs.get("counted_loop") == index:
+        return True
+    body = loop.regions[1].block
+    step = body.ops[-1].operands[index]
+    while isinstance(step.owner, Op) and step.owner.name == AS_PYTHON_NUMBER:
+        step = step.owner.operands[0]
+    op = step.owner
+    if not isinstance(op, Op) or op.attrs.get("python_operator") != "+" or len(op.operands) != 2:
+        return False
+    counter = body.args[index]
+    others = [v for v in op.operands if v is not counter]
+    return len(others) == 1 and _literal_int(others[0]) == 1

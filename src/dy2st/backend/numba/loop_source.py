@@ -94,6 +94,16 @@ class LoopSource(ScalarSource):
         expression = self.pending.pop(value, None)
         return super().name_of(value) if expression is None else f"({expression})"
 
+    def written_out(self, value: Value, depth: int) -> str:
+        """The name of ``value``, a pending expression written out first: the checks of an index
+        into it and the access both name it (``r[:k][::-1]``, a view of a view)."""
+        expression = self.pending.pop(value, None)
+        if expression is None:
+            return self.name_of(value)
+        name = self.names[value] = self.fresh()
+        self.line(depth, f"{name} = {expression}")
+        return name
+
     def defer(self, op: Op, depth: int, expression: str) -> None:
         """Keep an array op's expression for its one reader in this block (written there), or
         write it out now."""
@@ -175,7 +185,7 @@ class LoopSource(ScalarSource):
     def checked_index(self, op: Op, depth: int, first: int) -> str:
         """The subscript of an element or a view (``A[i, j]``, ``A[i, a:b]``), after a check of
         each integer index against its axis (slices clip, as NumPy's do)."""
-        array = self.name_of(op.operands[0])
+        array = self.written_out(op.operands[0], depth)
         tensors = iter(op.operands[first:])
         items = []
         for axis, item in enumerate(op.attrs["template"]):

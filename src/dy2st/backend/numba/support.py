@@ -365,7 +365,30 @@ def small_matmul(op: Op) -> bool:
         return False
     if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _ARRAY_KINDS:
         return False
-    return numba_blas_available()
+    return all(_c_contiguous(v) for v in op.operands) and numba_blas_available()
+
+
+def _c_contiguous(value: Value) -> bool:
+    """Is the array ``value`` C-contiguous whenever a compiled loop holds it? Loop parameters are
+    (the call checks ``flags.carray``), and so are new arrays; a view is where it takes whole
+    rows: integer indices, then one slice of step one, then only full slices (``A[i, :j]``,
+    ``A[i:j]``). A product of strided vectors is left to NumPy: it sums them with BLAS's strided
+    routine or, for negative strides, in a plain loop, each rounding otherwise than Numba's
+    ``np.dot``, which first copies them."""
+    owner = value.owner
+    if not isinstance(owner, Op) or not get_op(owner.name).view:
+        return True
+    if not reads_element(owner) or "template" not in owner.attrs:
+        return False
+    sliced = partial = False
+    for item in owner.attrs["template"]:
+        if isinstance(item, slice):
+            if partial or item.step not in (None, 1):
+                return False
+            sliced, partial = True, item != slice(None)
+        elif sliced or item is None or item is Ellipsis:
+            return False
+    return _c_contiguous(owner.operands[0])
 
 
 @functools.cache
