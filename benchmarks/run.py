@@ -2,7 +2,9 @@
 
 "dy2st" is the NumPy tier (``backend="numpy"``); with Numba installed, "compiled" is the compiled
 tier (``backend="compiled"``, compiled before its first call returns; "1st comp" is that first
-call) and "numba" is ``numba.njit`` applied to the eager function, where Numba compiles it.
+call) and "numba" is ``numba.njit`` applied to the eager function, where Numba compiles it. With
+JAX installed, "jax.jit" is the workload written for JAX (``jax_references.py``: ``lax.scan`` for
+the RNN, ``lax.while_loop`` for Newton, float64 kept), after a compiling first call.
 
     python benchmarks/run.py                # full sizes (a few minutes on 2 cores)
     python benchmarks/run.py --quick        # small sizes, few repeats: a smoke run
@@ -38,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import workloads  # noqa: E402
+from jax_references import jax, reference  # noqa: E402
 
 import dy2st  # noqa: E402
 from dy2st.backend.numpy.target import NUMPY_TARGET  # noqa: E402
@@ -74,6 +77,7 @@ class Row:
     compiled_ratio: float | None = None
     compiled_first_call: float | None = None
     numba_time: float | None = None
+    jax_time: float | None = None
     target: str = ""
     skipped: str | None = None
 
@@ -156,6 +160,7 @@ def measure(workload: workloads.Workload, quick: bool, dynamic: bool | None = No
     row.planned_peak = report.planned_peak
     if numba is not None:
         _measure_compiled(row, workload, args, dynamic, repeats, min_seconds)
+    _measure_jax(row, workload, args, repeats, min_seconds)
     if numexpr is not None and workload.converted is workloads.gelu_chain:
         expression = "(0.5*x*(1.0+tanh(0.7978845608*(x+0.044715*x**3))))*1.702+0.25"
         evaluate = lambda x: numexpr.evaluate(expression, local_dict={"x": x})  # noqa: E731
@@ -180,6 +185,30 @@ def _measure_compiled(row: Row, workload, args, dynamic, repeats: int, min_secon
     times = interleaved_medians(fns, args, repeats, min_seconds)
     row.compiled_time, row.compiled_ratio = times[1], times[1] / times[0]
     row.numba_time = times[2] if len(times) > 2 else None
+
+
+def _measure_jax(row: Row, workload, args, repeats: int, min_seconds: float) -> None:
+    """``jax.jit`` of the workload written for JAX (``jax_references``), when JAX is installed:
+    its result checked against eager NumPy (within float tolerance: XLA computes otherwise), then
+    timed alternating with eager NumPy, after a compiling first call."""
+    make = reference(workload.name)
+    if make is None:
+        return
+    call = make(args)
+    expected = [np.asarray(leaf) for leaf in _leaves(workload.eager(*args))]
+    got = [np.asarray(leaf) for leaf in _leaves(call())]
+    if not all(_close(g, e) for g, e in zip(got, expected)):
+        print(f"{workload.name}: the jax.jit reference differs from eager NumPy; no column", file=sys.stderr)
+        return
+    eager_time, jax_time = interleaved_medians([workload.eager, lambda *_: call()], args, repeats, min_seconds)
+    row.jax_time = jax_time * row.eager_time / eager_time  # on the scale of the row's eager median
+
+
+def _close(got: np.ndarray, expected: np.ndarray) -> bool:
+    """Equal within what another summation order gives in the result's precision."""
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    tolerance = 1e-3 if expected.dtype == np.float32 else 1e-9
+    return got.shape == expected.shape and float(np.max(np.abs(got - expected), initial=0.0)) <= tolerance * scale
 
 
 # --- W4: the first call, in a fresh and in a warm process -------------------------------------------
@@ -289,6 +318,7 @@ _COLUMNS = (
     "ratio",
     "1st comp ms",
     "numba ms",
+    "jax.jit ms",
     "target",
 )
 
@@ -318,6 +348,7 @@ def format_row(row: Row) -> list[str]:
         "" if row.compiled_ratio is None else f"{row.compiled_ratio:.3f}",
         _ms(row.compiled_first_call),
         _ms(row.numba_time),
+        _ms(row.jax_time),
         row.target,
     ]
 
@@ -361,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'symbolic sizes; ' if options.dynamic else ''}numpy {np.__version__}; "
         f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
         f"{'' if numexpr else '; numexpr not installed'}{'' if numba else '; numba not installed'}"
+        f"{'' if jax else '; jax not installed'}"
     )
     print_table(rows)
     if options.json:
