@@ -558,3 +558,25 @@ def test_operations_on_a_path_dependent_scalar_keep_eager_types():
     for b in (np.array([1, 0, 0], np.int32), np.array([0, 0, 1], np.int32)):
         for k in (0, 1, 2):
             assert_like_eager(negated_on_a_path, np.array([3.0, 1.0, 1.5]), b, np.array(k), converted=converted)
+
+
+# Open (element_loops seed 99): after an early return under a tensor condition, a rolled loop in
+# the code that follows drops the kind its carried value had on entry, and the function returns
+# np.float64(0.0) where eager code returns the Python float 0.0.
+def negated_after_an_early_return(x, b, k):
+    s = 0.0
+    if b[2] > b[1]:
+        s = np.sqrt(abs(x[2]))
+    if k > 5:
+        return s
+    for _ in range(k):
+        s = -s
+    return s
+
+
+@pytest.mark.xfail(strict=True, reason="a loop after an early return loses its carried value's kind (seed 99)")
+def test_a_loop_after_an_early_return_keeps_the_kind_of_its_value():
+    converted = dy2st.to_static(negated_after_an_early_return, backend="numpy")
+    assert_like_eager(
+        negated_after_an_early_return, np.array([3.0, 1.0, 1.5]), np.array([1, 0, 0]), np.array(0), converted=converted
+    )
