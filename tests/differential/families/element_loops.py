@@ -276,6 +276,8 @@ class ElementLoops(Family):
             self._bool_prefix,
             self._two_pointers,
             self._shortest_paths,
+            self._vector_reductions,
+            self._dot_products,
         ]
         return self.pick(builders)(scope)
 
@@ -372,6 +374,43 @@ class ElementLoops(Family):
             f"    y[{i}] = {acc} / A[{i}, {i}]",
             *indent(self.inner(scope, (i, DIAGONAL))),
         ]
+
+    def _vector_reductions(self, scope) -> list[str]:
+        """Sums and means of vectors inside an element loop: prefixes, suffixes, rows, reversed
+        views (the compiled tier writes out NumPy's pairwise summation)."""
+        i = self.fresh("i")
+        body = self.pick(
+            [
+                f"s = s + x[:{i}].sum()",
+                f"y[{i}] = x[: {i} + 1].mean()",
+                f"y[{i}] = x[{i}:].sum() - x[::-1][:{i}].sum()",
+                f"s = s + np.sum(x[{i}:]) * 0.5",
+                f"if x[: {i} + 1].mean() > 0.5:\n    cnt += 1",
+                f"y[{i}] = np.mean(x[{i}:]) + y[{i}]",
+            ]
+        )
+        return [f"for {i} in range(n):", *indent(body.split("\n")), *indent(self.inner(scope, (i, VECTOR)))]
+
+    def _dot_products(self, scope) -> list[str]:
+        """Products of rows and columns in loops, as Cholesky, LU and Durbin write them: of
+        contiguous rows (compiled with BLAS) and of columns and reversed vectors (NumPy's)."""
+        i, j = self.fresh("i"), self.fresh("j")
+        return self.pick(
+            [
+                [
+                    f"for {i} in range(A.shape[0]):",
+                    f"    for {j} in range({i}):",
+                    f"        A[{i}, {j}] -= A[{i}, :{j}] @ A[{j}, :{j}]",
+                ],
+                [
+                    f"for {i} in range(min(A.shape)):",
+                    f"    for {j} in range({i}, A.shape[1]):",
+                    f"        A[{i}, {j}] -= A[{i}, :{i}] @ A[:{i}, {j}]",
+                ],
+                [f"for {i} in range(1, n):", f"    y[{i}] = x[:{i}][::-1] @ y[:{i}] * 0.5 + x[{i}]"],
+                [f"for {i} in range(n):", f"    s = s + x[{i}:] @ x[{i}:]"],
+            ]
+        )
 
     def _insertion_sort(self, scope) -> list[str]:
         i, j, key = self.fresh("i"), self.fresh("j"), self.fresh("key")
