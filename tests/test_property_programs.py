@@ -84,8 +84,9 @@ def test_program_with_python_conditions_matches_eager(seed, tmp_path):
 # 461 (a chain of ifs in a loop made the check for stale views exponential: 30 s to build),
 # 155 (`s = max(s, x[0])` from `s = 0.0` with float32 x returned np.float64), 119, 259, 433 and
 # 441 (an IndexError or UnboundLocalError midway lost the argument updates made before it), 161
-# and 23 (the check that every update runs in place recursed down hundreds of unrolled ifs).
-REGRESSION_PROGRAMS = [("element_loops", s) for s in (351, 678, 461, 155, 119, 259, 433, 441, 161, 23)]
+# and 23 (the check that every update runs in place recursed down hundreds of unrolled ifs), 99
+# (a loop after an early return lost its carried value's kind).
+REGRESSION_PROGRAMS = [("element_loops", s) for s in (351, 678, 461, 155, 119, 259, 433, 441, 161, 23, 99)]
 
 
 @pytest.mark.parametrize("family, seed", REGRESSION_PROGRAMS, ids=[f"{f}-{s}" for f, s in REGRESSION_PROGRAMS])

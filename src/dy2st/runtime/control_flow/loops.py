@@ -242,17 +242,21 @@ def _attach_kind_flags(state: LoopState, kinds: dict[str, Any]) -> None:
             continue
         for leaf, kind in zip(leaves, codes):
             if isinstance(leaf, Tensor) and not leaf.type.shape and isinstance(kind, Tensor):
-                if _visible_wherever(kind._value, leaf._value):
+                if _visible_wherever(kind._value, leaf._value, leaf._builder):
                     leaf._kind_flag = kind
 
 
-def _visible_wherever(flag: Value, value: Value) -> bool:
+def _visible_wherever(flag: Value, value: Value, builder: GraphBuilder) -> bool:
     """Is ``flag`` defined where ``value`` is, or in a block enclosing it? A flag defined in a
     branch or loop body must not ride on a tensor made before it, which code on other paths (the
     other branch of an enclosing ``if``) still holds: there the flag would be out of scope. Such a
-    tensor is one the loop left unchanged, whose kind is then its own."""
+    tensor is one the loop left unchanged, whose kind is then its own. A branch being traced is
+    not linked to its ``cond`` yet: the blocks the builder has open enclose the current one."""
     owner = flag.owner
-    return defined_within(value, owner if isinstance(owner, Block) else owner.parent)
+    flag_block = owner if isinstance(owner, Block) else owner.parent
+    if defined_within(value, flag_block):
+        return True
+    return any(block is flag_block for block in builder.blocks) and defined_within(value, builder.block)
 
 
 def _with_assigned_flags(builder: GraphBuilder, state: LoopState, body_fn: Callable[[], None]):
