@@ -29,6 +29,7 @@ forward_substitution = BY_NAME["trisolv_elements"].function
 syrk_rows = BY_NAME["syrk"].function
 
 numba = pytest.importorskip("numba")
+from kernels.solvers import cholesky  # noqa: E402
 
 
 def executor_of(static, *args):
@@ -550,22 +551,11 @@ def test_a_recurrent_step_with_matmul_compiles_with_numpys_bits(dtype):
     assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", executor.failures
 
 
-def cholesky_with_dot_products(A):
-    n = A.shape[0]
-    for i in range(n):
-        for j in range(i):
-            A[i, j] -= A[i, :j] @ A[j, :j]
-            A[i, j] /= A[j, j]
-        A[i, i] -= A[i, :i] @ A[i, :i]
-        A[i, i] = np.sqrt(A[i, i])
-    return A
-
-
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_dot_products_of_vectors_compile_with_numpys_bits(dtype):
     M = np.random.default_rng(12).random((40, 40))
     A = (M @ M.T + 40 * np.eye(40)).astype(dtype)
-    compiled_like_eager(cholesky_with_dot_products, A)
+    compiled_like_eager(cholesky, A)  # A[i, :j] @ A[j, :j]: products of rows
 
 
 def test_matrix_vector_products_compile_with_numpys_bits():
