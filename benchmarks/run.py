@@ -2,9 +2,10 @@
 
 "dy2st" is the NumPy tier (``backend="numpy"``); with Numba installed, "compiled" is the compiled
 tier (``backend="compiled"``, compiled before its first call returns; "1st comp" is that first
-call) and "numba" is ``numba.njit`` applied to the eager function, where Numba compiles it. With
-JAX installed, "jax.jit" is the workload written for JAX (``jax_references.py``: ``lax.scan`` for
-the RNN, ``lax.while_loop`` for Newton, float64 kept), after a compiling first call.
+call) and "numba" is ``numba.njit`` applied to the eager function, where Numba compiles it;
+"hand numba" is the workload rewritten by hand with loops for ``@numba.njit``
+(``numba_references.py``). With JAX installed, "jax.jit" is the workload written for JAX
+(``jax_references.py``: ``lax.scan`` for the RNN, ``lax.while_loop`` for Newton, float64 kept).
 
     python benchmarks/run.py                # full sizes (a few minutes on 2 cores)
     python benchmarks/run.py --quick        # small sizes, few repeats: a smoke run
@@ -39,8 +40,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import jax_references  # noqa: E402
+import numba_references  # noqa: E402
 import workloads  # noqa: E402
-from jax_references import jax, reference  # noqa: E402
 
 import dy2st  # noqa: E402
 from dy2st.backend.numpy.target import NUMPY_TARGET  # noqa: E402
@@ -77,6 +79,7 @@ class Row:
     compiled_ratio: float | None = None
     compiled_first_call: float | None = None
     numba_time: float | None = None
+    hand_numba_time: float | None = None
     jax_time: float | None = None
     target: str = ""
     skipped: str | None = None
@@ -160,7 +163,7 @@ def measure(workload: workloads.Workload, quick: bool, dynamic: bool | None = No
     row.planned_peak = report.planned_peak
     if numba is not None:
         _measure_compiled(row, workload, args, dynamic, repeats, min_seconds)
-    _measure_jax(row, workload, args, repeats, min_seconds)
+    _measure_references(row, workload, args, repeats, min_seconds)
     if numexpr is not None and workload.converted is workloads.gelu_chain:
         expression = "(0.5*x*(1.0+tanh(0.7978845608*(x+0.044715*x**3))))*1.702+0.25"
         evaluate = lambda x: numexpr.evaluate(expression, local_dict={"x": x})  # noqa: E731
@@ -187,21 +190,24 @@ def _measure_compiled(row: Row, workload, args, dynamic, repeats: int, min_secon
     row.numba_time = times[2] if len(times) > 2 else None
 
 
-def _measure_jax(row: Row, workload, args, repeats: int, min_seconds: float) -> None:
-    """``jax.jit`` of the workload written for JAX (``jax_references``), when JAX is installed:
-    its result checked against eager NumPy (within float tolerance: XLA computes otherwise), then
-    timed alternating with eager NumPy, after a compiling first call."""
-    make = reference(workload.name)
-    if make is None:
-        return
-    call = make(args)
-    expected = [np.asarray(leaf) for leaf in _leaves(workload.eager(*args))]
-    got = [np.asarray(leaf) for leaf in _leaves(call())]
-    if not all(_close(g, e) for g, e in zip(got, expected)):
-        print(f"{workload.name}: the jax.jit reference differs from eager NumPy; no column", file=sys.stderr)
-        return
-    eager_time, jax_time = interleaved_medians([workload.eager, lambda *_: call()], args, repeats, min_seconds)
-    row.jax_time = jax_time * row.eager_time / eager_time  # on the scale of the row's eager median
+def _measure_references(row: Row, workload, args, repeats: int, min_seconds: float) -> None:
+    """The reference versions of the workload, where their library is installed: ``jax.jit`` of
+    it written for JAX (``jax_references``) and ``@numba.njit`` of it written by hand with loops
+    (``numba_references``). Each result is checked against eager NumPy (within float tolerance:
+    they sum in other orders), then timed alternating with eager NumPy after a compiling call."""
+    for module, field_name in ((jax_references, "jax_time"), (numba_references, "hand_numba_time")):
+        make = module.reference(workload.name)
+        if make is None:
+            continue
+        call = make(args)
+        expected = [np.asarray(leaf) for leaf in _leaves(workload.eager(*args))]
+        got = [np.asarray(leaf) for leaf in _leaves(call())]
+        if not all(_close(g, e) for g, e in zip(got, expected)):
+            print(f"{workload.name}: the {field_name} reference differs from eager NumPy", file=sys.stderr)
+            continue
+        timed = [workload.eager, lambda *_, call=call: call()]
+        eager_time, time_taken = interleaved_medians(timed, args, repeats, min_seconds)
+        setattr(row, field_name, time_taken * row.eager_time / eager_time)  # on the row's eager scale
 
 
 def _close(got: np.ndarray, expected: np.ndarray) -> bool:
@@ -318,6 +324,7 @@ _COLUMNS = (
     "ratio",
     "1st comp ms",
     "numba ms",
+    "hand numba ms",
     "jax.jit ms",
     "target",
 )
@@ -348,6 +355,7 @@ def format_row(row: Row) -> list[str]:
         "" if row.compiled_ratio is None else f"{row.compiled_ratio:.3f}",
         _ms(row.compiled_first_call),
         _ms(row.numba_time),
+        _ms(row.hand_numba_time),
         _ms(row.jax_time),
         row.target,
     ]
@@ -392,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{'symbolic sizes; ' if options.dynamic else ''}numpy {np.__version__}; "
         f"{os.cpu_count()} cpus; OPENBLAS_NUM_THREADS={blas_threads})"
         f"{'' if numexpr else '; numexpr not installed'}{'' if numba else '; numba not installed'}"
-        f"{'' if jax else '; jax not installed'}"
+        f"{'' if jax_references.jax else '; jax not installed'}"
     )
     print_table(rows)
     if options.json:
