@@ -759,3 +759,17 @@ def test_a_product_of_strided_vectors_stays_on_numpy_with_its_bits():
     r, y = rng.random(150), np.ones(150)
     same_value(static(r.copy(), y.copy()), durbin_like(r.copy(), y.copy()))
     assert not isinstance(executor_of(static, r.copy(), y.copy()), TieredExecutor)
+
+
+def python_truth_tests(x, out):
+    t = 0.0
+    for i in range(len(x)):
+        out[i] = x[i] if i else -1.0  # `if i:` of the counter, a Python int
+        if t:  # a Python float: NaN is true, -0.0 false
+            out[i] += 1.0
+        t = -0.0 if i == 2 else (float("nan") if i == 5 else t + 0.5)
+    return out
+
+
+def test_if_of_a_python_number_compiles_with_pythons_truth():
+    compiled_like_eager(python_truth_tests, np.arange(12.0), np.zeros(12))

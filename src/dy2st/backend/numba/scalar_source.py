@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.backend.numba.bounds import counter_offset
-from dy2st.backend.numba.support import loop_dtypes, python_semantics, representation
+from dy2st.backend.numba.support import loop_dtypes, python_semantics, python_truth_test, representation
 from dy2st.ir.core import Op, Value
 from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import get_op
@@ -453,6 +453,8 @@ class ScalarSource:
         self.names[result] = literal(op.attrs["value"], result.type.dtype, result.type.weak)
 
     def ufunc_call(self, op: Op) -> str:
+        if python_truth_test(op):
+            return f"({self.name_of(op.operands[0])} != 0)"
         if python_semantics(op):
             return self.python_operator(op)
         ufunc = get_op(op.name).ufunc

@@ -150,6 +150,12 @@ _PYTHON_DTYPES = {
 }
 
 
+def python_truth_test(op: Op) -> bool:
+    """Is ``op`` the ``x != 0`` of ``if x:`` for a Python number ``x`` (the lowering's
+    ``truth_test``)? Compiled code compares it with zero, which is Python's truth (NaN is true)."""
+    return bool(op.attrs.get("truth_test")) and all(v.type.weak for v in op.operands)
+
+
 def python_semantics(op: Op) -> bool:
     """Does ``op`` run Python's operator on Python numbers in the eager code (the NumPy lowering's
     ``python_operator`` on weakly typed operands), rather than NumPy's ufunc?"""
@@ -491,6 +497,8 @@ def _scalar_ufunc(op: Op) -> bool:
         return False
     if not all(v.type.ndim == 0 for v in (*op.operands, *op.results)):
         return False
+    if python_truth_test(op):
+        return True
     if python_semantics(op):
         return op.attrs["python_operator"] in PYTHON_OPERATORS
     return loop_dtypes(op) is not None
