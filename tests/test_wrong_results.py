@@ -582,3 +582,18 @@ def test_a_loop_after_an_early_return_keeps_the_kind_of_its_value():
             assert_like_eager(
                 negated_after_an_early_return, np.array([3.0, 1.0, 1.5]), b, np.array(k), converted=converted
             )
+
+
+# A unary operator of a value that is a 0-d array on one path gives NumPy's scalar there
+# (`-np.array(2.0)` is np.float64), as binary operators with a Python number do.
+def negated_array_or_float(v, c):
+    r = v if c > 0 else 0.0
+    r = -r
+    return r
+
+
+def test_a_unary_operator_of_a_zero_d_array_on_one_path_gives_a_scalar():
+    converted = dy2st.to_static(negated_array_or_float, backend="numpy")
+    for c in (1, -1):
+        result = assert_like_eager(negated_array_or_float, np.array(2.0), np.array(c), converted=converted)
+        assert type(result) is type(negated_array_or_float(np.array(2.0), np.array(c)))

@@ -496,17 +496,24 @@ def _inherit_kind(result: Any, one: Any, other: Any, ufunc: np.ufunc, reflected:
         return result
     if result.type.shape:
         return result
-    flag = source._kind_flag
+    other_type = PYTHON_TYPE_OF_DTYPE_KIND[other.dtype.kind] if isinstance(other, Tensor) else type(other)
+    # ``x ** 2`` stages np.square: a unary ufunc, the exponent is no operand of it.
+    others = (other_type,) if ufunc.nin == 2 else ()
+    return _with_path_kind(result, source._kind_flag, ufunc, others, reflected)
+
+
+def _with_path_kind(result: Tensor, flag: Tensor, ufunc: np.ufunc, others: tuple[type, ...], reflected: bool) -> Tensor:
+    """``result`` of ``ufunc`` applied to a value of the path kind ``flag`` (and Python numbers of
+    the types ``others``), with the kind eager code's result has on that path."""
     python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result.dtype.kind]]
-    if not source._builder.narrow_kinds:
+    if not result._builder.narrow_kinds:
         # Codes 0 to 5 only: 0-d array 0 and NumPy scalar 1 give a NumPy scalar (1), Python
         # numbers (2 and up) the code of the result's Python type: 1 + (code - 1) * is_python.
         is_python = apply_ufunc(np.greater_equal, flag, np.int8(KIND_CODES[bool]))
         step = apply_ufunc(np.multiply, is_python, np.int8(python_code - 1))
         result._kind_flag = apply_ufunc(np.add, step, np.int8(1))
         return result
-    other_type = PYTHON_TYPE_OF_DTYPE_KIND[other.dtype.kind] if isinstance(other, Tensor) else type(other)
-    table = _inherited_kinds(ufunc, (other_type,), reflected, python_code)
+    table = _inherited_kinds(ufunc, others, reflected, python_code)
     return _rounded_to_path_dtype(result, _looked_up(flag, table))
 
 
@@ -537,13 +544,7 @@ def _unary_keeping_kind(ufunc: np.ufunc):
         result = apply(_operator_op(ufunc), self)
         if self._kind_flag is None or not isinstance(result, Tensor) or result.type.shape:
             return result
-        flag = self._kind_flag
-        if not self._builder.narrow_kinds:
-            result._kind_flag = flag  # codes 0 to 5: the same kind (bools became ints before)
-            return result
-        python_code = KIND_CODES[PYTHON_TYPE_OF_DTYPE_KIND[result.dtype.kind]]
-        table = _inherited_kinds(ufunc, (), False, python_code)
-        return _rounded_to_path_dtype(result, _looked_up(flag, table))
+        return _with_path_kind(result, self._kind_flag, ufunc, (), reflected=False)
 
     return operator
 
