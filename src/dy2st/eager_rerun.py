@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import COND, WHILE_LOOP, Graph, Value, kernel_attrs
-from dy2st.ir.opdefs import get_op, may_raise, overwritten_operand
+from dy2st.ir.core import COND, WHILE_LOOP, Graph, Value
+from dy2st.ir.opdefs import get_op, op_may_raise, overwritten_operand
 
 
 class RerunEagerly(Exception):
@@ -55,7 +55,7 @@ def _may_raise_midway(graph: Graph) -> bool:
         opdef = get_op(op.name)
         if opdef.side_effect and not opdef.raises_when_run:
             return False
-        raising = raising or may_raise(op.name, [v.type for v in op.operands], kernel_attrs(op), len(op.operands))
+        raising = raising or op_may_raise(op)
     return raising
 
 

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from dy2st.ir.core import Op, kernel_attrs
 from dy2st.ir.opcodes import IN_PLACE_UPDATE
 from dy2st.ir.symbolic import DataDependentSize, infer_size_obliviously, is_data_dependent
 from dy2st.ir.types import TensorType
-
-if TYPE_CHECKING:
-    from dy2st.ir.core import Op
 
 InferFn = Callable[..., "TensorType | list[TensorType]"]
 
@@ -166,6 +164,11 @@ def may_raise(name: str, operand_types: list[TensorType], attrs: dict[str, Any],
     if operand_count > opdef.index_operands:
         return True
     return opdef.in_bounds is not None and not opdef.in_bounds(operand_types, **attrs)
+
+
+def op_may_raise(op: Op) -> bool:
+    """``may_raise`` of an op in a graph, from its operand types and its kernel's attributes."""
+    return may_raise(op.name, [v.type for v in op.operands], kernel_attrs(op), len(op.operands))
 
 
 # Ufuncs whose Python operator raises on the eager code's Python numbers (division by zero,

@@ -18,8 +18,8 @@ without side effects also removes a loop that might never end: we accept that, a
 
 from __future__ import annotations
 
-from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value, kernel_attrs, use_counts
-from dy2st.ir.opdefs import get_op, may_raise
+from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value, use_counts
+from dy2st.ir.opdefs import get_op, op_may_raise
 from dy2st.passes.base import Pass
 
 
@@ -44,11 +44,7 @@ def eliminate_dead_code(graph: Graph) -> bool:
 def has_side_effects(op: Op) -> bool:
     """True if ``op`` or any op nested in its regions must run for its effect (print, assert),
     or may raise where eager code would (indexing out of range: ``may_raise``)."""
-    return any(
-        get_op(inner.name).side_effect
-        or may_raise(inner.name, [v.type for v in inner.operands], kernel_attrs(inner), len(inner.operands))
-        for inner in op.walk()
-    )
+    return any(get_op(inner.name).side_effect or op_may_raise(inner) for inner in op.walk())
 
 
 def _sweep_block(block: Block, uses: dict[Value, int]) -> bool:

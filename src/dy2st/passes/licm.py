@@ -25,8 +25,8 @@ zero) may then warn for a loop that never ran; we accept that, since no value th
 
 from __future__ import annotations
 
-from dy2st.ir.core import TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value, kernel_attrs
-from dy2st.ir.opdefs import get_op, may_raise
+from dy2st.ir.core import TERMINATORS, WHILE_LOOP, Block, Graph, Op, Value
+from dy2st.ir.opdefs import get_op, op_may_raise
 from dy2st.passes.base import Pass
 
 
@@ -70,7 +70,7 @@ def can_hoist(op: Op) -> bool:
         return False
     # Indexing that may raise (tensor indices, static ones out of bounds) runs only where eager
     # code would: hoisted, it would raise before a loop that runs zero times.
-    return not may_raise(op.name, [v.type for v in op.operands], kernel_attrs(op), len(op.operands))
+    return not op_may_raise(op)
 
 
 def _take_invariants(body: Block) -> list[Op]:
