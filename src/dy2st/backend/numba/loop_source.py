@@ -117,10 +117,8 @@ class LoopSource(ScalarSource):
     def flush(self, depth: int) -> None:
         """Write out every pending array expression: a store, an ``if`` or a loop comes next,
         which may change what they read."""
-        for value, expression in list(self.pending.items()):
-            name = self.names[value] = self.fresh()
-            self.line(depth, f"{name} = {expression}")
-        self.pending.clear()
+        for value in list(self.pending):
+            self.written_out(value, depth)
 
     def emit_op(self, op: Op, depth: int) -> None:
         structure = {CONST: self.emit_const, WHILE_LOOP: self.emit_loop, COND: self.emit_cond, FUSED: self.emit_group}
