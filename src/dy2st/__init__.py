@@ -11,6 +11,7 @@ from dy2st import ops as _ops  # noqa: F401  (registers every op)
 from dy2st.api import StaticFunction, cond, to_static, while_loop
 from dy2st.errors import (
     ConversionError,
+    DifferentiationError,
     Dy2stError,
     Dy2stRuntimeError,
     GraphAssertionError,
@@ -20,11 +21,13 @@ from dy2st.errors import (
     UnsupportedOpError,
     UnsupportedSyntaxError,
 )
+from dy2st.gradients import grad, value_and_grad, vjp
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConversionError",
+    "DifferentiationError",
     "Dy2stError",
     "Dy2stRuntimeError",
     "GraphAssertionError",
@@ -35,6 +38,9 @@ __all__ = [
     "UnsupportedOpError",
     "UnsupportedSyntaxError",
     "cond",
+    "grad",
     "to_static",
+    "value_and_grad",
+    "vjp",
     "while_loop",
 ]

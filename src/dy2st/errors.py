@@ -200,6 +200,11 @@ class UnsupportedOpError(GraphBuildError):
     """A NumPy function, method or argument that dy2st does not stage into the graph."""
 
 
+class DifferentiationError(Dy2stError):
+    """A gradient dy2st cannot build: an op without an adjoint rule, a non-scalar output given
+    to ``grad``, an argument that is not a floating-point array or number."""
+
+
 class Dy2stRuntimeError(Dy2stError):
     """An op failed while the graph ran; the message names the op and the user's line."""
 

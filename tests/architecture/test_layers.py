@@ -7,7 +7,10 @@ Every import in src/ is scanned, at module level and inside functions. The rules
 - ``ops/`` imports neither ``backend/``, ``runtime/``, ``passes/``, ``frontend/`` nor ``api``;
 - ``passes/`` imports no ``backend/``, ``runtime/``, ``frontend/`` nor ``api``;
 - ``frontend/`` imports no ``runtime/``, ``staging/``, ``ops/``, ``passes/`` nor ``backend/``;
-- nothing but ``cli.py`` and the package ``__init__`` imports ``api``.
+- ``autodiff/`` (graph to gradient graph, on ``ir/`` and the ops' adjoint rules) imports no
+  ``passes/``, ``backend/``, ``runtime/``, ``frontend/`` nor ``api``;
+- nothing but ``cli.py``, ``gradients.py`` (the gradient API beside it) and the package
+  ``__init__`` imports ``api``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ FORBIDDEN = {
     "passes": {"backend", "runtime", "frontend", "api", "cli"},
     "backend": {"runtime", "frontend", "api", "cli"},
     "frontend": {"staging", "ops", "passes", "backend", "runtime", "api", "cli"},
-    "runtime": {"api", "cli"},
+    "runtime": {"api", "cli", "gradients"},
+    "autodiff": {"passes", "backend", "runtime", "frontend", "api", "cli", "gradients"},
 }
 
 

@@ -68,7 +68,7 @@ def test_row_kernels_compute_what_the_op_kernel_computes(name, keepdims, dtype):
 
 def test_indexing_ops_say_where_their_index_operands_start():
     indexing = {name: opdef.index_operands for name, opdef in OPS.items() if opdef.index_operands is not None}
-    assert indexing == {"getitem": 1, "gather": 1, "setitem": 2}
+    assert indexing == {"getitem": 1, "gather": 1, "setitem": 2, "index_add": 2}
 
 
 def test_only_empty_has_an_uninitialized_result():

@@ -87,3 +87,11 @@ UPDATE_MAY_OVERLAP = "update_may_overlap"
 # size used as a number, ``GraphBuilder.size_value``).
 AS_PYTHON_NUMBER = "as_python_number"
 DIM = "dim"
+
+# Opcodes of the tape a differentiated loop records its iterations on (defined in
+# ``dy2st.ops.tape``; ``dy2st.autodiff`` emits them): a new empty tape, a push of the values an
+# iteration starts from, a pop of the last pushed values, and whether any are left.
+TAPE_NEW = "tape_new"
+TAPE_PUSH = "tape_push"
+TAPE_POP = "tape_pop"
+TAPE_NONEMPTY = "tape_nonempty"

@@ -93,6 +93,13 @@ class OpDef:
             that part when the backend can name it as a view of the operand (``A[i, 1:-1]``:
             basic indexing by ints and slices), else None. The ``update-destinations`` pass then
             computes the value straight into that view.
+        vjp: the op's adjoint rule for reverse-mode differentiation (``dy2st.autodiff``):
+            ``vjp(emitter, op, cotangents)`` is given an ``ir.emit.Emitter`` appending to the
+            backward code, the forward op and one cotangent per result (None where it is zero),
+            and returns one cotangent per operand (None: zero, or the operand carries no
+            gradient). A cotangent may have the result's broadcast shape or dtype: the caller
+            sums it over broadcast axes and casts it to the operand's type. None: the op has no
+            adjoint rule, and differentiating through it is an error naming it.
     """
 
     name: str
@@ -128,6 +135,7 @@ class OpDef:
     views_any_operand: bool = False
     kernel_factory: Callable[..., Callable[..., Any]] | None = None
     raises_when_run: bool = False
+    vjp: Callable[..., list[Any]] | None = None
 
 
 OPS: dict[str, OpDef] = {}

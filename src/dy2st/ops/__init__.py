@@ -26,4 +26,5 @@ from dy2st.ops import (  # noqa: F401  (registration)
     shape,
     sorting,
     structural,
+    tape,
 )

@@ -12,6 +12,7 @@ import numpy as np
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
+from dy2st.ops.elementwise_adjoints import UFUNC_ADJOINTS
 
 
 def promotion_operand(t: TensorType):
@@ -91,6 +92,7 @@ for _ufunc in ELEMENTWISE_UFUNCS:
             right_identity=_RIGHT_IDENTITIES.get(_ufunc),
             left_identity=_LEFT_IDENTITIES.get(_ufunc),
             involution=_ufunc is np.negative,
+            vjp=UFUNC_ADJOINTS.get(_ufunc),
             doc=f"np.{_ufunc.__name__}",
         )
     )

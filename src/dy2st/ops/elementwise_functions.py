@@ -26,9 +26,12 @@ from typing import Any, cast
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
 from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, reject_unsupported, static_int
 from dy2st.ops.elementwise import ufunc_rule
 from dy2st.ops.selection import nonzero
@@ -77,9 +80,52 @@ def _round_kernel(x, decimals):
     return np.round(x, decimals)
 
 
-register(OpDef("where", _where_rule, np.where, elementwise=True, returns_fresh=True, doc="np.where(cond, x, y)"))
-register(OpDef("clip", ufunc_rule(CLIP_UFUNC), CLIP_UFUNC, elementwise=True, ufunc=CLIP_UFUNC, doc="np.clip"))
-register(OpDef("round", _round_rule, _round_kernel, elementwise=True, doc="np.round(x, decimals)"))
+def _where_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    if g is None:
+        return [None, None, None]
+    condition = op.operands[0]
+    return [None, e.op("where", condition, g, 0.0), e.op("where", condition, 0.0, g)]
+
+
+def _clip_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """The gradient goes to ``x`` where it lies within the bounds (bounds included), else to the
+    bound that was taken."""
+    (g,) = cts
+    if g is None:
+        return [None, None, None]
+    x, low, high = op.operands
+    below, above = e.op("less", x, low), e.op("greater", x, high)
+    inside = e.op("logical_not", e.op("logical_or", below, above))
+    return [e.op("where", inside, g, 0.0), e.op("where", below, g, 0.0), e.op("where", above, g, 0.0)]
+
+
+register(
+    OpDef(
+        "where", _where_rule, np.where, elementwise=True, returns_fresh=True, doc="np.where(cond, x, y)", vjp=_where_vjp
+    )
+)
+register(
+    OpDef(
+        "clip",
+        ufunc_rule(CLIP_UFUNC),
+        CLIP_UFUNC,
+        elementwise=True,
+        ufunc=CLIP_UFUNC,
+        doc="np.clip",
+        vjp=_clip_vjp,
+    )
+)
+register(
+    OpDef(
+        "round",
+        _round_rule,
+        _round_kernel,
+        elementwise=True,
+        doc="np.round(x, decimals)",
+        vjp=lambda e, op, cts: [None],  # piecewise constant
+    )
+)
 
 
 @handles(np.where)

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, build_error, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, get_op, infer_types, register
 from dy2st.ir.symbolic import (
     DataDependentSize,
@@ -31,6 +33,7 @@ from dy2st.ir.symbolic import (
     size_needed,
 )
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.ops.join import array_from_nested, contains_tensor
 from dy2st.staging.handlers import CREATION_HANDLERS, INDEXING, handles, method
@@ -490,11 +493,60 @@ def _setitem_in_place(x, value, *index_arrays, template):
     return x
 
 
+# --- adjoint rules (dy2st.autodiff) --------------------------------------------------------
+INDEX_ADD = "index_add"
+"""``x`` with ``value`` added at ``x[index]``, repeated indices adding up (``np.add.at``): the
+cotangent of indexing."""
+
+
+def _index_add_kernel(x, value, *index_arrays, template):
+    out = x.copy(order="K")
+    index = _fill(template, index_arrays)
+    if all(item is None or item is Ellipsis or isinstance(item, (int, slice)) for item in index):
+        out[index] += value  # basic indexing names each element once
+    else:
+        np.add.at(out, index, value)
+    return out
+
+
+def _getitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    x, *indices = op.operands
+    template = op.attrs["template"]
+    return [e.op(INDEX_ADD, zeros(e, x.type), g, *indices, template=template), *([None] * len(indices))]
+
+
+def _setitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``x[index] = value``: the cotangent of ``x`` is zero where the value was written, and the
+    value's is the cotangent read there (summed over broadcasting by the caller)."""
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    _x, _value, *indices = op.operands
+    template = op.attrs["template"]
+    dx = e.op("setitem", g, 0.0, *indices, template=template)
+    dvalue = e.op("getitem", g, *indices, template=template)
+    return [dx, dvalue, *([None] * len(indices))]
+
+
+register(
+    OpDef(
+        INDEX_ADD,
+        _setitem_rule,
+        _index_add_kernel,
+        returns_fresh=True,
+        index_operands=2,
+        doc="x with value added at x[index] (np.add.at): the cotangent of indexing",
+    )
+)
 register(
     OpDef(
         "getitem",
         _getitem_rule,
         _getitem_kernel,
+        vjp=_getitem_vjp,
         view=True,
         index_operands=1,
         in_bounds=_static_indices_in_bounds,
@@ -506,6 +558,7 @@ register(
         "gather",
         _getitem_rule,
         _getitem_kernel,
+        vjp=_getitem_vjp,
         returns_fresh=True,
         index_operands=1,
         in_bounds=_static_indices_in_bounds,
@@ -517,6 +570,7 @@ register(
         "setitem",
         _setitem_rule,
         _setitem_kernel,
+        vjp=_setitem_vjp,
         returns_fresh=True,
         index_operands=2,
         in_bounds=lambda types, template: _static_indices_in_bounds([types[0], *types[2:]], template),

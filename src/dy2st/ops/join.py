@@ -22,9 +22,12 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.core import Op, Value
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import dim_product
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int
 from dy2st.ops.shape import as_array, cast
 from dy2st.staging.builder import current_builder
@@ -78,8 +81,39 @@ def _stack_kernel(*arrays, axis, dtype=None, casting="same_kind"):
     return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
 
 
-register(OpDef("concatenate", _concatenate_rule, _concatenate_kernel, doc="np.concatenate along a static axis"))
-register(OpDef("stack", _stack_rule, _stack_kernel, doc="np.stack along a new static axis"))
+def _concatenate_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Each operand's cotangent is its own slice of the result's."""
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    axis = op.attrs["axis"]
+    pieces: list[Value | None] = []
+    start: Any = 0
+    for operand in op.operands:
+        stop = start + operand.type.shape[axis]
+        pieces.append(e.op("getitem", g, template=(slice(None),) * axis + (slice(start, stop),)))
+        start = stop
+    return pieces
+
+
+def _stack_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    axis = op.attrs["axis"]
+    return [e.op("getitem", g, template=(slice(None),) * axis + (k,)) for k in range(len(op.operands))]
+
+
+register(
+    OpDef(
+        "concatenate",
+        _concatenate_rule,
+        _concatenate_kernel,
+        doc="np.concatenate along a static axis",
+        vjp=_concatenate_vjp,
+    )
+)
+register(OpDef("stack", _stack_rule, _stack_kernel, doc="np.stack along a new static axis", vjp=_stack_vjp))
 
 
 def _as_operands(func_name: str, arrays) -> list[Any]:

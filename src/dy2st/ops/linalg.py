@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
 from dy2st.ir.symbolic import Dim, broadcast_shapes, dim_product, dims_equal
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents, swap_last_axes
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
 from dy2st.staging.handlers import handles, method
@@ -54,6 +57,35 @@ def _dot_rule(types):
     return TensorType(shape, np.result_type(a.dtype, b.dtype))
 
 
+def _matmul_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``y = a @ b``: ``g @ b.T`` and ``a.T @ g``, with 1-d operands made matrices first (a row
+    for ``a``, a column for ``b``) and the added axis dropped from their cotangents; the caller
+    sums over broadcast batch axes."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    a, b = op.operands
+    if a.type.ndim == 0 or b.type.ndim == 0:  # np.dot with a scalar is a product
+        return [e.op("multiply", g, b), e.op("multiply", g, a)]
+    if op.name == "dot" and (a.type.ndim > 2 or b.type.ndim > 2):
+        raise DifferentiationError("the gradient of np.dot of arrays with more than two axes", op.loc)
+    a2 = a if a.type.ndim > 1 else e.op("reshape", a, shape=(1, a.type.shape[0]))
+    b2 = b if b.type.ndim > 1 else e.op("reshape", b, shape=(b.type.shape[0], 1))
+    g_shape = tuple(g.type.shape)
+    if a.type.ndim == 1:
+        g_shape = (*g_shape[: len(g_shape) - (b.type.ndim > 1)], 1, *g_shape[len(g_shape) - (b.type.ndim > 1) :])
+    if b.type.ndim == 1:
+        g_shape = (*g_shape, 1)
+    g2 = e.op("reshape", g, shape=g_shape)
+    da = e.op("matmul", g2, swap_last_axes(e, b2))
+    db = e.op("matmul", swap_last_axes(e, a2), g2)
+    if a.type.ndim == 1:
+        da = e.op("reshape", da, shape=(*da.type.shape[:-2], da.type.shape[-1]))
+    if b.type.ndim == 1:
+        db = e.op("reshape", db, shape=tuple(db.type.shape[:-1]))
+    return [da, db]
+
+
 register(
     OpDef(
         "matmul",
@@ -63,11 +95,12 @@ register(
         returns_fresh=True,
         c_ordered_result=True,
         doc="np.matmul / @",
+        vjp=_matmul_vjp,
     )
 )
 # ``@`` and np.matmul on tensors stage this op. Not OpDef.ufunc: that marks elementwise ufuncs.
 UFUNC_OPS[np.matmul] = "matmul"
-register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, c_ordered_result=True, doc="np.dot"))
+register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, c_ordered_result=True, doc="np.dot", vjp=_matmul_vjp))
 
 
 @handles(np.dot)

@@ -31,6 +31,7 @@ register(
         _as_python_number_rule,
         _as_python_number,
         doc="a 0-d value as a Python number (weakly typed); loop-carried Python numbers",
+        vjp=lambda e, op, cts: [cts[0]],
     )
 )
 

@@ -15,9 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import build_error, user_location
+from dy2st.errors import DifferentiationError, build_error, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents, as_float, div, expand_reduced, mul, reduced_count, spread
 from dy2st.ops.arguments import reject_unsupported
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
@@ -268,6 +271,63 @@ def _make_handler(name: str):
     return handler
 
 
+# --- adjoint rules (dy2st.autodiff) ------------------------------------------------------
+def _sum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    x = op.operands[0].type
+    return [None if g is None else spread(e, g, x, op.attrs.get("axis"), op.attrs.get("keepdims", False))]
+
+
+def _mean_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0].type
+    count = _static_count(op)
+    return [div(e, spread(e, g, x, op.attrs.get("axis"), op.attrs.get("keepdims", False)), float(count))]
+
+
+def _extreme_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``max``/``min``: the gradient goes to the elements equal to the result, split equally
+    among ties (as JAX does)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
+    hits = as_float(e, e.op("equal", x, expand_reduced(e, op.result, x.type, axis, keepdims)), g)
+    ties = e.op("sum", hits, axis=axis, keepdims=True)
+    share = expand_reduced(e, g, x.type, axis, keepdims)
+    return [mul(e, hits, div(e, share, ties))]
+
+
+def _var_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``var``: ``2 (x - mean) / (n - ddof)``; ``std``: that over ``2 std``."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
+    count = float(_static_count(op)) - float(op.attrs.get("ddof", 0))
+    centred = e.op("subtract", x, e.op("mean", x, axis=axis, keepdims=True))
+    share = expand_reduced(e, g, x.type, axis, keepdims)
+    if op.name == "std":
+        share = div(e, share, expand_reduced(e, op.result, x.type, axis, keepdims))
+        return [mul(e, centred, div(e, share, count))]
+    return [mul(e, centred, div(e, share, count / 2.0))]
+
+
+def _static_count(op: Op) -> int:
+    count = reduced_count(op.operands[0].type, op.attrs.get("axis"))
+    if not isinstance(count, int):
+        raise DifferentiationError(f"the gradient of {op.name} over a size known only at run time", op.loc)
+    return count
+
+
+_ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _extreme_vjp}
+_ADJOINTS.update({"var": _var_vjp, "std": _var_vjp})
+
+
 for _name, _func in REDUCTIONS.items():
     register(
         OpDef(
@@ -279,6 +339,7 @@ for _name, _func in REDUCTIONS.items():
             returns_fresh=_name in _FRESH_REDUCTIONS,
             row_reduction=_ROW_REDUCTIONS.get(_name),
             doc=f"np.{_name}(axis, keepdims)",
+            vjp=_ADJOINTS.get(_name),
         )
     )
     _handler = _make_handler(_name)

@@ -17,9 +17,11 @@ import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import SymExpr, broadcast_shapes, dims_equal
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
 from dy2st.staging.handlers import CREATION_HANDLERS, RUNTIME_QUERIES, handles, method, prop, setter
 from dy2st.staging.tensor import Tensor, apply
@@ -74,8 +76,41 @@ def _same_type(types, order="K"):
 RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST, COPY = "reshape", "transpose", "astype", "byte_order_cast", "copy"
 """Opcodes other layers build or rewrite (simplification composes them)."""
 
-register(OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape"))
-register(OpDef(TRANSPOSE, _transpose_rule, lambda x, axes: np.transpose(x, axes), view=True, doc="np.transpose"))
+
+def _same_cotangent(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Ops that keep values as they are (copy, astype, broadcast_to): the cotangent passes
+    through; the caller casts it back and sums it over broadcast axes."""
+    return [cts[0]]
+
+
+def _reshape_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    return [None if g is None else e.op(RESHAPE, g, shape=tuple(op.operands[0].type.shape))]
+
+
+def _transpose_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    (g,) = cts
+    if g is None:
+        return [None]
+    axes = op.attrs.get("axes")
+    ndim = op.result.type.ndim
+    order = tuple(reversed(range(ndim))) if axes is None else tuple(axes)
+    return [e.op(TRANSPOSE, g, axes=tuple(int(k) for k in np.argsort(order)))]
+
+
+register(
+    OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape", vjp=_reshape_vjp)
+)
+register(
+    OpDef(
+        TRANSPOSE,
+        _transpose_rule,
+        lambda x, axes: np.transpose(x, axes),
+        view=True,
+        doc="np.transpose",
+        vjp=_transpose_vjp,
+    )
+)
 
 
 def _copy(x, order="K"):
@@ -102,6 +137,7 @@ register(
         out_kernel=_cast_into,
         returns_fresh=True,
         doc="ndarray.astype",
+        vjp=_same_cotangent,
     )
 )
 register(
@@ -112,6 +148,7 @@ register(
         out_kernel=_copy_into,
         returns_fresh=True,
         doc="np.copy / ndarray.copy (attribute order: K unless given)",
+        vjp=_same_cotangent,
     )
 )
 
@@ -433,6 +470,7 @@ register(
         lambda x, shape: np.broadcast_to(x, shape),
         view=True,
         doc="np.broadcast_to (a read-only view)",
+        vjp=_same_cotangent,
     )
 )
 

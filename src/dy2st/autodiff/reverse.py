@@ -1,0 +1,268 @@
+"""Reverse-mode differentiation of a graph: the backward graph is built on the IR, after the
+forward ops, and is then optimized like any other graph (no Python tape at run time).
+
+Each op's adjoint is its definition's ``vjp`` rule. Control flow differentiates structurally:
+
+- ``cond``: a ``cond`` on the same predicate whose branches recompute the forward branch and run
+  its adjoint, yielding the cotangents of the values from outside the branch that it read.
+- ``while_loop``: the forward loop pushes the values each iteration starts from on a tape (a
+  carried value, ``ops/tape.py``); a backward ``while_loop`` pops them in reverse order, recomputes
+  that iteration's body and runs its adjoint, carrying the cotangents of the loop-carried values
+  and summing those of the values from outside the loop that the body read. The trip count is
+  whatever the forward loop ran: ``break``, ``continue`` and early ``return`` are already flags
+  and conditions in the graph.
+
+Only values that depend on the differentiated inputs (``active``) get cotangents; integers and
+booleans never do. A cotangent that is None is zero.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from dy2st.autodiff.clone import clone_ops
+from dy2st.errors import DifferentiationError
+from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value
+from dy2st.ir.emit import Emitter
+from dy2st.ir.opcodes import TAPE_NEW, TAPE_NONEMPTY, TAPE_POP, TAPE_PUSH
+from dy2st.ir.opdefs import get_op
+from dy2st.ops.adjoint import add, differentiable, fit_to, zeros
+from dy2st.ops.tape import TAPE_TYPE
+
+_tape_numbers = itertools.count()
+
+
+def differentiate(graph: Graph, wrt: Sequence[int], of: Sequence[int], seeds: Sequence[Value]) -> list[Value]:
+    """Append to ``graph``'s body the backward code giving the cotangents of inputs ``wrt`` for
+    the cotangents ``seeds`` of outputs ``of``, and return them (zeros for an input the outputs
+    do not depend on). The return op stays last; the caller adds the results to it."""
+    body = graph.body
+    active = {graph.inputs[i] for i in wrt if differentiable(graph.inputs[i].type)}
+    mark_active(body, active)
+    ret = body.ops.pop()
+    adjoints: dict[Value, Value] = {}
+    emitter = Emitter(body, ret.loc)
+    for index, seed in zip(of, seeds):
+        output = ret.operands[index]
+        if output in active:
+            _accumulate(emitter, adjoints, output, seed)
+    Backprop(active).ops(emitter, list(body.ops), adjoints)
+    grads = [adjoints.get(graph.inputs[i]) or zeros(emitter, graph.inputs[i].type) for i in wrt]
+    body.append(ret)
+    return grads
+
+
+# --- activity --------------------------------------------------------------------------------
+def mark_active(block: Block, active: set[Value]) -> None:
+    """Add to ``active`` every floating-point value of ``block`` (and its regions) computed from
+    an active value."""
+    for op in block.ops:
+        if op.name == COND:
+            for region in op.regions:
+                mark_active(region.block, active)
+            yields = [region.block.ops[-1].operands for region in op.regions]
+            for k, result in enumerate(op.results):
+                if differentiable(result.type) and any(y[k] in active for y in yields):
+                    active.add(result)
+        elif op.name == WHILE_LOOP:
+            _mark_loop_active(op, active)
+        elif any(v in active for v in op.operands) or any(v in active for v in _free_values(op)):
+            active.update(r for r in op.results if differentiable(r.type))
+
+
+def _mark_loop_active(op: Op, active: set[Value]) -> None:
+    body = op.regions[1].block
+    carried = [v in active for v in op.operands]
+    while True:  # to a fixpoint: a value made active in one iteration is active in the next
+        for arg, is_active in zip(body.args, carried):
+            if is_active and differentiable(arg.type):
+                active.add(arg)
+        mark_active(body, active)
+        after = [was or y in active for was, y in zip(carried, body.ops[-1].operands)]
+        if after == carried:
+            break
+        carried = after
+    active.update(r for r, is_active in zip(op.results, carried) if is_active and differentiable(r.type))
+
+
+def _free_values(op: Op) -> list[Value]:
+    """The values defined outside ``op`` that ops in its regions read, in first-use order."""
+    defined: set[Value] = set()
+    free: dict[Value, None] = {}
+    for region in op.regions:
+        for inner in region.block.walk():
+            defined.update(inner.results)
+            for nested in inner.regions:
+                defined.update(nested.block.args)
+        defined.update(region.block.args)
+    for region in op.regions:
+        for inner in region.block.walk():
+            for v in inner.operands:
+                if v not in defined:
+                    free.setdefault(v)
+    return list(free)
+
+
+def _accumulate(e: Emitter, adjoints: dict[Value, Value], value: Value, cotangent: Value) -> None:
+    total = add(e, adjoints.get(value), fit_to(e, cotangent, value.type))
+    assert total is not None
+    adjoints[value] = total
+
+
+# --- the backward pass -----------------------------------------------------------------------
+class Backprop:
+    """Emits the adjoint of ops, in reverse order, into an emitter's block.
+
+    Attributes:
+        active: the values that depend on the differentiated inputs; copies of forward ops made
+            for the backward code add their active results.
+    """
+
+    def __init__(self, active: set[Value]):
+        self.active = active
+
+    def ops(self, e: Emitter, ops: Sequence[Op], adjoints: dict[Value, Value]) -> None:
+        """Add to ``adjoints`` the cotangents that flow back through ``ops`` from the ones it holds."""
+        for op in reversed(ops):
+            if op.name in TERMINATORS:
+                continue
+            cotangents = [adjoints.get(r) for r in op.results]
+            if all(c is None for c in cotangents):
+                continue
+            here = e.at(op.loc)
+            if op.name == COND:
+                self.cond(here, op, adjoints)
+            elif op.name == WHILE_LOOP:
+                self.loop(here, op, adjoints)
+            else:
+                self.simple(here, op, cotangents, adjoints)
+
+    def simple(self, e: Emitter, op: Op, cotangents: list[Value | None], adjoints: dict[Value, Value]) -> None:
+        wanted = [v in self.active for v in op.operands]
+        if not any(wanted):
+            return
+        rule = get_op(op.name).vjp
+        if rule is None:
+            raise DifferentiationError(
+                f"cannot differentiate through {op.name}: dy2st has no adjoint rule for it "
+                f"(operands {', '.join(str(v.type) for v in op.operands)})",
+                op.loc,
+                note="docs/autodiff.md lists the operations gradients flow through",
+            )
+        for operand, cotangent, want in zip(op.operands, rule(e, op, cotangents), wanted):
+            if want and cotangent is not None:
+                _accumulate(e, adjoints, operand, cotangent)
+
+    # --- cond ------------------------------------------------------------------------------
+    def cond(self, e: Emitter, op: Op, adjoints: dict[Value, Value]) -> None:
+        """A ``cond`` on the forward predicate whose branches yield the cotangents of the active
+        values from outside that either branch read."""
+        free = [v for v in _free_values(op) if v in self.active]
+        if not free:
+            return
+        cotangents = [adjoints.get(r) for r in op.results]
+        regions = [Region(self._branch_adjoint(e, region.block, cotangents, free)) for region in op.regions]
+        types = [v.type.strong() for v in free]
+        backward = e.append(COND, [op.operands[0]], regions=regions, result_types=types).results
+        for value, cotangent in zip(free, backward):
+            _accumulate(e, adjoints, value, cotangent)
+
+    def _branch_adjoint(self, e: Emitter, branch: Block, cotangents: list[Value | None], free: list[Value]) -> Block:
+        block = Block()
+        inner = e.into(block)
+        mapping: dict[Value, Value] = {}
+        clone_ops(branch.ops[:-1], block, mapping)
+        self._copy_activity(mapping)
+        local: dict[Value, Value] = {}
+        for result, cotangent in zip(branch.ops[-1].operands, cotangents):
+            value = mapping.get(result, result)
+            if cotangent is not None and value in self.active:
+                _accumulate(inner, local, value, cotangent)
+        self.ops(inner, block.ops[:], local)
+        outs = [local[v] if v in local else zeros(inner, v.type) for v in free]
+        block.append(Op(YIELD, outs, [], loc=e.loc))
+        return block
+
+    # --- while_loop ------------------------------------------------------------------------
+    def loop(self, e: Emitter, op: Op, adjoints: dict[Value, Value]) -> None:
+        """Record the forward loop's iterations on a tape, then run them backwards."""
+        carried = [
+            k for k, r in enumerate(op.results) if r in self.active or op.regions[1].block.args[k] in self.active
+        ]
+        free = [v for v in _free_values(op) if v in self.active and v not in op.operands]
+        if not carried and not free:
+            return
+        body = op.regions[1].block
+        starts, body_ops, ends = list(body.args), body.ops[:-1], list(body.ops[-1].operands)
+        saved_types = tuple(a.type for a in starts)
+        tape = _record_iterations(e, op)
+        start_cotangents = [adjoints.get(op.results[k]) or zeros(e, op.results[k].type) for k in carried]
+        start_sums = [zeros(e, v.type) for v in free]
+        init = [tape, *start_cotangents, *start_sums]
+        arg_types = [v.type for v in init]
+
+        check = Block(arg_types)
+        check.append(Op(YIELD, [Emitter(check, e.loc).op(TAPE_NONEMPTY, check.args[0])], [], loc=e.loc))
+
+        step = Block(arg_types)
+        inner = e.into(step)
+        popped = inner.append(TAPE_POP, [step.args[0]], {"saved": saved_types}).results
+        mapping: dict[Value, Value] = dict(zip(starts, popped[1:]))
+        clone_ops(body_ops, step, mapping)
+        self._copy_activity(mapping)
+        local: dict[Value, Value] = {}
+        for k, cotangent in zip(carried, step.args[1 : 1 + len(carried)]):
+            value = mapping.get(ends[k], ends[k])
+            if value in self.active:
+                _accumulate(inner, local, value, cotangent)
+        self.ops(inner, step.ops[1:], local)
+        next_cotangents = [_or_zeros(inner, local, popped[1 + k]) for k in carried]
+        next_sums = [
+            total if v not in local else _sum(inner, total, local[v])
+            for v, total in zip(free, step.args[1 + len(carried) :])
+        ]
+        step.append(Op(YIELD, [popped[0], *next_cotangents, *next_sums], [], loc=e.loc))
+
+        backward = e.append(WHILE_LOOP, init, regions=[Region(check), Region(step)], result_types=arg_types)
+        results = backward.results[1:]
+        for k, cotangent in zip(carried, results):
+            if op.operands[k] in self.active:
+                _accumulate(e, adjoints, op.operands[k], cotangent)
+        for v, total in zip(free, results[len(carried) :]):
+            _accumulate(e, adjoints, v, total)
+
+    def _copy_activity(self, mapping: dict[Value, Value]) -> None:
+        self.active.update(copy for original, copy in mapping.items() if original in self.active)
+
+
+def _sum(e: Emitter, a: Value, b: Value) -> Value:
+    total = add(e, a, b)
+    assert total is not None
+    return total
+
+
+def _or_zeros(e: Emitter, adjoints: dict[Value, Value], value: Value) -> Value:
+    cotangent = adjoints.get(value)
+    return fit_to(e, cotangent, value.type) if cotangent is not None else zeros(e, value.type)
+
+
+def _record_iterations(e: Emitter, op: Op) -> Value:
+    """Make the forward loop ``op`` push, at the start of each iteration, the values it starts
+    from onto a new tape it carries; return the tape the loop ends with."""
+    block = op.parent
+    assert block is not None
+    start = Op(TAPE_NEW, [], [TAPE_TYPE], {"tape": next(_tape_numbers)}, loc=op.loc)
+    start.parent = block
+    block.ops.insert(block.ops.index(op), start)
+    check, body = (region.block for region in op.regions)
+    check.add_arg(TAPE_TYPE, "tape")
+    tape_in = body.add_arg(TAPE_TYPE, "tape")
+    push = Op(TAPE_PUSH, [tape_in, *body.args[:-1]], [TAPE_TYPE], loc=op.loc)
+    push.parent = body
+    body.ops.insert(0, push)
+    body.ops[-1].operands.append(push.result)
+    op.operands.append(start.result)
+    tape_out = Value(TAPE_TYPE, "tape", op, len(op.results))
+    op.results.append(tape_out)
+    return tape_out

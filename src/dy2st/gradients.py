@@ -1,0 +1,308 @@
+"""``grad``, ``value_and_grad`` and ``vjp``: gradients of converted functions as static graphs.
+
+The function is converted and staged as ``to_static`` does it; ``dy2st.autodiff`` appends the
+backward code to the staged graph, which then goes through the same passes (DCE, CSE, fusion,
+memory planning) and backend as any graph. Gradient graphs are cached per input signature, like
+the graphs of ``to_static``. See docs/autodiff.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
+
+import numpy as np
+
+from dy2st.api import BoundStaticFunction, Converted, StaticFunction, to_static
+from dy2st.autodiff import differentiate
+from dy2st.backend.numba.executor import make_executor, tier_passes
+from dy2st.backend.numpy.executor import Executor
+from dy2st.backend.numpy.lowering import numpy_passes
+from dy2st.errors import DifferentiationError, hide_internal_frames, public_api
+from dy2st.ir.core import Graph, Op, Value
+from dy2st.ir.emit import Emitter
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
+from dy2st.ir.symbolic import numbering_data_dependent_sizes, recording_guards
+from dy2st.passes import optimize
+from dy2st.runtime.pytree import TreeDef, flatten, unflatten
+from dy2st.runtime.staging import Program
+
+_BUILD_LOCK = threading.RLock()
+
+
+@dataclass
+class _GradientProgram:
+    """The gradient graph of one input signature and how to read its outputs."""
+
+    program: Program
+    graph: Graph
+    executor: Executor
+    num_outputs: int  # outputs of the forward graph, before the gradients
+    argument_trees: list[TreeDef]  # the structure of each differentiated argument
+    argument_leaves: list[list[int]]  # the leaf indices of each differentiated argument
+
+
+class _Differentiated:
+    """What ``grad``, ``value_and_grad`` and ``vjp`` share: the converted function, which
+    arguments are differentiated, and the gradient graphs built so far, one per signature."""
+
+    def __init__(self, fun: Callable[..., Any], argnums: int | Sequence[int]):
+        converted = to_static(fun)
+        self.static, self.prefix = _unbound(cast(Converted, converted))
+        self.argnums_given = argnums
+        self.argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+        if not self.argnums or not all(isinstance(k, int) for k in self.argnums):
+            raise TypeError(f"argnums must be an int or a non-empty tuple of ints, got {argnums!r}")
+        self._cache: dict[tuple[Any, ...], list[_GradientProgram]] = {}
+        functools.update_wrapper(cast(Any, self), self.static.fn)
+
+    @property
+    def num_graphs(self) -> int:
+        """How many gradient graphs are cached (one per input signature)."""
+        return sum(len(v) for v in self._cache.values())
+
+    @public_api
+    def graph(self, *args: Any, **kwargs: Any) -> Graph:
+        """The optimized gradient graph for this input signature."""
+        return self._compiled(args, kwargs, seeded=self._seeded)[0].graph
+
+    _seeded = False  # vjp: the output cotangents are inputs of the graph
+
+    def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any], seeds: Sequence[Any] = ()) -> tuple[Any, list[Any]]:
+        """The function's result and the gradients of the differentiated arguments."""
+        gradient, leaves, captured, numbers = self._compiled(args, kwargs, self._seeded)
+        outputs = gradient.executor.run(*leaves, *seeds, *captured)
+        program = gradient.program
+        value = unflatten(program.output_treedef, outputs[: program.num_results])
+        flat = iter(outputs[gradient.num_outputs :])
+        grads = []
+        for tree, indices, number in zip(gradient.argument_trees, gradient.argument_leaves, numbers):
+            leaves_of_arg = [next(flat) for _ in indices]
+            grads.append(float(leaves_of_arg[0]) if number else unflatten(tree, leaves_of_arg))
+        return value, grads
+
+    def _compiled(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool
+    ) -> tuple[_GradientProgram, list[Any], list[Any], list[bool]]:
+        args = (*self.prefix, *args)
+        args, numbers = self._floats_as_arrays(args)
+        key, arguments, leaves = self.static._bind(args, kwargs)
+        for candidate in self._cache.get(key, ()):
+            captured = [source.read() for source in candidate.program.capture_sources]
+            if candidate.program.captures_match(captured) and candidate.program.guards_hold():
+                return candidate, leaves, captured, numbers
+        with _BUILD_LOCK:
+            built = self._build(arguments, leaves, seeded)
+        self._cache.setdefault(key, []).append(built)
+        return built, leaves, [source.read() for source in built.program.capture_sources], numbers
+
+    def _positions(self) -> list[int]:
+        """The differentiated arguments' positions in the unbound function's signature."""
+        parameters = list(self.static.signature.parameters)
+        positions = []
+        for k in self.argnums:
+            position = k + len(self.prefix) if k >= 0 else len(parameters) + k
+            if not len(self.prefix) <= position < len(parameters):
+                raise DifferentiationError(f"argnums {self.argnums_given!r}: the function has no argument {k}")
+            positions.append(position)
+        return positions
+
+    def _floats_as_arrays(self, args: tuple[Any, ...]) -> tuple[tuple[Any, ...], list[bool]]:
+        """Python floats among the differentiated arguments become float64 scalars (graph inputs,
+        not constants the graph is specialised on); their gradients are returned as floats."""
+        numbers = []
+        listed = list(args)
+        for position in self._positions():
+            is_number = position < len(listed) and type(listed[position]) is float
+            if is_number:
+                listed[position] = np.float64(listed[position])
+            numbers.append(is_number)
+        return tuple(listed), numbers
+
+    def _build(self, arguments: dict[str, Any], leaves: list[Any], seeded: bool) -> _GradientProgram:
+        names = list(arguments)
+        ranges: dict[str, tuple[TreeDef, list[int]]] = {}
+        for name, value in arguments.items():
+            start = sum(len(r[1]) for r in ranges.values())
+            found: list[Any] = []
+            ranges[name] = (flatten(value, found), list(range(start, start + len(found))))
+        wrt_names = [names[p] for p in self._positions()]
+        for name in wrt_names:
+            self._check_differentiable(name, arguments[name])
+        with recording_guards(), numbering_data_dependent_sizes():
+            program = self.static._stage(arguments)
+        graph = program.graph
+        _check_outputs(program, self.static.fn, seeded)
+        ret = graph.body.ops[-1]
+        num_outputs = len(ret.operands)
+        float_outputs = [i for i in range(program.num_results) if ret.operands[i].type.dtype.kind == "f"]
+        emitter = Emitter(graph.body, ret.loc)
+        graph.body.ops.pop()
+        if seeded:
+            seeds = [_add_input(graph, ret.operands[i].type, f"cotangent_{i}") for i in float_outputs]
+        else:
+            seeds = [emitter.const(np.ones((), ret.operands[i].type.dtype)) for i in float_outputs]
+        graph.body.ops.append(ret)
+        wrt = [index for name in wrt_names for index in ranges[name][1]]
+        grads = differentiate(graph, wrt, float_outputs, seeds)
+        _return_gradients(ret, grads, [leaves[i] for i in wrt])
+        graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(self.static.backend)])
+        executor = make_executor(graph, program.writebacks, self.static.backend)
+        return _GradientProgram(
+            program,
+            graph,
+            executor,
+            num_outputs,
+            [ranges[name][0] for name in wrt_names],
+            [ranges[name][1] for name in wrt_names],
+        )
+
+    def _check_differentiable(self, name: str, value: Any) -> None:
+        found: list[Any] = []
+        flatten(value, found)
+        if not found:
+            raise DifferentiationError(
+                f"argument {name!r} of {self.static.fn.__qualname__} holds no array to differentiate "
+                f"({type(value).__name__})",
+                note="gradients are taken with respect to floating-point arrays, NumPy floats and Python floats",
+            )
+        for leaf in found:
+            if np.asarray(leaf).dtype.kind != "f":
+                raise DifferentiationError(
+                    f"argument {name!r} of {self.static.fn.__qualname__} has dtype {np.asarray(leaf).dtype}: "
+                    "only floating-point arguments have gradients",
+                    note="pass the integer argument as a float array, or leave it out of argnums",
+                )
+
+
+def _unbound(converted: Converted) -> tuple[StaticFunction, tuple[Any, ...]]:
+    """The StaticFunction under a converted function and the arguments bound in front of it."""
+    if isinstance(converted, StaticFunction):
+        return converted, ()
+    if isinstance(converted, BoundStaticFunction):
+        return cast(StaticFunction, converted.static), (converted.instance,)
+    raise DifferentiationError(f"cannot differentiate {converted!r}: pass the function itself")
+
+
+def _check_outputs(program: Program, fn: Callable[..., Any], seeded: bool) -> None:
+    if seeded:
+        return
+    outputs = program.graph.body.ops[-1].operands[: program.num_results]
+    if len(outputs) != 1 or outputs[0].type.shape != () or outputs[0].type.dtype.kind != "f":
+        shown = ", ".join(str(v.type) for v in outputs) or "no array"
+        raise DifferentiationError(
+            f"grad of {fn.__qualname__}: the function must return one floating-point scalar, got {shown}",
+            note="use dy2st.vjp for functions with other results",
+        )
+
+
+def _add_input(graph: Graph, type_: Any, name: str) -> Value:
+    """A new graph input placed after the existing ones (before the captures)."""
+    body = graph.body
+    value = Value(type_.strong(), name, body, graph.num_inputs)
+    body.args.insert(graph.num_inputs, value)
+    graph.num_inputs += 1
+    for index, arg in enumerate(body.args):
+        arg.index = index
+    return value
+
+
+def _return_gradients(ret: Op, grads: list[Value], leaves: list[Any]) -> None:
+    """Append the gradients to the return op, converted to the kind of their argument (a NumPy
+    scalar for a NumPy scalar argument, a 0-d array for a 0-d array)."""
+    count = len(ret.operands)
+    kinds = list(ret.attrs.get(RESULT_KINDS, ()))
+    kinds += [None] * (count - len(kinds))
+    kinds += [
+        (NUMPY_SCALAR if isinstance(leaf, np.generic) else ZERO_D_ARRAY) if np.ndim(leaf) == 0 else None
+        for leaf in leaves
+    ]
+    ret.attrs[RESULT_KINDS] = tuple(kinds)
+    if WRITES_BACK in ret.attrs:
+        ret.attrs[WRITES_BACK] = (*ret.attrs[WRITES_BACK], *([None] * len(grads)))
+    ret.operands.extend(grads)
+
+
+class GradFunction(_Differentiated):
+    """``dy2st.grad(fun)``: called like ``fun``, returns the gradient of its scalar result with
+    respect to the arguments ``argnums`` (one gradient, or a tuple for a tuple of argnums)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            _, grads = self._run(args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+        return grads[0] if isinstance(self.argnums_given, int) else tuple(grads)
+
+
+class ValueAndGradFunction(_Differentiated):
+    """``dy2st.value_and_grad(fun)``: returns ``(fun(*args), gradient)``."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            value, grads = self._run(args, kwargs)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+        return value, (grads[0] if isinstance(self.argnums_given, int) else tuple(grads))
+
+
+class _VjpFunction(_Differentiated):
+    _seeded = True
+
+
+@public_api
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> GradFunction:
+    """The gradient of ``fun``, a function returning a floating-point scalar (a 0-d array, a NumPy
+    float or a Python float computed from its arrays).
+
+    Args:
+        fun: a plain Python function over NumPy arrays (converted as ``to_static`` converts it) or
+            a converted one.
+        argnums: which positional argument to differentiate (an int), or several (a tuple: the
+            gradient is then a tuple). Each must hold floating-point arrays or numbers; a
+            gradient has its argument's structure, shape and dtype.
+
+    Returns:
+        A converted function, cached per input signature; ``.graph(*args)`` shows the gradient
+        graph.
+    """
+    return GradFunction(fun, argnums)
+
+
+@public_api
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> ValueAndGradFunction:
+    """Like ``grad``, but the function returns ``(fun(*args), gradient)`` from one graph."""
+    return ValueAndGradFunction(fun, argnums)
+
+
+@public_api
+def vjp(
+    fun: Callable[..., Any], *args: Any, argnums: int | Sequence[int] | None = None
+) -> tuple[Any, Callable[..., Any]]:
+    """``fun(*args)`` and a function from cotangents of its floating-point results to the
+    cotangents of the arguments (all positional arguments, or ``argnums``).
+
+    Returns:
+        ``(outputs, vjp_fun)``; ``vjp_fun(*cotangents)`` takes one array per floating-point array
+        result of ``fun``, in the order of its flattened results, and returns a tuple with one
+        cotangent per differentiated argument.
+    """
+    positions = tuple(range(len(args))) if argnums is None else argnums
+    differentiated = _VjpFunction(fun, positions)
+    outputs = differentiated.static(*args)
+
+    def vjp_fun(*cotangents: Any) -> tuple[Any, ...]:
+        seeds = [np.asarray(c) for c in cotangents]
+        try:
+            _, grads = differentiated._run(args, {}, seeds)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+        return tuple(grads)
+
+    return outputs, vjp_fun

@@ -1,0 +1,201 @@
+"""Every adjoint rule against central finite differences in float64 (docs/autodiff.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from finite_differences import assert_gradient_matches
+
+rng = np.random.default_rng(0)
+
+
+def _inputs(low: float, high: float, shape=(3, 4)) -> np.ndarray:
+    return rng.uniform(low, high, size=shape)
+
+
+UNARY = [
+    (np.absolute, -2, 2),
+    (np.fabs, -2, 2),
+    (np.square, -2, 2),
+    (np.sqrt, 0.5, 3),
+    (np.cbrt, 0.5, 3),
+    (np.exp, -1, 1),
+    (np.exp2, -1, 1),
+    (np.expm1, -1, 1),
+    (np.log, 0.5, 3),
+    (np.log2, 0.5, 3),
+    (np.log10, 0.5, 3),
+    (np.log1p, -0.5, 2),
+    (np.sin, -3, 3),
+    (np.cos, -3, 3),
+    (np.tan, -1, 1),
+    (np.arcsin, -0.8, 0.8),
+    (np.arccos, -0.8, 0.8),
+    (np.arctan, -3, 3),
+    (np.sinh, -2, 2),
+    (np.cosh, -2, 2),
+    (np.tanh, -2, 2),
+    (np.arcsinh, -2, 2),
+    (np.arccosh, 1.5, 3),
+    (np.arctanh, -0.8, 0.8),
+    (np.reciprocal, 0.5, 2),
+    (np.negative, -2, 2),
+    (np.positive, -2, 2),
+    (np.deg2rad, -90, 90),
+    (np.rad2deg, -2, 2),
+]
+
+
+@pytest.mark.parametrize("ufunc, low, high", UNARY, ids=[u.__name__ for u, _, _ in UNARY])
+def test_unary_ufuncs(ufunc, low, high):
+    def f(x):
+        return (ufunc(x) * np.arange(1.0, 13.0).reshape(3, 4)).sum()
+
+    assert_gradient_matches(f, _inputs(low, high))
+
+
+BINARY = [
+    (np.add, (-2, 2), (-2, 2)),
+    (np.subtract, (-2, 2), (-2, 2)),
+    (np.multiply, (-2, 2), (-2, 2)),
+    (np.divide, (-2, 2), (0.5, 2)),
+    (np.power, (0.5, 2), (-2, 2)),
+    (np.maximum, (-2, 2), (-2, 2)),
+    (np.minimum, (-2, 2), (-2, 2)),
+    (np.fmax, (-2, 2), (-2, 2)),
+    (np.fmin, (-2, 2), (-2, 2)),
+    (np.arctan2, (-2, 2), (0.5, 2)),
+    (np.hypot, (-2, 2), (-2, 2)),
+    (np.logaddexp, (-2, 2), (-2, 2)),
+    (np.logaddexp2, (-2, 2), (-2, 2)),
+    (np.remainder, (0.1, 0.9), (1.0, 2.0)),
+]
+
+
+@pytest.mark.parametrize("ufunc, a_range, b_range", BINARY, ids=[u.__name__ for u, _, _ in BINARY])
+@pytest.mark.parametrize("argnums", [0, 1])
+def test_binary_ufuncs_with_broadcasting(ufunc, a_range, b_range, argnums):
+    def f(a, b):
+        return (ufunc(a, b) * np.arange(1.0, 13.0).reshape(3, 4)).sum()
+
+    assert_gradient_matches(f, _inputs(*a_range), _inputs(*b_range, shape=(4,)), argnums=argnums)
+
+
+def test_python_operators_and_scalars():
+    def f(x):
+        return (2.0 * x**3 - x / 3.0 + 1.0 / x + abs(x) + (-x) ** 2).sum()
+
+    assert_gradient_matches(f, _inputs(0.5, 2))
+
+
+def test_piecewise_constant_functions_have_zero_gradient():
+    def f(x):
+        return (np.floor(x) * x + np.sign(x) + np.round(x) + np.ceil(x) + np.trunc(x)).sum()
+
+    x = _inputs(0.1, 0.4) + np.arange(12).reshape(3, 4)  # away from the jumps
+    assert_gradient_matches(f, x)
+
+
+def test_where_and_clip():
+    def f(x, lo):
+        return (np.where(x > 0.2, np.clip(x, lo, 0.7), -x) ** 2).sum()
+
+    x = np.array([-0.5, 0.1, 0.3, 0.5, 0.9, 1.2])
+    assert_gradient_matches(f, x, np.array(0.4))
+    assert_gradient_matches(f, x, np.array(0.4), argnums=1)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "var", "std"])
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reductions(name, axis, keepdims):
+    weights = rng.normal(size=(3, 4))
+
+    def f(x):
+        reduced = getattr(np, name)(x, axis=axis, keepdims=keepdims)
+        return (np.sin(reduced) * np.broadcast_to(1.5, np.shape(reduced))).sum() + (weights * x).sum()
+
+    assert_gradient_matches(f, _inputs(-2, 2))
+
+
+def test_max_splits_the_gradient_among_ties():
+    import dy2st
+
+    g = dy2st.grad(lambda x: np.max(x))(np.array([1.0, 3.0, 3.0, 2.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.5, 0.5, 0.0])
+    g = dy2st.grad(lambda x: np.maximum(x, 2.0).sum())(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.5, 1.0])
+
+
+def test_var_and_std_with_ddof():
+    def f(x):
+        return x.var(ddof=1) + x.std(axis=0, ddof=1).sum()
+
+    assert_gradient_matches(f, _inputs(-2, 2))
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape", [((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 2))]
+)
+@pytest.mark.parametrize("argnums", [0, 1])
+def test_matmul(a_shape, b_shape, argnums):
+    def f(a, b):
+        return np.sin(a @ b).sum()
+
+    assert_gradient_matches(f, rng.normal(size=a_shape), rng.normal(size=b_shape), argnums=argnums)
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 4), (4, 2)), ((4,), (4,)), ((), (4,))])
+def test_dot(a_shape, b_shape):
+    def f(a, b):
+        return np.sin(np.dot(a, b)).sum()
+
+    for argnums in (0, 1):
+        assert_gradient_matches(f, rng.normal(size=a_shape), rng.normal(size=b_shape), argnums=argnums)
+
+
+def test_shape_ops():
+    def f(x):
+        y = x.reshape(4, 3).T * np.arange(12.0).reshape(3, 4)
+        z = np.transpose(x[None], (2, 0, 1)).astype(np.float64) * x.T[:, None, :]
+        return (y**2).sum() + np.broadcast_to(x, (2, 3, 4)).sum() + z.copy().sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1))
+
+
+def test_basic_and_advanced_indexing_scatter_add():
+    idx = np.array([0, 2, 2, 1])
+
+    def f(x):
+        return (x[1:, ::2] ** 2).sum() + (x[idx] * 3.0).sum() + x[x > 0.5].sum() + x[0, -1]
+
+    assert_gradient_matches(f, _inputs(0, 1))
+
+
+def test_setitem():
+    def f(x, v):
+        y = x.copy()
+        y[1] = v * 2.0
+        y[:, 0] = 1.0
+        return (y**2).sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1), _inputs(-1, 1, shape=(4,)))
+    assert_gradient_matches(f, _inputs(-1, 1), _inputs(-1, 1, shape=(4,)), argnums=1)
+
+
+def test_concatenate_and_stack():
+    def f(x, y):
+        return (np.concatenate([x, 2 * y], axis=1) ** 2).sum() + np.stack([x[:, :2], y], axis=1).std()
+
+    assert_gradient_matches(f, _inputs(-1, 1), _inputs(-1, 1, shape=(3, 2)), argnums=1)
+    assert_gradient_matches(f, _inputs(-1, 1, shape=(3, 2)), _inputs(-1, 1, shape=(3, 2)))
+
+
+def test_float32_gradients_are_float32():
+    import dy2st
+
+    x = np.linspace(0.0, 1.0, 5, dtype=np.float32)
+    g = dy2st.grad(lambda x: (np.sin(x) * 2.0).sum())(x)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 2 * np.cos(x), rtol=1e-6)

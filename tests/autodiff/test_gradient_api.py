@@ -1,0 +1,163 @@
+"""dy2st.grad, value_and_grad and vjp: arguments, results, caching, errors (docs/autodiff.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dy2st
+from dy2st.ir.opcodes import TAPE_PUSH, WHILE_LOOP
+
+
+def loss(w, x, scale):
+    return (np.tanh(x @ w) ** 2).sum() * scale
+
+
+def test_grad_of_several_arguments_is_a_tuple_with_their_shapes():
+    w, x = np.ones((3, 2)) * 0.1, np.arange(12.0).reshape(4, 3) / 10
+    gw, gx = dy2st.grad(loss, argnums=(0, 1))(w, x, 2.0)
+    assert gw.shape == w.shape and gx.shape == x.shape
+    single = dy2st.grad(loss)(w, x, 2.0)
+    np.testing.assert_array_equal(single, gw)
+
+
+def test_value_and_grad_returns_the_value_eager_code_returns():
+    w, x = np.ones((3, 2)) * 0.1, np.arange(12.0).reshape(4, 3) / 10
+    value, g = dy2st.value_and_grad(loss)(w, x, 2.0)
+    assert value == loss(w, x, 2.0)
+    assert type(value) is type(loss(w, x, 2.0))
+    np.testing.assert_allclose(g, dy2st.grad(loss)(w, x, 2.0))
+
+
+def test_a_python_float_argument_gets_a_float_gradient():
+    def f(x, t):
+        return (np.exp(x / t)).sum()
+
+    x = np.array([0.5, 1.0])
+    g = dy2st.grad(f, argnums=1)(x, 2.0)
+    assert type(g) is float
+    np.testing.assert_allclose(g, (-x / 4.0 * np.exp(x / 2.0)).sum())
+
+
+def test_a_numpy_scalar_argument_gets_a_numpy_scalar_gradient():
+    g = dy2st.grad(lambda t: np.sin(t) * 2.0)(np.float64(0.3))
+    assert type(g) is np.float64
+    np.testing.assert_allclose(g, 2 * np.cos(0.3))
+
+
+def test_a_zero_d_array_argument_gets_a_zero_d_array_gradient():
+    g = dy2st.grad(lambda t: np.sin(t) * 2.0)(np.array(0.3))
+    assert type(g) is np.ndarray and g.shape == ()
+
+
+def test_pytree_arguments():
+    def f(params, x):
+        w, b = params["w"], params["b"]
+        return ((x @ w + b) ** 2).sum()
+
+    params = {"w": np.ones((2, 3)), "b": np.zeros(3)}
+    x = np.array([[1.0, 2.0]])
+    g = dy2st.grad(f)(params, x)
+    assert set(g) == {"w", "b"}
+    np.testing.assert_allclose(g["b"], 2 * (x @ params["w"] + params["b"])[0])
+
+
+def test_an_argument_the_result_does_not_depend_on_has_zero_gradient():
+    g = dy2st.grad(lambda x, y: (x * 2.0).sum(), argnums=1)(np.ones(3), np.ones(4))
+    np.testing.assert_array_equal(g, np.zeros(4))
+
+
+def test_integer_arguments_are_refused():
+    with pytest.raises(dy2st.DifferentiationError, match="dtype int64"):
+        dy2st.grad(lambda x: (x * 2.0).sum())(np.arange(3))
+
+
+def test_non_scalar_results_are_refused_by_grad():
+    with pytest.raises(dy2st.DifferentiationError, match="one floating-point scalar"):
+        dy2st.grad(lambda x: x * 2.0)(np.ones(3))
+
+
+def test_an_op_without_an_adjoint_rule_names_the_op_and_the_users_line():
+    def f(x):
+        return np.cumprod(x).sum()
+
+    with pytest.raises(dy2st.DifferentiationError, match="cumprod") as info:
+        dy2st.grad(f)(np.ones(3))
+    assert "test_gradient_api.py" in str(info.value)
+    assert "np.cumprod(x)" in str(info.value)
+
+
+def test_gradient_graphs_are_cached_per_signature():
+    g = dy2st.grad(lambda x: (x**2).sum())
+    g(np.ones(3))
+    g(np.ones(3) * 2)
+    assert g.num_graphs == 1
+    g(np.ones(4))
+    assert g.num_graphs == 2
+
+
+def test_the_gradient_graph_is_a_static_graph_with_a_tape_for_loops():
+    def f(a):
+        x = a
+        while x > 1.0:
+            x = x * 0.5
+        return x
+
+    graph = dy2st.grad(f).graph(np.array(5.0))
+    ops = [op.name for op in graph.walk()]
+    assert ops.count(WHILE_LOOP) == 2  # the forward loop and its adjoint
+    assert TAPE_PUSH in ops
+
+
+def test_vjp_of_a_vector_function():
+    def f(x, y):
+        return np.sin(x) * y, (x * y).sum()
+
+    x, y = np.array([0.1, 0.2, 0.3]), np.array([1.0, 2.0, 3.0])
+    outputs, back = dy2st.vjp(f, x, y)
+    np.testing.assert_allclose(outputs[0], np.sin(x) * y)
+    gx, gy = back(np.array([1.0, 0.0, 2.0]), np.array(3.0))
+    np.testing.assert_allclose(gx, np.cos(x) * y * [1.0, 0.0, 2.0] + 3.0 * y)
+    np.testing.assert_allclose(gy, np.sin(x) * [1.0, 0.0, 2.0] + 3.0 * x)
+
+
+def test_converted_functions_and_methods_differentiate():
+    class Model:
+        def __init__(self):
+            self.scale = np.array([2.0, 3.0])
+
+        def __call__(self, x):
+            return (self.scale * x**2).sum()
+
+    model = Model()
+    g = dy2st.grad(model)(np.array([1.0, 1.0]))
+    np.testing.assert_allclose(g, [4.0, 6.0])
+
+    @dy2st.to_static
+    def f(x):
+        return (x**3).sum()
+
+    np.testing.assert_allclose(dy2st.grad(f)(np.array([1.0, 2.0])), [3.0, 12.0])
+
+
+def test_matches_jax_grad_where_jax_is_installed():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+
+    def ours(W, U, xs, h):
+        for t in range(xs.shape[0]):
+            h = np.tanh(W @ h + U @ xs[t])
+        return (h**2).sum()
+
+    def theirs(W, U, xs, h):
+        for t in range(xs.shape[0]):
+            h = jnp.tanh(W @ h + U @ xs[t])
+        return (h**2).sum()
+
+    rng = np.random.default_rng(3)
+    args = (rng.normal(size=(4, 4)) * 0.5, rng.normal(size=(4, 3)), rng.normal(size=(8, 3)), rng.normal(size=4))
+    got = dy2st.grad(ours, argnums=(0, 1, 3))(*args)
+    want = jax.grad(theirs, argnums=(0, 1, 3))(*args)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10)
