@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from finite_differences import assert_gradient_matches
 
 rng = np.random.default_rng(0)
