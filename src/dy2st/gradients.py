@@ -9,6 +9,7 @@ the graphs of ``to_static``. See docs/autodiff.md.
 from __future__ import annotations
 
 import functools
+from inspect import Parameter
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -101,12 +102,18 @@ class _Differentiated:
 
     def _positions(self) -> list[int]:
         """The differentiated arguments' positions in the unbound function's signature."""
-        parameters = list(self.static.signature.parameters)
+        parameters = list(self.static.signature.parameters.values())
         positions = []
         for k in self.argnums:
             position = k + len(self.prefix) if k >= 0 else len(parameters) + k
             if not len(self.prefix) <= position < len(parameters):
                 raise DifferentiationError(f"argnums {self.argnums_given!r}: the function has no argument {k}")
+            if parameters[position].kind not in (Parameter.POSITIONAL_ONLY, Parameter.POSITIONAL_OR_KEYWORD):
+                raise DifferentiationError(
+                    f"argnums {self.argnums_given!r}: argument {k} is not a named positional parameter "
+                    f"({parameters[position]})",
+                    note="differentiate with respect to named parameters; pass several arrays as a tuple",
+                )
             positions.append(position)
         return positions
 

@@ -198,3 +198,85 @@ def test_float32_gradients_are_float32():
     g = dy2st.grad(lambda x: (np.sin(x) * 2.0).sum())(x)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, 2 * np.cos(x), rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_cumsum(axis):
+    def f(x):
+        return (np.sin(np.cumsum(x, axis=axis)) * 1.5).sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_prod_with_and_without_zeros(axis):
+    def f(x):
+        return (np.prod(x, axis=axis) * 1.5).sum()
+
+    assert_gradient_matches(f, _inputs(0.5, 1.5))
+    with_zero = _inputs(0.5, 1.5)
+    with_zero[1, 2] = 0.0
+    assert_gradient_matches(f, with_zero)
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_sort(axis):
+    weights = np.arange(1.0, 13.0)
+
+    def f(x):
+        return (np.sort(x, axis=axis).reshape(-1) * weights).sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1))
+
+
+def test_tril_and_triu():
+    def f(x):
+        return (np.tril(x, -1) ** 2).sum() + (np.triu(x, 1) * 3.0).sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1, shape=(4, 4)))
+
+
+@pytest.mark.parametrize("subscripts", ["ij,jk->ik", "ij,j->i", "ij,ij->", "ij,kj", "ij->j", "ij,jk,k->i"])
+def test_einsum(subscripts):
+    shapes = {"i": 3, "j": 4, "k": 2}
+    terms = subscripts.split("->")[0].split(",")
+    args = tuple(rng.normal(size=tuple(shapes[c] for c in term)) for term in terms)
+
+    def f(a, b, c):
+        operands = (a, b, c)[: len(terms)]
+        return np.sin(np.einsum(subscripts, *operands)).sum()
+
+    args = args + (np.zeros(1),) * (3 - len(args))
+    for k in range(len(terms)):
+        assert_gradient_matches(f, *args, argnums=k)
+
+
+def test_linalg_solve_inv_det():
+    a = rng.normal(size=(3, 3)) + 3 * np.eye(3)
+
+    def f(A, b):
+        return np.linalg.solve(A, b).sum() + (np.linalg.inv(A) ** 2).sum() + np.linalg.det(A)
+
+    assert_gradient_matches(f, a, rng.normal(size=3), rtol=1e-5)
+    assert_gradient_matches(f, a, rng.normal(size=3), argnums=1)
+
+    def g(A, B):
+        return (np.linalg.solve(A, B) ** 2).sum()
+
+    assert_gradient_matches(g, a, rng.normal(size=(3, 2)), rtol=1e-5)
+    assert_gradient_matches(g, a, rng.normal(size=(3, 2)), argnums=1)
+
+
+def test_norm_and_logsumexp():
+    def f(x):
+        m = x.max()
+        return np.linalg.norm(x) + np.log(np.exp(x - m).sum()) + m
+
+    assert_gradient_matches(f, _inputs(-1, 1, shape=(5,)))
+
+
+def test_float_of_a_tensor_passes_the_gradient_on():
+    def f(x):
+        return float(x.sum()) * x[0]
+
+    assert_gradient_matches(f, _inputs(-1, 1, shape=(3,)))

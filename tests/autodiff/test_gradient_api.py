@@ -161,3 +161,11 @@ def test_matches_jax_grad_where_jax_is_installed():
     want = jax.grad(theirs, argnums=(0, 1, 3))(*args)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, np.asarray(b), rtol=1e-10)
+
+
+def test_argnums_inside_star_args_is_refused_clearly():
+    def f(*xs):
+        return xs[0].sum()
+
+    with pytest.raises(dy2st.DifferentiationError, match="not a named positional parameter"):
+        dy2st.grad(f)(np.ones(2))

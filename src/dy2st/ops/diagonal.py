@@ -20,8 +20,11 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import GraphBuildError, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
 from dy2st.ops.shape import read_only_view
 from dy2st.staging.handlers import handles, method
@@ -57,8 +60,18 @@ def _diag_rule(types, k):
     raise ValueError("Input must be 1- or 2-d.")
 
 
-register(OpDef("tril", _triangle_rule, lambda x, k: np.tril(x, k), doc="np.tril: the lower triangle"))
-register(OpDef("triu", _triangle_rule, lambda x, k: np.triu(x, k), doc="np.triu: the upper triangle"))
+def _triangle_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """The triangle kept gets its cotangent; the zeroed part none."""
+    (g,) = cts
+    return [None if g is None else e.op(op.name, g, k=op.attrs["k"])]
+
+
+register(
+    OpDef("tril", _triangle_rule, lambda x, k: np.tril(x, k), doc="np.tril: the lower triangle", vjp=_triangle_vjp)
+)
+register(
+    OpDef("triu", _triangle_rule, lambda x, k: np.triu(x, k), doc="np.triu: the upper triangle", vjp=_triangle_vjp)
+)
 register(
     OpDef(
         "diagonal",

@@ -19,10 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
+from dy2st.ir.core import Op, Value
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import reject_unsupported
 from dy2st.staging.handlers import handles
 from dy2st.staging.tensor import apply
@@ -96,7 +99,38 @@ def _einsum_kernel(*operands, subscripts, optimize=False):
     return np.einsum(subscripts, *operands, optimize=optimize)
 
 
-register(OpDef("einsum", _einsum_rule, _einsum_kernel, doc="np.einsum with a subscripts string"))
+def _einsum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """The cotangent of operand ``k`` is the einsum of the result's cotangent with the other
+    operands, into operand ``k``'s labels; labels that only operand ``k`` has and the output
+    sums over come back by broadcasting (each element adds into every result the same way)."""
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    terms, output = _split_subscripts(op.attrs["subscripts"], len(op.operands))
+    if output is None:
+        counts = {label: "".join(terms).count(label) for label in set("".join(terms)) - {_ELLIPSIS}}
+        output = (_ELLIPSIS if any(_ELLIPSIS in t for t in terms) else "") + "".join(
+            sorted(label for label, n in counts.items() if n == 1)
+        )
+    if any(_ELLIPSIS in term for term in [*terms, output]):
+        raise DifferentiationError("the gradient of np.einsum with '...' subscripts", op.loc)
+    grads: list[Value | None] = []
+    for k, (operand, term) in enumerate(zip(op.operands, terms)):
+        if len(set(term)) != len(term):
+            raise DifferentiationError(f"the gradient of np.einsum through a repeated label ({term!r})", op.loc)
+        others = [(t, v) for j, (t, v) in enumerate(zip(terms, op.operands)) if j != k]
+        seen = set(output).union(*(t for t, _ in others))
+        kept = "".join(label for label in term if label in seen)
+        subscripts = ",".join([output, *(t for t, _ in others)]) + "->" + kept
+        grad = e.op("einsum", g, *(v for _, v in others), subscripts=subscripts)
+        if kept != term:  # labels summed only here: broadcast back over them
+            shape = tuple(n if label in seen else 1 for label, n in zip(term, operand.type.shape))
+            grad = e.op("broadcast_to", e.op("reshape", grad, shape=shape), shape=tuple(operand.type.shape))
+        grads.append(grad)
+    return grads
+
+
+register(OpDef("einsum", _einsum_rule, _einsum_kernel, doc="np.einsum with a subscripts string", vjp=_einsum_vjp))
 
 
 @handles(np.einsum)

@@ -42,7 +42,16 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, TensorValueError, UnsupportedOpError, build_error, user_location
+from dy2st.errors import (
+    DifferentiationError,
+    GraphBuildError,
+    TensorValueError,
+    UnsupportedOpError,
+    build_error,
+    user_location,
+)
+from dy2st.ir.core import Op, Value
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import SymExpr, data_dependent_size, is_data_dependent
 from dy2st.ir.types import TensorType
@@ -326,6 +335,32 @@ def _slots(arguments: tuple, keywords: tuple) -> Iterator[None]:
         yield from walk(v)
 
 
+# --- adjoint rules (dy2st.autodiff) ------------------------------------------------------------
+NUMPY_CALL_ADJOINTS: dict[str, Callable[..., list[Any]]] = {}
+"""The adjoint rule of a NumPy function the generic layer calls, by its name (``np.linalg.solve``);
+the families whose functions they are register them (``ops/linalg.py``). A rule is only used for
+a call of the plain form ``f(a, b, ...)``: operands as the positional arguments, no keywords."""
+
+
+def emit_numpy_call(e: Emitter, function: str, *operands: Value, result: TensorType) -> Value:
+    """Append a generic call ``function(*operands)`` with one array result of type ``result``."""
+    result_types = ((result.dtype.str, tuple(int(d) for d in result.shape), result.ndim == 0),)
+    attrs = dict(
+        function=function, arguments=(SLOT,) * len(operands), keywords=(), mutated=(), result_types=result_types
+    )
+    return e.op(NUMPY_CALL, *operands, **attrs)
+
+
+def _numpy_call_vjp(e: Emitter, op: Op, cts: list[Value | None]) -> list[Any]:
+    rule = NUMPY_CALL_ADJOINTS.get(op.attrs["function"])
+    plain = op.attrs["arguments"] == (SLOT,) * len(op.operands) and not op.attrs["keywords"] and not op.attrs["mutated"]
+    if rule is None or not plain:
+        raise DifferentiationError(
+            f"cannot differentiate through {op.attrs['function']}: dy2st has no adjoint rule for it", op.loc
+        )
+    return rule(e, op, cts)
+
+
 register(
     OpDef(
         NUMPY_CALL,
@@ -336,6 +371,7 @@ register(
         raises_when_run=True,
         kernel_factory=_kernel_for,
         doc="a NumPy function called when the graph runs (the generic layer)",
+        vjp=_numpy_call_vjp,
     )
 )
 

@@ -13,6 +13,7 @@ from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, swap_last_axes
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
+from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, emit_numpy_call
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -100,6 +101,49 @@ register(
 )
 # ``@`` and np.matmul on tensors stage this op. Not OpDef.ufunc: that marks elementwise ufuncs.
 UFUNC_OPS[np.matmul] = "matmul"
+
+
+def _inv_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``Y = inv(A)``: ``-Y^T g Y^T``."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    y_t = swap_last_axes(e, op.result)
+    return [e.op("negative", e.op("matmul", e.op("matmul", y_t, g), y_t))]
+
+
+def _solve_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``x = solve(A, b)``: ``b`` gets ``solve(A^T, g)``, ``A`` minus that times ``x^T`` (an outer
+    product where ``b`` is a vector, which NumPy 2 takes it to be when it is 1-d)."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    a, b = op.operands
+    gb = emit_numpy_call(e, "np.linalg.solve", swap_last_axes(e, a), g, result=g.type)
+    x = op.result
+    if b.type.ndim == 1:
+        column = e.op("reshape", gb, shape=(gb.type.shape[0], 1))
+        ga = e.op("multiply", column, e.op("reshape", x, shape=(1, x.type.shape[0])))
+    else:
+        ga = e.op("matmul", gb, swap_last_axes(e, x))
+    return [e.op("negative", ga), gb]
+
+
+def _det_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``d = det(A)``: ``g d inv(A)^T``."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    (a,) = op.operands
+    inverse = emit_numpy_call(e, "np.linalg.inv", a, result=a.type)
+    scale = e.op("multiply", g, op.result)
+    scale = e.op("reshape", scale, shape=(*scale.type.shape, 1, 1))
+    return [e.op("multiply", scale, swap_last_axes(e, inverse))]
+
+
+NUMPY_CALL_ADJOINTS.update({"np.linalg.inv": _inv_vjp, "np.linalg.solve": _solve_vjp, "np.linalg.det": _det_vjp})
+
+
 register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, c_ordered_result=True, doc="np.dot", vjp=_matmul_vjp))
 
 

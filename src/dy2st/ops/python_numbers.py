@@ -75,6 +75,8 @@ register(
         _python_conversion_rule,
         _python_conversion,
         doc="int/float/round/bool/complex of a 0-d value at run time: a Python number (attributes builtin, ndigits)",
+        # float(x) passes the gradient on; int, round and bool results carry none
+        vjp=lambda e, op, cts: [cts[0] if op.attrs["builtin"] is float else None],
     )
 )
 

@@ -16,12 +16,22 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import DifferentiationError, build_error, user_location
-from dy2st.ir.core import Op
+from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
-from dy2st.ops.adjoint import Cotangents, as_float, div, expand_reduced, mul, reduced_count, spread
+from dy2st.ops.adjoint import (
+    Cotangents,
+    as_float,
+    div,
+    expand_reduced,
+    mul,
+    reduced_axes,
+    reduced_count,
+    spread,
+)
 from dy2st.ops.arguments import reject_unsupported
+from dy2st.ops.scans import reversed_along
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -317,6 +327,37 @@ def _var_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [mul(e, centred, div(e, share, count / 2.0))]
 
 
+def _prod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Each element's cotangent is the product of the others, computed as the product of the
+    elements before it times that of the elements after it (exact where some are zero)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
+    axes = reduced_axes(axis, x.type.ndim)
+    if len(axes) > 1 and axes != tuple(range(x.type.ndim)):
+        raise DifferentiationError("the gradient of np.prod over several axes (but not all)", op.loc)
+    along = axes[0] if len(axes) == 1 else 0
+    rows = x if len(axes) <= 1 else e.op("reshape", x, shape=(x.type.size,))
+    others = mul(e, _exclusive_products(e, rows, along, False), _exclusive_products(e, rows, along, True))
+    if len(axes) > 1:
+        others = e.op("reshape", others, shape=tuple(x.type.shape))
+    return [mul(e, others, expand_reduced(e, g, x.type, axis, keepdims))]
+
+
+def _exclusive_products(e: Emitter, x: Value, axis: int, from_end: bool) -> Value:
+    """The product of the elements before each one along ``axis`` (after it, ``from_end``)."""
+    if from_end:
+        x = reversed_along(e, x, axis)
+    ones = e.op(
+        "full", shape=tuple(1 if k == axis else n for k, n in enumerate(x.type.shape)), fill_value=1, dtype=x.type.dtype
+    )
+    before = e.op("getitem", x, template=(slice(None),) * axis + (slice(None, -1),))
+    products = e.op("cumprod", e.op("concatenate", ones, before, axis=axis), axis=axis)
+    return reversed_along(e, products, axis) if from_end else products
+
+
 def _static_count(op: Op) -> int:
     count = reduced_count(op.operands[0].type, op.attrs.get("axis"))
     if not isinstance(count, int):
@@ -324,7 +365,7 @@ def _static_count(op: Op) -> int:
     return count
 
 
-_ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _extreme_vjp}
+_ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _extreme_vjp, "prod": _prod_vjp}
 _ADJOINTS.update({"var": _var_vjp, "std": _var_vjp})
 
 

@@ -22,8 +22,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.core import Op, Value
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import axis_error, build_error, normalize_axes, reject_unsupported, static_int
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
@@ -71,8 +74,31 @@ def _make_handler(name: str):
     return handler
 
 
+def reversed_along(e: Emitter, x: Value, axis: int) -> Value:
+    """``x`` reversed along ``axis`` (a view, ``x[..., ::-1, ...]``)."""
+    return e.op("getitem", x, template=(slice(None),) * axis + (slice(None, None, -1),))
+
+
+def _cumsum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Each element adds into every later sum: the cotangent summed from the end."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    axis = op.attrs.get("axis")
+    along = 0 if axis is None else axis
+    total = reversed_along(e, e.op("cumsum", reversed_along(e, g, along), axis=along), along)
+    x = op.operands[0].type
+    return [e.op("reshape", total, shape=tuple(x.shape)) if axis is None else total]
+
+
+_SCAN_ADJOINTS = {"cumsum": _cumsum_vjp}
+
 for _name, _func in SCANS.items():
-    register(OpDef(_name, _scan_rule(_name), _scan_kernel(_name), doc=f"np.{_name}(axis, dtype)"))
+    register(
+        OpDef(
+            _name, _scan_rule(_name), _scan_kernel(_name), doc=f"np.{_name}(axis, dtype)", vjp=_SCAN_ADJOINTS.get(_name)
+        )
+    )
     handles(_func)(_make_handler(_name))
     method(_name)(_make_handler(_name))
 

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from dy2st.errors import DifferentiationError
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
+from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -43,7 +48,32 @@ def _argsort_kernel(x, axis, kind=None, stable=None):
     return np.argsort(x, axis=axis, kind=kind, stable=stable)
 
 
-register(OpDef("sort", _sorted_rule(None), _sort_kernel, doc="np.sort along an axis"))
+def _sort_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``y = take_along_axis(x, argsort(x))``: each cotangent goes back to the place its element
+    came from (ties in any order: tied elements have equal values)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    (x,) = op.operands
+    axis = op.attrs["axis"]
+    attrs = {k: v for k, v in op.attrs.items() if k in ("kind", "stable")}
+    if axis is None:
+        flat = e.op("reshape", x, shape=(op.result.type.shape[0],))
+        order = e.op("argsort", flat, axis=0, **attrs)
+        spread = e.op("index_add", zeros(e, flat.type), g, order, template=(TENSOR_SLOT,))
+        return [e.op("reshape", spread, shape=tuple(x.type.shape))]
+    if not all(isinstance(n, int) for n in x.type.shape):
+        raise DifferentiationError("the gradient of np.sort of an array of a size known only at run time", op.loc)
+    order = e.op("argsort", x, axis=axis, **attrs)
+    shape = x.type.shape
+    template = tuple(
+        TENSOR_SLOT if k == axis else np.arange(int(n)).reshape((-1,) + (1,) * (len(shape) - k - 1))
+        for k, n in enumerate(shape)
+    )
+    return [e.op("index_add", zeros(e, x.type), g, order, template=template)]
+
+
+register(OpDef("sort", _sorted_rule(None), _sort_kernel, doc="np.sort along an axis", vjp=_sort_vjp))
 register(OpDef("argsort", _sorted_rule(_INDEX_DTYPE), _argsort_kernel, doc="np.argsort along an axis"))
 
 
