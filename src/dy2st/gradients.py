@@ -9,10 +9,10 @@ the graphs of ``to_static``. See docs/autodiff.md.
 from __future__ import annotations
 
 import functools
-from inspect import Parameter
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from inspect import Parameter
 from typing import Any, cast
 
 import numpy as np
