@@ -56,8 +56,9 @@ def main() -> None:
     flag = np.array(1)
 
     section("1. transformed source (static_model.code)", static_model.code)
-    section("2. IR before the passes (graph(x, flag, optimize=False))",
-            str(static_model.graph(x, flag, optimize=False)))
+    section(
+        "2. IR before the passes (graph(x, flag, optimize=False))", str(static_model.graph(x, flag, optimize=False))
+    )
     section("3. IR after the passes (graph(x, flag))", str(static_model.graph(x, flag)))
 
     for new_flag in (1, 0, -3):  # both branches, one graph: the flag is a tensor
@@ -66,8 +67,10 @@ def main() -> None:
     assert static_model.num_graphs == 1
     check(rng.standard_normal((4, 16)).astype(np.float32), flag)  # a batch: a new shape, a new graph
     assert static_model.num_graphs == 2
-    print("=== 4. checks\nconverted == eager NumPy (values, shapes, dtypes) for both branches; "
-          "graphs built:", static_model.num_graphs)
+    print(
+        "=== 4. checks\nconverted == eager NumPy (values, shapes, dtypes) for both branches; graphs built:",
+        static_model.num_graphs,
+    )
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from dy2st.autodiff.clone import clone_ops
 from dy2st.errors import DifferentiationError
-from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value
+from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value, replace_uses
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opcodes import TAPE_NEW, TAPE_NONEMPTY, TAPE_POP, TAPE_PUSH
 from dy2st.ir.opdefs import get_op
@@ -117,10 +117,14 @@ class Backprop:
     Attributes:
         active: the values that depend on the differentiated inputs; copies of forward ops made
             for the backward code add their active results.
+        checkpoint: loops save only the values each iteration starts from, and the backward
+            loop recomputes the iteration from them (less memory, more time); by default they
+            save the forward values their adjoints read.
     """
 
-    def __init__(self, active: set[Value]):
+    def __init__(self, active: set[Value], checkpoint: bool = False):
         self.active = active
+        self.checkpoint = checkpoint
 
     def ops(self, e: Emitter, ops: Sequence[Op], adjoints: dict[Value, Value]) -> None:
         """Add to ``adjoints`` the cotangents that flow back through ``ops`` from the ones it holds."""
@@ -186,30 +190,27 @@ class Backprop:
 
     # --- while_loop ------------------------------------------------------------------------
     def loop(self, e: Emitter, op: Op, adjoints: dict[Value, Value]) -> None:
-        """Record the forward loop's iterations on a tape, then run them backwards."""
-        carried = [
-            k for k, r in enumerate(op.results) if r in self.active or op.regions[1].block.args[k] in self.active
-        ]
+        """Record what the forward loop's iterations leave for their adjoints on a tape, then run
+        the iterations' adjoints in reverse order."""
+        body = op.regions[1].block
+        carried = [k for k, r in enumerate(op.results) if r in self.active or body.args[k] in self.active]
         free = [v for v in _free_values(op) if v in self.active and v not in op.operands]
         if not carried and not free:
             return
-        body = op.regions[1].block
         starts, body_ops, ends = list(body.args), body.ops[:-1], list(body.ops[-1].operands)
-        saved_types = tuple(a.type for a in starts)
-        tape = _record_iterations(e, op)
         start_cotangents = [adjoints.get(op.results[k]) or zeros(e, op.results[k].type) for k in carried]
         start_sums = [zeros(e, v.type) for v in free]
-        init = [tape, *start_cotangents, *start_sums]
-        arg_types = [v.type for v in init]
+        arg_types = [TAPE_TYPE, *(v.type for v in start_cotangents), *(v.type for v in start_sums)]
 
         check = Block(arg_types)
         check.append(Op(YIELD, [Emitter(check, e.loc).op(TAPE_NONEMPTY, check.args[0])], [], loc=e.loc))
 
         step = Block(arg_types)
         inner = e.into(step)
-        popped = inner.append(TAPE_POP, [step.args[0]], {"saved": saved_types}).results
-        mapping: dict[Value, Value] = dict(zip(starts, popped[1:]))
+        pop = inner.append(TAPE_POP, [step.args[0]], {"saved": tuple(a.type for a in starts)})
+        mapping: dict[Value, Value] = dict(zip(starts, pop.results[1:]))
         clone_ops(body_ops, step, mapping)
+        clones = set(step.ops[1:])
         self._copy_activity(mapping)
         local: dict[Value, Value] = {}
         for k, cotangent in zip(carried, step.args[1 : 1 + len(carried)]):
@@ -217,14 +218,24 @@ class Backprop:
             if value in self.active:
                 _accumulate(inner, local, value, cotangent)
         self.ops(inner, step.ops[1:], local)
-        next_cotangents = [_or_zeros(inner, local, popped[1 + k]) for k in carried]
+        next_cotangents = [_or_zeros(inner, local, pop.results[1 + k]) for k in carried]
         next_sums = [
             total if v not in local else _sum(inner, total, local[v])
             for v, total in zip(free, step.args[1 + len(carried) :])
         ]
-        step.append(Op(YIELD, [popped[0], *next_cotangents, *next_sums], [], loc=e.loc))
+        step.append(Op(YIELD, [pop.results[0], *next_cotangents, *next_sums], [], loc=e.loc))
+        if self.checkpoint:
+            saved = starts  # the iteration is recomputed from the values it started from
+        else:
+            saved = _save_instead_of_recomputing(step, clones, mapping)
+        tape = _record_iterations(op, saved, at_start=self.checkpoint)
 
-        backward = e.append(WHILE_LOOP, init, regions=[Region(check), Region(step)], result_types=arg_types)
+        backward = e.append(
+            WHILE_LOOP,
+            [tape, *start_cotangents, *start_sums],
+            regions=[Region(check), Region(step)],
+            result_types=arg_types,
+        )
         results = backward.results[1:]
         for k, cotangent in zip(carried, results):
             if op.operands[k] in self.active:
@@ -247,9 +258,51 @@ def _or_zeros(e: Emitter, adjoints: dict[Value, Value], value: Value) -> Value:
     return fit_to(e, cotangent, value.type) if cotangent is not None else zeros(e, value.type)
 
 
-def _record_iterations(e: Emitter, op: Op) -> Value:
-    """Make the forward loop ``op`` push, at the start of each iteration, the values it starts
-    from onto a new tape it carries; return the tape the loop ends with."""
+def _save_instead_of_recomputing(step: Block, clones: set[Op], mapping: dict[Value, Value]) -> list[Value]:
+    """Rewrite the backward iteration ``step`` (a tape pop of the values the iteration started
+    from, copies of the forward body's ops, then the adjoint code) so that the adjoint reads the
+    forward values it needs from the tape instead of recomputing them; return the forward values
+    (block arguments and results of the forward body) the forward loop must push, in pop order.
+
+    A copy stays only where its result has no forward original to save (the tape of a nested
+    loop recorded for its own adjoint): it is then recomputed, and what it reads is saved."""
+    pop = step.ops[0]
+    original_of = {copy: original for original, copy in mapping.items()}
+    starts = set(pop.results[1:])
+    top_level = {r for op in clones for r in op.results}
+    kept: list[Op] = [op for op in step.ops[1:] if op not in clones]
+    live_clones: set[Op] = set()
+    saved: dict[Value, None] = {}
+    pending = [v for op in kept for v in _operands_within(op)]
+    while pending:
+        value = pending.pop()
+        if value in original_of and (value in starts or value in top_level):
+            saved.setdefault(value)  # the forward loop computed it: read it from the tape
+        elif value in top_level and value.owner not in live_clones:
+            live_clones.add(value.owner)  # no forward value to read (a nested loop's tape): recompute
+            pending.extend(_operands_within(value.owner))
+    new_pop = Op(
+        TAPE_POP,
+        [step.args[0]],
+        [TAPE_TYPE, *(v.type for v in saved)],
+        {"saved": tuple(v.type for v in saved)},
+        loc=pop.loc,
+    )
+    renamed = dict(zip(saved, new_pop.results[1:]))
+    renamed[pop.results[0]] = new_pop.results[0]
+    step.set_ops([new_pop, *(op for op in step.ops[1:] if op not in clones or op in live_clones)])
+    replace_uses(step, renamed)
+    return [original_of[v] for v in saved]
+
+
+def _operands_within(op: Op) -> list[Value]:
+    """What ``op`` reads: its operands and the outside values its regions read."""
+    return [*op.operands, *_free_values(op)]
+
+
+def _record_iterations(op: Op, saved: list[Value], at_start: bool) -> Value:
+    """Make the forward loop ``op`` push ``saved`` (values of its body) onto a new tape it
+    carries, at the start of each iteration or at its end; return the tape the loop ends with."""
     block = op.parent
     assert block is not None
     start = Op(TAPE_NEW, [], [TAPE_TYPE], {"tape": next(_tape_numbers)}, loc=op.loc)
@@ -258,9 +311,9 @@ def _record_iterations(e: Emitter, op: Op) -> Value:
     check, body = (region.block for region in op.regions)
     check.add_arg(TAPE_TYPE, "tape")
     tape_in = body.add_arg(TAPE_TYPE, "tape")
-    push = Op(TAPE_PUSH, [tape_in, *body.args[:-1]], [TAPE_TYPE], loc=op.loc)
+    push = Op(TAPE_PUSH, [tape_in, *saved], [TAPE_TYPE], loc=op.loc)
     push.parent = body
-    body.ops.insert(0, push)
+    body.ops.insert(0 if at_start else len(body.ops) - 1, push)
     body.ops[-1].operands.append(push.result)
     op.operands.append(start.result)
     tape_out = Value(TAPE_TYPE, "tape", op, len(op.results))

@@ -16,7 +16,7 @@ import numpy as np
 
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
-from dy2st.ops.adjoint import AdjointRule, Cotangents, as_float, div, mul, neg
+from dy2st.ops.adjoint import AdjointRule, Cotangents, div, mul, neg
 
 
 def _unary(derivative) -> AdjointRule:
@@ -120,17 +120,18 @@ def _power(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [da, db]
 
 
-def _choose(first_wins: str):
+def _choose(first_wins: str, second_wins: str):
     """``maximum``/``minimum`` (and ``fmax``/``fmin``): the gradient goes to the operand the op
-    chose; where the operands tie, half to each."""
+    chose; where the operands tie, half to each. Written with ``where`` so that it fuses with the
+    elementwise code around it."""
 
     def vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         (g,) = cts
         if g is None:
             return [None, None]
         a, b = op.operands
-        share = e.op("add", as_float(e, e.op(first_wins, a, b), g), mul(e, as_float(e, e.op("equal", a, b), g), 0.5))
-        return [mul(e, g, share), mul(e, g, e.op("subtract", 1.0, share))]
+        half = e.op("where", e.op("equal", a, b), mul(e, g, 0.5), 0.0)
+        return [e.op("where", e.op(first_wins, a, b), g, half), e.op("where", e.op(second_wins, a, b), g, half)]
 
     return vjp
 
@@ -186,10 +187,10 @@ UFUNC_ADJOINTS: dict[np.ufunc, AdjointRule] = {
     np.divide: _divide,
     np.power: _power,
     np.float_power: _power,
-    np.maximum: _choose("greater"),
-    np.fmax: _choose("greater"),
-    np.minimum: _choose("less"),
-    np.fmin: _choose("less"),
+    np.maximum: _choose("greater", "less"),
+    np.fmax: _choose("greater", "less"),
+    np.minimum: _choose("less", "greater"),
+    np.fmin: _choose("less", "greater"),
     np.arctan2: _arctan2,
     np.hypot: _hypot,
     np.logaddexp: _logaddexp("exp"),

@@ -9,14 +9,15 @@ is a view, so this costs nothing; advanced indexing allocates one byte per resul
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, build_error, user_location
-from dy2st.ir.core import Op
+from dy2st.errors import DifferentiationError, GraphBuildError, build_error, user_location
+from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, get_op, infer_types, register
 from dy2st.ir.symbolic import (
@@ -524,11 +525,33 @@ def _setitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (g,) = cts
     if g is None:
         return [None] * len(op.operands)
-    _x, _value, *indices = op.operands
+    x, _value, *indices = op.operands
     template = op.attrs["template"]
     dx = e.op("setitem", g, 0.0, *indices, template=template)
     dvalue = e.op("getitem", g, *indices, template=template)
+    if _may_repeat(template, indices):
+        dvalue = e.op("where", _last_writes(e, op, x, indices, dvalue.type), dvalue, 0.0)
     return [dx, dvalue, *([None] * len(indices))]
+
+
+def _may_repeat(template: tuple, indices: Sequence[Value]) -> bool:
+    """Can the index name one element twice (integer index arrays, concrete or tensors)?"""
+    concrete = any(isinstance(item, np.ndarray) and item.ndim and item.dtype.kind in "iu" for item in template)
+    return concrete or any(v.type.ndim and v.type.dtype.kind in "iu" for v in indices)
+
+
+def _last_writes(e: Emitter, op: Op, x: Value, indices: Sequence[Value], written: TensorType) -> Value:
+    """Which elements of the (broadcast) value of ``x[index] = value`` are the ones left in ``x``:
+    where the index repeats an element, NumPy keeps one of the values written there, and only it
+    has a gradient. Found by writing each value position's number the same way and reading back."""
+    if not all(isinstance(n, int) for n in written.shape):
+        raise DifferentiationError(
+            "the gradient of an assignment through integer index arrays of a size known only at run time", op.loc
+        )
+    positions = np.arange(math.prod(written.shape)).reshape(written.shape)
+    owners = e.op("full", shape=tuple(x.type.shape), fill_value=-1, dtype=positions.dtype)
+    owners = e.op("setitem", owners, positions, *indices, template=op.attrs["template"])
+    return e.op("equal", e.op("getitem", owners, *indices, template=op.attrs["template"]), positions)
 
 
 register(

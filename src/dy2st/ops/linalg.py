@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
-from dy2st.ir.core import Op
+from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
 from dy2st.ir.symbolic import Dim, broadcast_shapes, dim_product, dims_equal
@@ -70,6 +70,10 @@ def _matmul_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         return [e.op("multiply", g, b), e.op("multiply", g, a)]
     if op.name == "dot" and (a.type.ndim > 2 or b.type.ndim > 2):
         raise DifferentiationError("the gradient of np.dot of arrays with more than two axes", op.loc)
+    if a.type.ndim == 1 or b.type.ndim == 1:
+        vector_grads = _vector_product_vjp(e, a, b, g)
+        if vector_grads is not None:
+            return vector_grads
     a2 = a if a.type.ndim > 1 else e.op("reshape", a, shape=(1, a.type.shape[0]))
     b2 = b if b.type.ndim > 1 else e.op("reshape", b, shape=(b.type.shape[0], 1))
     g_shape = tuple(g.type.shape)
@@ -101,6 +105,25 @@ register(
 )
 # ``@`` and np.matmul on tensors stage this op. Not OpDef.ufunc: that marks elementwise ufuncs.
 UFUNC_OPS[np.matmul] = "matmul"
+
+
+def _vector_product_vjp(e: Emitter, a: Value, b: Value, g: Value) -> Cotangents | None:
+    """The cotangents of a product with a vector and no batch axes, in as few ops as the
+    vector-matrix forms allow (a loop over a recurrence runs them at every step): ``v @ M``
+    gives ``M @ g`` and the outer product of ``v`` and ``g``; ``M @ v`` the outer product of
+    ``g`` and ``v`` and ``g @ M``; ``u @ v`` gives ``g v`` and ``g u``. None for batched forms."""
+    if a.type.ndim == 1 and b.type.ndim == 1:
+        return [e.op("multiply", g, b), e.op("multiply", g, a)]
+    if a.type.ndim == 1 and b.type.ndim == 2:
+        return [e.op("matmul", b, g), _outer(e, a, g)]
+    if a.type.ndim == 2 and b.type.ndim == 1:
+        return [_outer(e, g, b), e.op("matmul", g, a)]
+    return None
+
+
+def _outer(e: Emitter, u: Value, v: Value) -> Value:
+    column = e.op("reshape", u, shape=(u.type.shape[0], 1))
+    return e.op("multiply", column, e.op("reshape", v, shape=(1, v.type.shape[0])))
 
 
 def _inv_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
