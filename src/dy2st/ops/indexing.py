@@ -548,7 +548,8 @@ def _last_writes(e: Emitter, op: Op, x: Value, indices: Sequence[Value], written
         raise DifferentiationError(
             "the gradient of an assignment through integer index arrays of a size known only at run time", op.loc
         )
-    positions = np.arange(math.prod(written.shape)).reshape(written.shape)
+    shape = tuple(int(n) for n in written.shape)
+    positions = np.arange(math.prod(shape)).reshape(shape)
     owners = e.op("full", shape=tuple(x.type.shape), fill_value=-1, dtype=positions.dtype)
     owners = e.op("setitem", owners, positions, *indices, template=op.attrs["template"])
     return e.op("equal", e.op("getitem", owners, *indices, template=op.attrs["template"]), positions)
