@@ -53,6 +53,8 @@ examples:
       print the IR after every pass, then the generated NumPy executor
   dy2st dump examples/two_branch_model.py::model --ir --dynamic --arg X1=f32[64,128] --arg X2=f32[64,128]
       print the IR with every array size symbolic (f32[n0,n1]): the graph that serves every size
+  dy2st dump examples/gradients.py::relax --grad 0 --arg x=f64[8]
+      print the graph of dy2st.value_and_grad(relax): its while loop, the loop's adjoint, a cond
 
 argument values (--arg NAME=VALUE):
   f32[512,512]  float32[512,512]  int64[]  bool[4]   an array of that dtype and shape
@@ -178,6 +180,11 @@ def _add_dump_parser(commands) -> None:
         "--dynamic",
         action="store_true",
         help="make every array size symbolic (to_static(dynamic=True); sizes print as n0, n1, ...)",
+    )
+    dump.add_argument(
+        "--grad",
+        metavar="ARGNUMS",
+        help="show the gradient graph of dy2st.value_and_grad(FUNC, argnums) instead (ARGNUMS: 0 or 0,2)",
     )
     dump.add_argument(
         "--memory",
@@ -421,7 +428,8 @@ class Output:
 
 def wants_graph(options: argparse.Namespace) -> bool:
     return bool(
-        options.ir
+        options.grad is not None
+        or options.ir
         or options.before
         or options.after
         or options.passes
@@ -450,8 +458,25 @@ def run_dump(options: argparse.Namespace) -> str:
         out.add(f"transformed source of {qualname}", static.code)
     if wants_graph(options):
         args, kwargs = bind_arguments(static, options.args)
-        dump_graphs(static, args, kwargs, options, out)
+        shown = static
+        if options.grad is not None:
+            shown = _gradient_function(static, options)
+            options.ir = options.ir or not (options.before or options.after or options.passes)
+        dump_graphs(shown, args, kwargs, options, out)
     return out.render()
+
+
+def _gradient_function(static, options: argparse.Namespace):
+    """``dy2st.value_and_grad(FUNC, argnums)`` for ``--grad ARGNUMS``."""
+    from dy2st.gradients import value_and_grad
+
+    if options.executor or options.compiled or options.memory or options.dynamic:
+        raise UsageError("--grad shows graphs: use it with --ir, --before, --after or --passes")
+    try:
+        argnums = tuple(int(k) for k in options.grad.split(","))
+    except ValueError:
+        raise UsageError(f"--grad takes argument positions such as 0 or 0,2, not {options.grad!r}") from None
+    return value_and_grad(static, argnums=argnums if len(argnums) > 1 else argnums[0])
 
 
 def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, out: Output) -> None:

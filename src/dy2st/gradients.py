@@ -40,7 +40,7 @@ class _GradientProgram:
 
     program: Program
     graph: Graph
-    executor: Executor
+    executor: Executor | None  # None until the graph is optimized and compiled
     num_outputs: int  # outputs of the forward graph, before the gradients
     argument_trees: list[TreeDef]  # the structure of each differentiated argument
     argument_leaves: list[list[int]]  # the leaf indices of each differentiated argument
@@ -66,15 +66,25 @@ class _Differentiated:
         return sum(len(v) for v in self._cache.values())
 
     @public_api
-    def graph(self, *args: Any, **kwargs: Any) -> Graph:
-        """The optimized gradient graph for this input signature."""
+    def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
+        """The gradient graph for this input signature: the forward graph with the backward code
+        appended, after the optimizing passes unless ``optimize=False``."""
+        if not optimize:
+            _, arguments, leaves, _ = self._bound((*self.prefix, *args), kwargs)
+            return self._staged(arguments, leaves, self._seeded).graph
         return self._compiled(args, kwargs, seeded=self._seeded)[0].graph
+
+    @property
+    def backend(self) -> str:
+        """The backend the gradient graphs run on (the converted function's)."""
+        return self.static.backend
 
     _seeded = False  # vjp: the output cotangents are inputs of the graph
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any], seeds: Sequence[Any] = ()) -> tuple[Any, list[Any]]:
         """The function's result and the gradients of the differentiated arguments."""
         gradient, leaves, captured, numbers = self._compiled(args, kwargs, self._seeded)
+        assert gradient.executor is not None
         outputs = gradient.executor.run(*leaves, *seeds, *captured)
         program = gradient.program
         value = unflatten(program.output_treedef, outputs[: program.num_results])
@@ -88,9 +98,7 @@ class _Differentiated:
     def _compiled(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool
     ) -> tuple[_GradientProgram, list[Any], list[Any], list[bool]]:
-        args = (*self.prefix, *args)
-        args, numbers = self._floats_as_arrays(args)
-        key, arguments, leaves = self.static._bind(args, kwargs)
+        key, arguments, leaves, numbers = self._bound((*self.prefix, *args), kwargs)
         for candidate in self._cache.get(key, ()):
             captured = [source.read() for source in candidate.program.capture_sources]
             if candidate.program.captures_match(captured) and candidate.program.guards_hold():
@@ -99,6 +107,15 @@ class _Differentiated:
             built = self._build(arguments, leaves, seeded)
         self._cache.setdefault(key, []).append(built)
         return built, leaves, [source.read() for source in built.program.capture_sources], numbers
+
+    def _bound(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any], list[Any], list[bool]]:
+        """The cache key, arguments and array leaves of a call (Python floats among the
+        differentiated arguments made arrays), and which differentiated arguments were floats."""
+        args, numbers = self._floats_as_arrays(args)
+        key, arguments, leaves = self.static._bind(args, kwargs)
+        return key, arguments, leaves, numbers
 
     def _positions(self) -> list[int]:
         """The differentiated arguments' positions in the unbound function's signature."""
@@ -130,6 +147,14 @@ class _Differentiated:
         return tuple(listed), numbers
 
     def _build(self, arguments: dict[str, Any], leaves: list[Any], seeded: bool) -> _GradientProgram:
+        staged = self._staged(arguments, leaves, seeded)
+        graph = optimize(staged.graph, passes=[*numpy_passes(), *tier_passes(self.static.backend)])
+        staged.graph = graph
+        staged.executor = make_executor(graph, staged.program.writebacks, self.static.backend)
+        return staged
+
+    def _staged(self, arguments: dict[str, Any], leaves: list[Any], seeded: bool) -> _GradientProgram:
+        """The gradient graph before the passes (no executor yet)."""
         names = list(arguments)
         ranges: dict[str, tuple[TreeDef, list[int]]] = {}
         for name, value in arguments.items():
@@ -156,12 +181,10 @@ class _Differentiated:
         wrt = [index for name in wrt_names for index in ranges[name][1]]
         grads = differentiate(graph, wrt, float_outputs, seeds)
         _return_gradients(ret, grads, [leaves[i] for i in wrt])
-        graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(self.static.backend)])
-        executor = make_executor(graph, program.writebacks, self.static.backend)
         return _GradientProgram(
             program,
             graph,
-            executor,
+            None,
             num_outputs,
             [ranges[name][0] for name in wrt_names],
             [ranges[name][1] for name in wrt_names],

@@ -69,6 +69,7 @@ BINARY = [
     (np.logaddexp, (-2, 2), (-2, 2)),
     (np.logaddexp2, (-2, 2), (-2, 2)),
     (np.remainder, (0.1, 0.9), (1.0, 2.0)),
+    (np.copysign, (-2, 2), (-2, 2)),
 ]
 
 

@@ -205,3 +205,17 @@ def test_cond_inside_a_while_loop():
         return (y**2).sum()
 
     assert_gradient_matches(f, np.array([0.4, 0.6]))
+
+
+def test_a_loop_whose_adjoint_reads_nothing_from_the_forward_pass():
+    """The tape then only counts iterations (a pop of no values)."""
+
+    def f(x, A):
+        s = 0.0
+        for i in range(3):
+            s = s + x[1]
+            A[0, 0] = A[0, 0] + s
+        return A.sum()
+
+    g = dy2st.grad(f)(np.arange(4.0), np.ones((2, 2)))
+    np.testing.assert_array_equal(g, [0.0, 6.0, 0.0, 0.0])

@@ -169,3 +169,32 @@ def test_argnums_inside_star_args_is_refused_clearly():
 
     with pytest.raises(dy2st.DifferentiationError, match="not a named positional parameter"):
         dy2st.grad(f)(np.ones(2))
+
+
+def test_the_graph_before_the_passes_holds_the_forward_and_backward_code():
+    def f(x):
+        return (np.sin(x) * x).sum()
+
+    graph = dy2st.grad(f).graph(np.ones(3), optimize=False)
+    assert len(graph.outputs) == 2  # the value, then the gradient
+    assert sum(1 for op in graph.walk()) > sum(1 for op in dy2st.to_static(f).graph(np.ones(3), optimize=False).walk())
+
+
+def test_dump_prints_the_gradient_graph(tmp_path):
+    from dy2st.cli import main
+
+    source = tmp_path / "model.py"
+    source.write_text(
+        "import numpy as np\n\ndef f(a):\n    x = a\n    while x > 1.0:\n        x = x * 0.5\n    return x * x\n"
+    )
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["dump", f"{source}::f", "--grad", "0", "--arg", "a=f64[]"]) == 0
+    text = out.getvalue()
+    assert text.count("while_loop") == 2 and "tape_pop" in text
+    with contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit) as usage:
+        main(["dump", f"{source}::f", "--grad", "x", "--arg", "a=f64[]"])
+    assert usage.value.code == 2

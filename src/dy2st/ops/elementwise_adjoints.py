@@ -167,6 +167,17 @@ def _logaddexp(power_of: str):
     return vjp
 
 
+def _copysign(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``copysign(a, b)`` is ``a`` or ``-a``: the gradient to ``a`` keeps or flips its sign; ``b``
+    only chooses the sign (zero gradient)."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    a = op.operands[0]
+    same = e.op("equal", e.op("signbit", a), e.op("signbit", op.result))
+    return [e.op("where", same, g, neg(e, g)), None]
+
+
 def _remainder(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     """``a % b = a - floor(a / b) * b``."""
     (g,) = cts
@@ -196,5 +207,6 @@ UFUNC_ADJOINTS: dict[np.ufunc, AdjointRule] = {
     np.logaddexp: _logaddexp("exp"),
     np.logaddexp2: _logaddexp("exp2"),
     np.remainder: _remainder,
+    np.copysign: _copysign,
 }
 """The adjoint rule of each differentiable ufunc; ufuncs of booleans and integers need none."""

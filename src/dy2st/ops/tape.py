@@ -60,8 +60,9 @@ def _pop_rule(types: list[TensorType], saved: tuple[TensorType, ...]) -> list[Te
     return [TAPE_TYPE, *saved]
 
 
-def _pop(tape: list[Any], saved: tuple[TensorType, ...]) -> tuple[Any, ...]:
-    return (tape, *tape.pop())
+def _pop(tape: list[Any], saved: tuple[TensorType, ...]) -> Any:
+    values = tape.pop()
+    return (tape, *values) if saved else tape  # a one-result op returns its value itself
 
 
 def _nonempty_rule(types: list[TensorType]) -> TensorType:

@@ -1,0 +1,127 @@
+"""The gradient check of a generated program: ``dy2st.grad`` against central finite differences.
+
+The program's first call picks the point. A loss function is appended to the program's module:
+it calls ``program`` and sums every floating-point leaf of its result, so that any program whose
+result holds floats has a scalar to differentiate. The gradient with respect to each float64
+array argument is compared with central differences of the eager loss. Where the eager loss is
+not smooth at that point (a perturbation flips a branch, a loop's trip count, or an integer
+conversion: two step sizes disagree) or eager code raises, the program is skipped: finite
+differences say nothing there.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dy2st
+
+from .program import Program
+from .running import load_module
+
+STEPS = (1e-6, 2.5e-7)  # two step sizes: where they disagree, the loss is not smooth there
+RTOL = 1e-5
+
+
+class GradientOutcome(enum.IntEnum):
+    PASSED = 0
+    SKIPPED = 1  # nothing to compare: no float64 argument or result, eager raised, not smooth
+    REFUSAL = 2  # a dy2st error on code eager NumPy runs (no adjoint rule, a build refusal)
+    CRASH = 3  # an exception that is not a dy2st error
+    MISMATCH = 4  # a gradient that differs from finite differences
+
+
+@dataclass(frozen=True)
+class GradientResult:
+    outcome: GradientOutcome
+    signature: str  # what went wrong, without names and numbers
+    detail: str = ""
+
+
+def float_leaf_paths(value: Any, path: str = "r") -> list[str]:
+    """Expressions reading each floating-point leaf of a result (``r[0]``, ``r['w']``)."""
+    if isinstance(value, (tuple, list)):
+        return [p for i, item in enumerate(value) for p in float_leaf_paths(item, f"{path}[{i}]")]
+    if isinstance(value, dict):
+        return [p for key, item in value.items() for p in float_leaf_paths(item, f"{path}[{key!r}]")]
+    if isinstance(value, (np.ndarray, np.floating, float)) and np.asarray(value).dtype.kind == "f":
+        return [path]
+    return []
+
+
+def loss_source(arity: int, paths: list[str]) -> str:
+    parameters = ", ".join(f"a{i}" for i in range(arity))
+    total = " + ".join(f"np.sum({p})" for p in paths)
+    return f"\n\ndef loss({parameters}):\n    r = program({parameters})\n    return {total}\n"
+
+
+def _eager(fn, args: tuple[Any, ...]) -> Any:
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return fn(*copy.deepcopy(args))
+
+
+def central_differences(loss, args: tuple[Any, ...], k: int, step: float) -> np.ndarray:
+    x = args[k]
+    grad = np.zeros(x.shape)
+    for index in np.ndindex(x.shape):
+        values = []
+        for sign in (1.0, -1.0):
+            moved = x.copy()
+            moved[index] += sign * step * max(1.0, abs(float(x[index])))
+            values.append(float(_eager(loss, (*args[:k], moved, *args[k + 1 :]))))
+        grad[index] = (values[0] - values[1]) / (2 * step * max(1.0, abs(float(x[index]))))
+    return grad
+
+
+def check_gradients(program: Program, directory: Path) -> GradientResult:
+    """Compare dy2st.grad with finite differences on the program's first call."""
+    call = program.calls[0]
+    if call.kwargs:
+        return GradientResult(GradientOutcome.SKIPPED, "keyword arguments")
+    module = load_module(program.source, directory, f"gradient_{program.family}_{program.seed}")
+    try:
+        result = _eager(module.program, call.args)
+    except Exception:
+        return GradientResult(GradientOutcome.SKIPPED, "eager raises")
+    paths = float_leaf_paths(result)
+    wrt = [
+        k
+        for k, a in enumerate(call.args)
+        if isinstance(a, np.ndarray) and a.dtype == np.float64 and 0 < a.size <= 64 and np.all(np.isfinite(a))
+    ]
+    if not paths or not wrt:
+        return GradientResult(GradientOutcome.SKIPPED, "no float64 argument or float result")
+    path = Path(module.__file__ or "")
+    path.write_text(program.source + loss_source(len(call.args), paths))
+    module = load_module(path.read_text(), directory, f"gradient_{program.family}_{program.seed}")
+    loss = module.loss
+    for k in wrt:
+        fine, finer = (central_differences(loss, call.args, k, step) for step in STEPS)
+        if not np.all(np.isfinite(fine)) or not np.allclose(fine, finer, rtol=1e-4, atol=1e-6):
+            return GradientResult(GradientOutcome.SKIPPED, "the loss is not smooth at this point")
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                got = dy2st.grad(loss, argnums=k)(*copy.deepcopy(call.args))
+        except dy2st.Dy2stError as error:
+            return GradientResult(GradientOutcome.REFUSAL, _first_line(error), str(error))
+        except Exception as error:  # a crash: the comparison is about which exception
+            return GradientResult(GradientOutcome.CRASH, f"{type(error).__name__}: {_first_line(error)}", repr(error))
+        scale = max(1.0, float(np.max(np.abs(fine), initial=0.0)))
+        if np.shape(got) != fine.shape or not np.allclose(got, fine, rtol=RTOL, atol=RTOL * scale):
+            detail = f"argument {k}: dy2st.grad gave\n{got!r}\nfinite differences\n{fine!r}"
+            return GradientResult(GradientOutcome.MISMATCH, "the gradient differs from finite differences", detail)
+    return GradientResult(GradientOutcome.PASSED, "")
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).splitlines()
+    text = lines[0] if lines else type(error).__name__
+    return text.split(": error: ", 1)[-1]
