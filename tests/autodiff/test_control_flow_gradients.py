@@ -219,3 +219,24 @@ def test_a_loop_whose_adjoint_reads_nothing_from_the_forward_pass():
 
     g = dy2st.grad(f)(np.arange(4.0), np.ones((2, 2)))
     np.testing.assert_array_equal(g, [0.0, 6.0, 0.0, 0.0])
+
+
+def test_sizes_known_only_at_run_time_inside_a_loop():
+    """``out[:i]`` has a size that changes every iteration: the backward code reads each
+    iteration's size from its own values, not from the last one the forward loop left."""
+
+    def f(x):
+        out = np.zeros(len(x))
+        for i in range(1, len(x)):
+            out[i] = out[:i].sum() * 0.5 + x[i] * out[:i].mean()
+        return out.sum() + x[x > 0.5].mean()
+
+    assert_gradient_matches(f, np.array([1.0, 0.3, 2.0, -1.0, 0.7, 0.9]))
+
+
+def test_masked_reductions_of_a_data_dependent_size():
+    def f(x):
+        y = x[x > 0.0]
+        return (y - y.mean()).var() + y.std() * 2.0 + np.sort(x).sum()
+
+    assert_gradient_matches(f, np.array([1.0, -0.3, 2.0, -1.0, 0.7, 0.9]))

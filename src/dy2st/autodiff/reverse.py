@@ -48,7 +48,7 @@ def differentiate(graph: Graph, wrt: Sequence[int], of: Sequence[int], seeds: Se
         if output in active:
             _accumulate(emitter, adjoints, output, seed)
     Backprop(active).ops(emitter, list(body.ops), adjoints)
-    grads = [adjoints.get(graph.inputs[i]) or zeros(emitter, graph.inputs[i].type) for i in wrt]
+    grads = [adjoints.get(graph.inputs[i]) or zeros(emitter, graph.inputs[i]) for i in wrt]
     body.append(ret)
     return grads
 
@@ -184,7 +184,7 @@ class Backprop:
             if cotangent is not None and value in self.active:
                 _accumulate(inner, local, value, cotangent)
         self.ops(inner, block.ops[:], local)
-        outs = [local[v] if v in local else zeros(inner, v.type) for v in free]
+        outs = [local[v] if v in local else zeros(inner, v) for v in free]
         block.append(Op(YIELD, outs, [], loc=e.loc))
         return block
 
@@ -198,8 +198,8 @@ class Backprop:
         if not carried and not free:
             return
         starts, body_ops, ends = list(body.args), body.ops[:-1], list(body.ops[-1].operands)
-        start_cotangents = [adjoints.get(op.results[k]) or zeros(e, op.results[k].type) for k in carried]
-        start_sums = [zeros(e, v.type) for v in free]
+        start_cotangents = [adjoints.get(op.results[k]) or zeros(e, op.results[k]) for k in carried]
+        start_sums = [zeros(e, v) for v in free]
         arg_types = [TAPE_TYPE, *(v.type for v in start_cotangents), *(v.type for v in start_sums)]
 
         check = Block(arg_types)
@@ -255,7 +255,7 @@ def _sum(e: Emitter, a: Value, b: Value) -> Value:
 
 def _or_zeros(e: Emitter, adjoints: dict[Value, Value], value: Value) -> Value:
     cotangent = adjoints.get(value)
-    return fit_to(e, cotangent, value.type) if cotangent is not None else zeros(e, value.type)
+    return fit_to(e, cotangent, value.type) if cotangent is not None else zeros(e, value)
 
 
 def _save_instead_of_recomputing(step: Block, clones: set[Op], mapping: dict[Value, Value]) -> list[Value]:

@@ -16,7 +16,6 @@ import numpy as np
 
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter, Operand
-from dy2st.ir.symbolic import dim_product
 from dy2st.ir.types import TensorType
 
 Cotangents = list[Value | None]
@@ -29,9 +28,14 @@ def differentiable(t: TensorType) -> bool:
     return t.dtype.kind == "f"
 
 
-def zeros(e: Emitter, t: TensorType) -> Value:
-    """A new array of zeros of type ``t`` (a strong array even for a weak number's type)."""
-    return e.op("full", shape=tuple(t.shape), fill_value=0, dtype=t.dtype)
+def zeros(e: Emitter, like: Value) -> Value:
+    """A new array of zeros of ``like``'s shape and dtype (a strong array even for a weak
+    number). Sizes known only at run time are read from ``like`` itself: a loop or branch may
+    hold several arrays whose sizes carry the same symbol but differ from run to run."""
+    t = like.type
+    if all(isinstance(n, int) for n in t.shape):
+        return e.op("full", shape=tuple(t.shape), fill_value=0, dtype=t.dtype)
+    return e.op("zeros_like", like)
 
 
 def add(e: Emitter, a: Value | None, b: Value | None) -> Value | None:
@@ -84,22 +88,29 @@ def reduced_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 def expand_reduced(e: Emitter, g: Value, x: TensorType, axis: Any, keepdims: bool) -> Value:
     """A reduction's cotangent (or result) ``g`` with the reduced axes of ``x`` put back as
     size-1 axes, so that it broadcasts against ``x``."""
-    if keepdims:
+    if keepdims or x.ndim == 0:
         return g
-    axes = reduced_axes(axis, x.ndim)
-    shape = tuple(1 if k in axes else n for k, n in enumerate(x.shape))
-    return e.op("reshape", g, shape=shape)
+    return e.op("expand_dims", g, axes=reduced_axes(axis, x.ndim))
 
 
-def spread(e: Emitter, g: Value, x: TensorType, axis: Any, keepdims: bool) -> Value:
-    """A reduction's cotangent broadcast over ``x``'s shape (the cotangent of ``sum``)."""
-    return e.op("broadcast_to", expand_reduced(e, g, x, axis, keepdims), shape=tuple(x.shape))
+def spread(e: Emitter, g: Value, x: Value, axis: Any, keepdims: bool) -> Value:
+    """A reduction's cotangent broadcast over the shape of its operand ``x`` (the cotangent of
+    ``sum``); sizes known only at run time are read from ``x``."""
+    expanded = expand_reduced(e, g, x.type, axis, keepdims)
+    if all(isinstance(n, int) for n in x.type.shape):
+        return e.op("broadcast_to", expanded, shape=tuple(x.type.shape))
+    return e.op("broadcast_to_like", expanded, x)
 
 
-def reduced_count(x: TensorType, axis: Any) -> Any:
-    """How many elements each result of a reduction over ``axis`` combines (a size, possibly
-    symbolic)."""
-    return dim_product(tuple(x.shape[k] for k in reduced_axes(axis, x.ndim)))
+def reduced_count(e: Emitter, x: Value, axis: Any) -> Value | int:
+    """How many elements each result of a reduction of ``x`` over ``axis`` combines: an int, or
+    a value computed from ``x``'s shape when the graph runs."""
+    count: Value | int = 1
+    for k in reduced_axes(axis, x.type.ndim):
+        n = x.type.shape[k]
+        size: Value | int = n if isinstance(n, int) else e.op("dim", x, axis=k)
+        count = count * size if isinstance(count, int) and isinstance(size, int) else e.op("multiply", count, size)
+    return count
 
 
 def swap_last_axes(e: Emitter, x: Value) -> Value:

@@ -98,6 +98,24 @@ register(OpDef("linspace", _linspace_rule, _linspace_kernel, doc="np.linspace wi
 register(OpDef("eye", _eye_rule, _eye_kernel, doc="np.eye / np.identity"))
 
 
+def _zeros_like_rule(types):
+    (t,) = types
+    return TensorType(t.shape, t.dtype)
+
+
+# Zeros shaped like an operand, for sizes known only when the graph runs: the backward code of a
+# gradient makes the zero cotangents of data-dependent-size values with it (``ops/adjoint.py``).
+register(
+    OpDef(
+        "zeros_like",
+        _zeros_like_rule,
+        lambda x: np.zeros(np.shape(x), np.result_type(x)),
+        returns_fresh=True,
+        doc="zeros of the operand's shape and dtype",
+    )
+)
+
+
 def fresh_array(name: str, **attrs: Any) -> Tensor:
     """Emit a creation op; its result is a writable array, never an immutable NumPy scalar."""
     result = apply(name, **attrs)

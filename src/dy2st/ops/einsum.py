@@ -27,6 +27,7 @@ from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import reject_unsupported
+from dy2st.ops.shape import broadcast_like
 from dy2st.staging.handlers import handles
 from dy2st.staging.tensor import apply
 
@@ -124,8 +125,8 @@ def _einsum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         subscripts = ",".join([output, *(t for t, _ in others)]) + "->" + kept
         grad = e.op("einsum", g, *(v for _, v in others), subscripts=subscripts)
         if kept != term:  # labels summed only here: broadcast back over them
-            shape = tuple(n if label in seen else 1 for label, n in zip(term, operand.type.shape))
-            grad = e.op("broadcast_to", e.op("reshape", grad, shape=shape), shape=tuple(operand.type.shape))
+            missing = tuple(k for k, label in enumerate(term) if label not in seen)
+            grad = broadcast_like(e, e.op("expand_dims", grad, axes=missing), operand)
         grads.append(grad)
     return grads
 

@@ -516,7 +516,7 @@ def _getitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         return [None] * len(op.operands)
     x, *indices = op.operands
     template = op.attrs["template"]
-    return [e.op(INDEX_ADD, zeros(e, x.type), g, *indices, template=template), *([None] * len(indices))]
+    return [e.op(INDEX_ADD, zeros(e, x), g, *indices, template=template), *([None] * len(indices))]
 
 
 def _setitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:

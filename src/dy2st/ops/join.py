@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
@@ -87,6 +87,8 @@ def _concatenate_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     if g is None:
         return [None] * len(op.operands)
     axis = op.attrs["axis"]
+    if not all(isinstance(v.type.shape[axis], int) for v in op.operands):
+        raise DifferentiationError("the gradient of np.concatenate of sizes known only at run time", op.loc)
     pieces: list[Value | None] = []
     start: Any = 0
     for operand in op.operands:

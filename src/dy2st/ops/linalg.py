@@ -74,20 +74,19 @@ def _matmul_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         vector_grads = _vector_product_vjp(e, a, b, g)
         if vector_grads is not None:
             return vector_grads
-    a2 = a if a.type.ndim > 1 else e.op("reshape", a, shape=(1, a.type.shape[0]))
-    b2 = b if b.type.ndim > 1 else e.op("reshape", b, shape=(b.type.shape[0], 1))
-    g_shape = tuple(g.type.shape)
-    if a.type.ndim == 1:
-        g_shape = (*g_shape[: len(g_shape) - (b.type.ndim > 1)], 1, *g_shape[len(g_shape) - (b.type.ndim > 1) :])
-    if b.type.ndim == 1:
-        g_shape = (*g_shape, 1)
-    g2 = e.op("reshape", g, shape=g_shape)
+    a2 = a if a.type.ndim > 1 else e.op("expand_dims", a, axes=(0,))
+    b2 = b if b.type.ndim > 1 else e.op("expand_dims", b, axes=(1,))
+    g2 = g
+    if a.type.ndim == 1:  # the row axis matmul dropped from the result
+        g2 = e.op("expand_dims", g2, axes=(g2.type.ndim - (b.type.ndim > 1),))
+    if b.type.ndim == 1:  # the column axis
+        g2 = e.op("expand_dims", g2, axes=(g2.type.ndim,))
     da = e.op("matmul", g2, swap_last_axes(e, b2))
     db = e.op("matmul", swap_last_axes(e, a2), g2)
     if a.type.ndim == 1:
-        da = e.op("reshape", da, shape=(*da.type.shape[:-2], da.type.shape[-1]))
+        da = e.op("getitem", da, template=(Ellipsis, 0, slice(None)))
     if b.type.ndim == 1:
-        db = e.op("reshape", db, shape=tuple(db.type.shape[:-1]))
+        db = e.op("getitem", db, template=(Ellipsis, 0))
     return [da, db]
 
 
@@ -122,8 +121,7 @@ def _vector_product_vjp(e: Emitter, a: Value, b: Value, g: Value) -> Cotangents 
 
 
 def _outer(e: Emitter, u: Value, v: Value) -> Value:
-    column = e.op("reshape", u, shape=(u.type.shape[0], 1))
-    return e.op("multiply", column, e.op("reshape", v, shape=(1, v.type.shape[0])))
+    return e.op("multiply", e.op("expand_dims", u, axes=(1,)), e.op("expand_dims", v, axes=(0,)))
 
 
 def _inv_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
@@ -145,8 +143,7 @@ def _solve_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     gb = emit_numpy_call(e, "np.linalg.solve", swap_last_axes(e, a), g, result=g.type)
     x = op.result
     if b.type.ndim == 1:
-        column = e.op("reshape", gb, shape=(gb.type.shape[0], 1))
-        ga = e.op("multiply", column, e.op("reshape", x, shape=(1, x.type.shape[0])))
+        ga = _outer(e, gb, x)
     else:
         ga = e.op("matmul", gb, swap_last_axes(e, x))
     return [e.op("negative", ga), gb]
@@ -160,7 +157,7 @@ def _det_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (a,) = op.operands
     inverse = emit_numpy_call(e, "np.linalg.inv", a, result=a.type)
     scale = e.op("multiply", g, op.result)
-    scale = e.op("reshape", scale, shape=(*scale.type.shape, 1, 1))
+    scale = e.op("expand_dims", scale, axes=(scale.type.ndim, scale.type.ndim + 1))
     return [e.op("multiply", scale, swap_last_axes(e, inverse))]
 
 

@@ -284,7 +284,7 @@ def _make_handler(name: str):
 # --- adjoint rules (dy2st.autodiff) ------------------------------------------------------
 def _sum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (g,) = cts
-    x = op.operands[0].type
+    x = op.operands[0]
     return [None if g is None else spread(e, g, x, op.attrs.get("axis"), op.attrs.get("keepdims", False))]
 
 
@@ -292,9 +292,9 @@ def _mean_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (g,) = cts
     if g is None:
         return [None]
-    x = op.operands[0].type
-    count = _static_count(op)
-    return [div(e, spread(e, g, x, op.attrs.get("axis"), op.attrs.get("keepdims", False)), float(count))]
+    x, axis = op.operands[0], op.attrs.get("axis")
+    total = spread(e, g, x, axis, op.attrs.get("keepdims", False))
+    return [div(e, total, _count(e, x, axis))]
 
 
 def _extreme_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
@@ -318,13 +318,20 @@ def _var_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         return [None]
     x = op.operands[0]
     axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
-    count = float(_static_count(op)) - float(op.attrs.get("ddof", 0))
+    count = _count(e, x, axis)
+    ddof = float(op.attrs.get("ddof", 0))
+    dof = count - ddof if isinstance(count, (int, float)) else e.op("subtract", count, ddof)
     centred = e.op("subtract", x, e.op("mean", x, axis=axis, keepdims=True))
     share = expand_reduced(e, g, x.type, axis, keepdims)
     if op.name == "std":
         share = div(e, share, expand_reduced(e, op.result, x.type, axis, keepdims))
-        return [mul(e, centred, div(e, share, count))]
-    return [mul(e, centred, div(e, share, count / 2.0))]
+        return [mul(e, centred, div(e, share, dof))]
+    return [mul(e, centred, div(e, mul(e, share, 2.0), dof))]
+
+
+def _count(e: Emitter, x: Value, axis: Any) -> Value | float:
+    count = reduced_count(e, x, axis)
+    return float(count) if isinstance(count, int) else count
 
 
 def _prod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
@@ -336,6 +343,8 @@ def _prod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     x = op.operands[0]
     axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
     axes = reduced_axes(axis, x.type.ndim)
+    if not all(isinstance(n, int) for n in x.type.shape):
+        raise DifferentiationError("the gradient of np.prod of an array of a size known only at run time", op.loc)
     if len(axes) > 1 and axes != tuple(range(x.type.ndim)):
         raise DifferentiationError("the gradient of np.prod over several axes (but not all)", op.loc)
     along = axes[0] if len(axes) == 1 else 0
@@ -356,13 +365,6 @@ def _exclusive_products(e: Emitter, x: Value, axis: int, from_end: bool) -> Valu
     before = e.op("getitem", x, template=(slice(None),) * axis + (slice(None, -1),))
     products = e.op("cumprod", e.op("concatenate", ones, before, axis=axis), axis=axis)
     return reversed_along(e, products, axis) if from_end else products
-
-
-def _static_count(op: Op) -> int:
-    count = reduced_count(op.operands[0].type, op.attrs.get("axis"))
-    if not isinstance(count, int):
-        raise DifferentiationError(f"the gradient of {op.name} over a size known only at run time", op.loc)
-    return count
 
 
 _ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _extreme_vjp, "prod": _prod_vjp}

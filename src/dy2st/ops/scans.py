@@ -28,6 +28,7 @@ from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import axis_error, build_error, normalize_axes, reject_unsupported, static_int
+from dy2st.ops.shape import reshaped_like
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
 
@@ -87,8 +88,7 @@ def _cumsum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     axis = op.attrs.get("axis")
     along = 0 if axis is None else axis
     total = reversed_along(e, e.op("cumsum", reversed_along(e, g, along), axis=along), along)
-    x = op.operands[0].type
-    return [e.op("reshape", total, shape=tuple(x.shape)) if axis is None else total]
+    return [reshaped_like(e, total, op.operands[0]) if axis is None else total]
 
 
 _SCAN_ADJOINTS = {"cumsum": _cumsum_vjp}

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
-from dy2st.ir.core import Op
+from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import SymExpr, broadcast_shapes, dims_equal
@@ -77,6 +77,75 @@ RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST, COPY = "reshape", "transpose", "ast
 """Opcodes other layers build or rewrite (simplification composes them)."""
 
 
+# --- shapes read from an operand when the graph runs --------------------------------------------
+# Backward code reshapes and broadcasts cotangents to the shapes of forward values. Where those
+# hold sizes known only at run time, the sizes are read from a value of that shape (the forward
+# value itself) rather than from an attribute: inside a loop, values whose sizes carry the same
+# symbol differ from one iteration to the next.
+EXPAND_DIMS, RESHAPE_LIKE, BROADCAST_LIKE = "expand_dims", "reshape_like", "broadcast_to_like"
+
+
+def _expand_dims_rule(types, axes):
+    (t,) = types
+    shape = list(t.shape)
+    for axis in sorted(axes):
+        shape.insert(axis, 1)
+    return TensorType(tuple(shape), t.dtype)
+
+
+def _like_second_rule(types):
+    x, like = types
+    return TensorType(like.shape, x.dtype)
+
+
+register(
+    OpDef(
+        EXPAND_DIMS,
+        _expand_dims_rule,
+        lambda x, axes: np.expand_dims(x, axes),
+        view=True,
+        doc="np.expand_dims: size-1 axes inserted at the positions axes (sorted)",
+    )
+)
+register(
+    OpDef(
+        RESHAPE_LIKE,
+        _like_second_rule,
+        lambda x, like: np.reshape(x, np.shape(like)),
+        view=True,
+        doc="x reshaped to the shape of the second operand",
+    )
+)
+register(
+    OpDef(
+        BROADCAST_LIKE,
+        _like_second_rule,
+        lambda x, like: np.broadcast_to(x, np.shape(like)),
+        view=True,
+        doc="x broadcast to the shape of the second operand (a read-only view)",
+    )
+)
+
+
+def static_shape_of(t: TensorType) -> bool:
+    return all(isinstance(n, int) for n in t.shape)
+
+
+def reshaped_like(e: Emitter, x: Value, like: Value) -> Value:
+    """``x`` reshaped to ``like``'s shape: an attribute where the shape is static, else read from
+    ``like`` when the graph runs."""
+    if static_shape_of(like.type):
+        return e.op(RESHAPE, x, shape=tuple(like.type.shape))
+    return e.op(RESHAPE_LIKE, x, like)
+
+
+def broadcast_like(e: Emitter, x: Value, like: Value) -> Value:
+    """``x`` broadcast to ``like``'s shape (see ``reshaped_like``)."""
+    if static_shape_of(like.type):
+        return e.op("broadcast_to", x, shape=tuple(like.type.shape))
+    return e.op(BROADCAST_LIKE, x, like)
+
+
 def _same_cotangent(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     """Ops that keep values as they are (copy, astype, broadcast_to): the cotangent passes
     through; the caller casts it back and sums it over broadcast axes."""
@@ -85,7 +154,7 @@ def _same_cotangent(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
 
 def _reshape_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (g,) = cts
-    return [None if g is None else e.op(RESHAPE, g, shape=tuple(op.operands[0].type.shape))]
+    return [None if g is None else reshaped_like(e, g, op.operands[0])]
 
 
 def _transpose_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:

@@ -57,20 +57,20 @@ def _sort_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (x,) = op.operands
     axis = op.attrs["axis"]
     attrs = {k: v for k, v in op.attrs.items() if k in ("kind", "stable")}
+    if not all(isinstance(n, int) for n in x.type.shape):
+        raise DifferentiationError("the gradient of np.sort of an array of a size known only at run time", op.loc)
     if axis is None:
         flat = e.op("reshape", x, shape=(op.result.type.shape[0],))
         order = e.op("argsort", flat, axis=0, **attrs)
-        spread = e.op("index_add", zeros(e, flat.type), g, order, template=(TENSOR_SLOT,))
+        spread = e.op("index_add", zeros(e, flat), g, order, template=(TENSOR_SLOT,))
         return [e.op("reshape", spread, shape=tuple(x.type.shape))]
-    if not all(isinstance(n, int) for n in x.type.shape):
-        raise DifferentiationError("the gradient of np.sort of an array of a size known only at run time", op.loc)
     order = e.op("argsort", x, axis=axis, **attrs)
     shape = x.type.shape
     template = tuple(
         TENSOR_SLOT if k == axis else np.arange(int(n)).reshape((-1,) + (1,) * (len(shape) - k - 1))
         for k, n in enumerate(shape)
     )
-    return [e.op("index_add", zeros(e, x.type), g, order, template=template)]
+    return [e.op("index_add", zeros(e, x), g, order, template=template)]
 
 
 register(OpDef("sort", _sorted_rule(None), _sort_kernel, doc="np.sort along an axis", vjp=_sort_vjp))

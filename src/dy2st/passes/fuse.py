@@ -429,8 +429,11 @@ def _splice(block: Block, ordered: list[Op], fused: Op, dead_consts: set[Op], in
     ops[first : last + 1] = stay + [fused] + move
     fused.parent = block
     index.position[fused] = last_key
-    for k, op in enumerate(move, start=1):
-        index.position[op] = last_key + (next_key - last_key) * k / (len(move) + 1)
+    keys = [last_key + (next_key - last_key) * k / (len(move) + 1) for k in range(1, len(move) + 1)]
+    if all(a < b for a, b in zip([last_key, *keys], [*keys, next_key])):
+        index.position.update(zip(move, keys))
+    else:  # the interval was split so often that its keys no longer differ: number the ops anew
+        index.position.update((op, float(i)) for i, op in enumerate(ops))
     for op in dead_consts:
         if op in index.position and index.position[op] < index.position[ordered[0]]:
             del ops[index.index_in_block(op)]
