@@ -50,8 +50,9 @@ class _Differentiated:
     """What ``grad``, ``value_and_grad`` and ``vjp`` share: the converted function, which
     arguments are differentiated, and the gradient graphs built so far, one per signature."""
 
-    def __init__(self, fun: Callable[..., Any], argnums: int | Sequence[int]):
+    def __init__(self, fun: Callable[..., Any], argnums: int | Sequence[int], checkpoint: bool = False):
         converted = to_static(fun)
+        self.checkpoint = checkpoint
         self.static, self.prefix = _unbound(cast(Converted, converted))
         self.argnums_given = argnums
         self.argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -179,7 +180,7 @@ class _Differentiated:
             seeds = [emitter.const(np.ones((), ret.operands[i].type.dtype)) for i in float_outputs]
         graph.body.ops.append(ret)
         wrt = [index for name in wrt_names for index in ranges[name][1]]
-        grads = differentiate(graph, wrt, float_outputs, seeds)
+        grads = differentiate(graph, wrt, float_outputs, seeds, self.checkpoint)
         _return_gradients(ret, grads, [leaves[i] for i in wrt])
         return _GradientProgram(
             program,
@@ -286,7 +287,7 @@ class _VjpFunction(_Differentiated):
 
 
 @public_api
-def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> GradFunction:
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *, checkpoint: bool = False) -> GradFunction:
     """The gradient of ``fun``, a function returning a floating-point scalar (a 0-d array, a NumPy
     float or a Python float computed from its arrays).
 
@@ -296,18 +297,23 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> GradFunct
         argnums: which positional argument to differentiate (an int), or several (a tuple: the
             gradient is then a tuple). Each must hold floating-point arrays or numbers; a
             gradient has its argument's structure, shape and dtype.
+        checkpoint: loops keep only the values each iteration starts from and recompute the
+            iteration for its adjoint, instead of keeping every value the adjoint reads: less
+            memory for loops over large arrays, more time (docs/autodiff.md).
 
     Returns:
         A converted function, cached per input signature; ``.graph(*args)`` shows the gradient
         graph.
     """
-    return GradFunction(fun, argnums)
+    return GradFunction(fun, argnums, checkpoint)
 
 
 @public_api
-def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0) -> ValueAndGradFunction:
+def value_and_grad(
+    fun: Callable[..., Any], argnums: int | Sequence[int] = 0, *, checkpoint: bool = False
+) -> ValueAndGradFunction:
     """Like ``grad``, but the function returns ``(fun(*args), gradient)`` from one graph."""
-    return ValueAndGradFunction(fun, argnums)
+    return ValueAndGradFunction(fun, argnums, checkpoint)
 
 
 @public_api

@@ -323,3 +323,64 @@ def test_assignment_through_repeated_indices_gives_the_gradient_to_the_value_kep
     np.testing.assert_array_equal(gv, [0.0, 1.0, 3.0])  # y[0] keeps v[1], as NumPy leaves it
     assert_gradient_matches(f, x, v, argnums=1)
     assert_gradient_matches(f, x, v)
+
+
+def test_compress_and_extract():
+    mask = np.array([True, False, True, True])
+
+    def f(x):
+        return (np.compress(mask, x) ** 2).sum() + np.extract(x > 0.2, x).sum() * 3.0
+
+    assert_gradient_matches(f, np.array([0.5, -0.3, 0.9, 0.1]))
+
+    def g(x):
+        return (np.compress(np.array([False, True, True]), x, axis=1) ** 2).sum()
+
+    assert_gradient_matches(g, _inputs(-1, 1, shape=(2, 3)))
+
+
+def test_tile_repeat_pad_split_roll():
+    def f(x):
+        a, b = np.split(x, 2)
+        return (
+            (np.tile(x, (2, 1)) * np.arange(8.0).reshape(2, 4)).sum()
+            + (np.repeat(x, 3) ** 2).sum()
+            + (np.pad(x, (1, 2)) * np.arange(7.0)).sum()
+            + (a * b).sum()
+            + (np.roll(x, 1) * np.arange(4.0)).sum()
+        )
+
+    assert_gradient_matches(f, np.array([0.5, -0.3, 0.9, 0.1]))
+
+    def g(x):
+        return (np.repeat(x, 2, axis=1) * np.arange(12.0).reshape(2, 6)).sum()
+
+    assert_gradient_matches(g, _inputs(-1, 1, shape=(2, 3)))
+
+
+@pytest.mark.parametrize("offset", [0, 1, -1])
+def test_diagonal_and_trace(offset):
+    def f(x):
+        return (np.diagonal(x, offset) ** 2).sum() + np.trace(x) + np.diagonal(x, offset, 1, 0).sum() * 2.0
+
+    assert_gradient_matches(f, _inputs(-1, 1, shape=(3, 4)))
+
+
+def test_item():
+    def f(x):
+        return x.item(2) * x.max().item() + x.reshape(2, 2).item(1, 0)
+
+    assert_gradient_matches(f, np.array([0.5, -0.3, 0.9, 0.1]))
+
+
+def test_cholesky():
+    def f(A):
+        L = np.linalg.cholesky(A @ A.T + 4.0 * np.eye(3))
+        return (L * np.arange(9.0).reshape(3, 3)).sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1, shape=(3, 3)))
+
+    def g(S):
+        return (np.linalg.cholesky(S) ** 2).sum()  # NumPy reads the lower triangle only
+
+    assert_gradient_matches(g, np.array([[4.0, 0.3, 9.0], [0.5, 3.0, 9.0], [0.2, -0.4, 5.0]]))

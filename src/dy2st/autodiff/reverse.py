@@ -33,10 +33,13 @@ from dy2st.ops.tape import TAPE_TYPE
 _tape_numbers = itertools.count()
 
 
-def differentiate(graph: Graph, wrt: Sequence[int], of: Sequence[int], seeds: Sequence[Value]) -> list[Value]:
+def differentiate(
+    graph: Graph, wrt: Sequence[int], of: Sequence[int], seeds: Sequence[Value], checkpoint: bool = False
+) -> list[Value]:
     """Append to ``graph``'s body the backward code giving the cotangents of inputs ``wrt`` for
     the cotangents ``seeds`` of outputs ``of``, and return them (zeros for an input the outputs
-    do not depend on). The return op stays last; the caller adds the results to it."""
+    do not depend on). The return op stays last; the caller adds the results to it.
+    ``checkpoint``: loops save only what each iteration starts from (see ``Backprop``)."""
     body = graph.body
     active = {graph.inputs[i] for i in wrt if differentiable(graph.inputs[i].type)}
     mark_active(body, active)
@@ -47,7 +50,7 @@ def differentiate(graph: Graph, wrt: Sequence[int], of: Sequence[int], seeds: Se
         output = ret.operands[index]
         if output in active:
             _accumulate(emitter, adjoints, output, seed)
-    Backprop(active).ops(emitter, list(body.ops), adjoints)
+    Backprop(active, checkpoint).ops(emitter, list(body.ops), adjoints)
     grads = [adjoints.get(graph.inputs[i]) or zeros(emitter, graph.inputs[i]) for i in wrt]
     body.append(ret)
     return grads

@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, user_location
+from dy2st.errors import DifferentiationError, GraphBuildError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
-from dy2st.ops.adjoint import Cotangents
+from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
 from dy2st.ops.shape import read_only_view
 from dy2st.staging.handlers import handles, method
@@ -72,12 +72,37 @@ register(
 register(
     OpDef("triu", _triangle_rule, lambda x, k: np.triu(x, k), doc="np.triu: the upper triangle", vjp=_triangle_vjp)
 )
+
+
+def _diagonal_places(rows: int, cols: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, column) positions of the ``offset`` diagonal of a rows x cols matrix."""
+    first_row = np.arange(diagonal_length(rows, cols, offset)) + max(-offset, 0)
+    return first_row, first_row - max(-offset, 0) + max(offset, 0)
+
+
+def _diagonal_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """The cotangent goes back onto the diagonal of a matrix (``np.trace`` stages this too)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    if x.type.ndim != 2 or not all(isinstance(n, int) for n in x.type.shape):
+        raise DifferentiationError("the gradient of np.diagonal of other than a matrix of static size", op.loc)
+    n, m = (int(d) for d in x.type.shape)
+    if (op.attrs["axis1"], op.attrs["axis2"]) == (1, 0):  # the diagonal of the transpose
+        cols, rows = _diagonal_places(m, n, op.attrs["offset"])
+    else:
+        rows, cols = _diagonal_places(n, m, op.attrs["offset"])
+    return [e.op("index_add", zeros(e, x), g, template=(rows, cols))]
+
+
 register(
     OpDef(
         "diagonal",
         _diagonal_rule,
         lambda x, offset, axis1, axis2: np.diagonal(x, offset, axis1, axis2),
         view=True,
+        vjp=_diagonal_vjp,
         doc="np.diagonal (a read-only view)",
     )
 )

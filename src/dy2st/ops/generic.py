@@ -55,6 +55,7 @@ from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import SymExpr, data_dependent_size, is_data_dependent
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import zeros
 from dy2st.ops.join import array_from_nested, contains_tensor
 from dy2st.staging.handlers import CREATION_HANDLERS, FALLBACKS, RUNTIME_QUERIES
 from dy2st.staging.tensor import Tensor, apply
@@ -353,12 +354,47 @@ def emit_numpy_call(e: Emitter, function: str, *operands: Value, result: TensorT
 
 def _numpy_call_vjp(e: Emitter, op: Op, cts: list[Value | None]) -> list[Any]:
     rule = NUMPY_CALL_ADJOINTS.get(op.attrs["function"])
-    plain = op.attrs["arguments"] == (SLOT,) * len(op.operands) and not op.attrs["keywords"] and not op.attrs["mutated"]
-    if rule is None or not plain:
+    if rule is None:
         raise DifferentiationError(
             f"cannot differentiate through {op.attrs['function']}: dy2st has no adjoint rule for it", op.loc
         )
     return rule(e, op, cts)
+
+
+def require_plain_call(op: Op) -> None:
+    """Refuse to differentiate a generic call other than ``f(a, b, ...)`` of its operands (keyword
+    arguments, constants among the arguments, written arguments): its rule assumes that form."""
+    if op.attrs["arguments"] != (SLOT,) * len(op.operands) or op.attrs["keywords"] or op.attrs["mutated"]:
+        raise DifferentiationError(
+            f"the gradient of {op.attrs['function']} called with other arguments than its arrays", op.loc
+        )
+
+
+def _item_vjp(e: Emitter, op: Op, cts: list[Value | None]) -> list[Any]:
+    """``x.item()``, ``x.item(k)``, ``x.item(i, j)``: the cotangent goes to that element."""
+    (g,) = cts
+    x = op.operands[0]
+    arguments = op.attrs["arguments"]
+    if g is None:
+        return [None]
+    if len(op.operands) != 1 or op.attrs["keywords"] or not all(isinstance(n, int) for n in x.type.shape):
+        raise DifferentiationError(
+            "the gradient of ndarray.item with array arguments or of a size known only at run time", op.loc
+        )
+    shape = tuple(int(n) for n in x.type.shape)
+    where = arguments[1:]
+    if len(where) == 1 and isinstance(where[0], tuple):
+        where = where[0]
+    if not where:
+        index: tuple[int, ...] = (0,) * len(shape)
+    elif len(where) == 1:
+        index = tuple(int(k) for k in np.unravel_index(int(where[0]) % math.prod(shape), shape))
+    else:
+        index = tuple(int(k) for k in where)
+    return [e.op("index_add", zeros(e, x), g, template=index)]
+
+
+NUMPY_CALL_ADJOINTS["ndarray.item"] = _item_vjp
 
 
 register(

@@ -13,7 +13,7 @@ from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, swap_last_axes
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
-from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, emit_numpy_call
+from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, emit_numpy_call, require_plain_call
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -161,7 +161,48 @@ def _det_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [e.op("multiply", scale, swap_last_axes(e, inverse))]
 
 
-NUMPY_CALL_ADJOINTS.update({"np.linalg.inv": _inv_vjp, "np.linalg.solve": _solve_vjp, "np.linalg.det": _det_vjp})
+def _cholesky_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``L = cholesky(S)`` (S read from its lower triangle, as NumPy reads it): with
+    ``phi(X)`` the lower triangle of ``X`` with its diagonal halved,
+    ``S_bar = L^-T phi(L^T g) L^-1``, and the gradient is ``phi(S_bar + S_bar^T)``: zero above the
+    diagonal, which NumPy never reads (for a symmetric ``S = A A^T`` the gradient in ``A`` is the
+    same as with a symmetric convention)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    (s,) = op.operands
+    if s.type.ndim != 2 or not all(isinstance(n, int) for n in s.type.shape):
+        raise DifferentiationError("the gradient of np.linalg.cholesky of other than one matrix of static size", op.loc)
+    halve_diagonal = 1.0 - 0.5 * np.eye(int(s.type.shape[0]), dtype=s.type.dtype)
+    lower = op.result
+
+    def phi(x: Value) -> Value:
+        return e.op("multiply", e.op("tril", x, k=0), halve_diagonal)
+
+    inverse = emit_numpy_call(e, "np.linalg.inv", lower, result=lower.type)
+    inner = phi(e.op("matmul", swap_last_axes(e, lower), g))
+    s_bar = e.op("matmul", e.op("matmul", swap_last_axes(e, inverse), inner), inverse)
+    return [phi(e.op("add", s_bar, swap_last_axes(e, s_bar)))]
+
+
+def _plain(rule):
+    """A rule for the plain form ``f(a, b, ...)`` of a generic call."""
+
+    def checked(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+        require_plain_call(op)
+        return rule(e, op, cts)
+
+    return checked
+
+
+NUMPY_CALL_ADJOINTS.update(
+    {
+        "np.linalg.inv": _plain(_inv_vjp),
+        "np.linalg.solve": _plain(_solve_vjp),
+        "np.linalg.det": _plain(_det_vjp),
+        "np.linalg.cholesky": _plain(_cholesky_vjp),
+    }
+)
 
 
 register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, c_ordered_result=True, doc="np.dot", vjp=_matmul_vjp))

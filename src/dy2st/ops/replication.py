@@ -17,9 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, normalize_axes, static_shape
 from dy2st.ops.shape import as_array
 from dy2st.staging.handlers import handles, method
@@ -35,7 +38,34 @@ def _tile_rule(types, reps):
     return TensorType(tuple(d * r for d, r in zip(shape, reps)), t.dtype)
 
 
-register(OpDef("tile", _tile_rule, lambda x, reps: np.tile(x, reps), doc="np.tile with static repetitions"))
+def _static(e_op: Op) -> None:
+    x = e_op.operands[0].type
+    if not all(isinstance(n, int) for n in x.shape):
+        raise DifferentiationError(
+            f"the gradient of np.{e_op.name} of an array of a size known only at run time", e_op.loc
+        )
+
+
+def _tile_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Every copy adds into its source: the cotangent split into (repetition, size) axis pairs,
+    summed over the repetitions."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    _static(op)
+    x = op.operands[0].type
+    reps = tuple(op.attrs["reps"])
+    ndim = max(x.ndim, len(reps))
+    shape = (1,) * (ndim - x.ndim) + tuple(x.shape)
+    reps = (1,) * (ndim - len(reps)) + reps
+    pairs = tuple(n for r, d in zip(reps, shape) for n in (r, d))
+    total = e.op("sum", e.op("reshape", g, shape=pairs), axis=tuple(range(0, 2 * ndim, 2)), keepdims=False)
+    return [e.op("reshape", total, shape=tuple(x.shape))]
+
+
+register(
+    OpDef("tile", _tile_rule, lambda x, reps: np.tile(x, reps), doc="np.tile with static repetitions", vjp=_tile_vjp)
+)
 
 
 @handles(np.tile)
@@ -64,9 +94,47 @@ def _repeat_rule(types, repeats, axis):
     return TensorType(t.shape[:axis] + (total,) + t.shape[axis + 1 :], t.dtype)
 
 
+def _repeat_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Each element adds up the cotangents of its copies: with one count for all, the repeated
+    axis split into (length, count) and summed over the count."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    _static(op)
+    x = op.operands[0].type
+    repeats, axis = op.attrs["repeats"], op.attrs["axis"]
+    if isinstance(repeats, tuple):
+        if len(repeats) != 1:
+            raise DifferentiationError("the gradient of np.repeat with a count per element", op.loc)
+        repeats = repeats[0]
+    if axis is None:
+        total = e.op("sum", e.op("reshape", g, shape=(x.size, repeats)), axis=(1,), keepdims=False)
+        return [e.op("reshape", total, shape=tuple(x.shape))]
+    split = (*x.shape[:axis], x.shape[axis], repeats, *x.shape[axis + 1 :])
+    return [e.op("sum", e.op("reshape", g, shape=split), axis=(axis + 1,), keepdims=False)]
+
+
+def _pad_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Constant padding: the operand's cotangent is the middle of the result's. The other modes
+    copy edge values into the padding, which ``np.pad`` spells out per mode: not differentiated."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    if op.attrs["mode"] != "constant":
+        raise DifferentiationError(f"the gradient of np.pad with mode={op.attrs['mode']!r}", op.loc)
+    template = tuple(
+        slice(before, before + n) for (before, _), n in zip(op.attrs["pad_width"], op.operands[0].type.shape)
+    )
+    return [e.op("getitem", g, template=template)]
+
+
 register(
     OpDef(
-        "repeat", _repeat_rule, lambda x, repeats, axis: np.repeat(x, repeats, axis), doc="np.repeat with static counts"
+        "repeat",
+        _repeat_rule,
+        lambda x, repeats, axis: np.repeat(x, repeats, axis),
+        doc="np.repeat with static counts",
+        vjp=_repeat_vjp,
     )
 )
 
@@ -105,7 +173,7 @@ def _pad_kernel(x, pad_width, mode, **options):
     return np.pad(x, pad_width, mode=mode, **options)
 
 
-register(OpDef("pad", _pad_rule, _pad_kernel, doc="np.pad with static widths"))
+register(OpDef("pad", _pad_rule, _pad_kernel, doc="np.pad with static widths", vjp=_pad_vjp))
 
 
 def _static_nested(value: Any, func_name: str, what: str) -> Any:

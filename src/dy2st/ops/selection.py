@@ -20,11 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import data_dependent_size, dims_equal
 from dy2st.ir.types import TensorType
+from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
+from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.shape import as_array
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import Tensor, apply
@@ -122,8 +126,45 @@ def _extract_kernel(condition, a):
     return np.extract(condition, a)
 
 
-register(OpDef("compress", _compress_rule, _compress_kernel, returns_fresh=True, doc="np.compress along an axis"))
-register(OpDef("extract", _extract_rule, _extract_kernel, returns_fresh=True, doc="np.extract: elements where true"))
+def _selected_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``compress``/``extract``: each selected element's cotangent goes back to its place; the
+    others get none. The places are the condition's nonzero (flat) positions."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    condition, x = op.operands
+    axis = op.attrs.get("axis")
+    places = e.op("flatnonzero", condition)
+    if axis is not None:
+        template = (slice(None),) * axis + (TENSOR_SLOT,)
+        return [None, e.op("index_add", zeros(e, x), g, places, template=template)]
+    if not all(isinstance(n, int) for n in x.type.shape):
+        raise DifferentiationError(f"the gradient of {op.name} of an array of a size known only at run time", op.loc)
+    flat = e.op("full", shape=(x.type.size,), fill_value=0, dtype=x.type.dtype)
+    spread = e.op("index_add", flat, g, places, template=(TENSOR_SLOT,))
+    return [None, e.op("reshape", spread, shape=tuple(x.type.shape))]
+
+
+register(
+    OpDef(
+        "compress",
+        _compress_rule,
+        _compress_kernel,
+        returns_fresh=True,
+        doc="np.compress along an axis",
+        vjp=_selected_vjp,
+    )
+)
+register(
+    OpDef(
+        "extract",
+        _extract_rule,
+        _extract_kernel,
+        returns_fresh=True,
+        doc="np.extract: elements where true",
+        vjp=_selected_vjp,
+    )
+)
 
 
 @handles(np.compress)
