@@ -218,3 +218,14 @@ def test_checkpointed_loops_recompute_their_iterations_and_agree():
     # starts from (the whole matrix B and the counter).
     assert pushed(recomputed.graph(A)) == [2]
     assert all(n >= 1 for n in pushed(saved.graph(A)))
+
+
+def test_a_gradient_through_complex_numbers_is_refused_not_zero():
+    """np.abs(np.fft.rfft(x)) depends on x through complex values: refusing is the honest
+    answer until complex differentiation exists (it once returned zeros)."""
+
+    def f(x):
+        return np.abs(np.fft.rfft(x)).sum()
+
+    with pytest.raises(dy2st.DifferentiationError, match="complex"):
+        dy2st.grad(f)(np.arange(8.0))

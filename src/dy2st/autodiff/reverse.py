@@ -27,6 +27,7 @@ from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opcodes import TAPE_NEW, TAPE_NONEMPTY, TAPE_POP, TAPE_PUSH
 from dy2st.ir.opdefs import get_op
+from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import add, differentiable, fit_to, zeros
 from dy2st.ops.tape import TAPE_TYPE
 
@@ -66,12 +67,12 @@ def mark_active(block: Block, active: set[Value]) -> None:
                 mark_active(region.block, active)
             yields = [region.block.ops[-1].operands for region in op.regions]
             for k, result in enumerate(op.results):
-                if differentiable(result.type) and any(y[k] in active for y in yields):
+                if _depends(result.type) and any(y[k] in active for y in yields):
                     active.add(result)
         elif op.name == WHILE_LOOP:
             _mark_loop_active(op, active)
         elif any(v in active for v in op.operands) or any(v in active for v in _free_values(op)):
-            active.update(r for r in op.results if differentiable(r.type))
+            active.update(r for r in op.results if _depends(r.type))
 
 
 def _mark_loop_active(op: Op, active: set[Value]) -> None:
@@ -79,14 +80,21 @@ def _mark_loop_active(op: Op, active: set[Value]) -> None:
     carried = [v in active for v in op.operands]
     while True:  # to a fixpoint: a value made active in one iteration is active in the next
         for arg, is_active in zip(body.args, carried):
-            if is_active and differentiable(arg.type):
+            if is_active and _depends(arg.type):
                 active.add(arg)
         mark_active(body, active)
         after = [was or y in active for was, y in zip(carried, body.ops[-1].operands)]
         if after == carried:
             break
         carried = after
-    active.update(r for r, is_active in zip(op.results, carried) if is_active and differentiable(r.type))
+    active.update(r for r, is_active in zip(op.results, carried) if is_active and _depends(r.type))
+
+
+def _depends(t: TensorType) -> bool:
+    """Can a value of this type carry a gradient on to later values? Floats can; so can complex
+    numbers (``np.abs(np.fft.rfft(x))`` depends on ``x`` through them), which ``Backprop.simple``
+    refuses to differentiate rather than treat as constants."""
+    return differentiable(t) or t.dtype.kind == "c"
 
 
 def _free_values(op: Op) -> list[Value]:
@@ -150,6 +158,12 @@ class Backprop:
         if not any(wanted):
             return
         rule = get_op(op.name).vjp
+        if any(v.type.dtype.kind == "c" for v in [*op.operands, *op.results] if v in self.active):
+            raise DifferentiationError(
+                f"cannot differentiate through {op.name} of complex numbers: dy2st differentiates real "
+                "floating-point values only",
+                op.loc,
+            )
         if rule is None:
             raise DifferentiationError(
                 f"cannot differentiate through {op.name}: dy2st has no adjoint rule for it "
