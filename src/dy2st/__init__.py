@@ -8,7 +8,9 @@ def model(x, flag):
 """
 
 from dy2st import ops as _ops  # noqa: F401  (registers every op)
-from dy2st.api import StaticFunction, cond, to_static, while_loop
+from dy2st.api import StaticFunction, cond, save, to_static, while_loop
+from dy2st.deploy.graph_format import SavedGraphError
+from dy2st.deploy.saving import LoadedFunction, SignatureMismatchError, load
 from dy2st.errors import (
     ConversionError,
     DifferentiationError,
@@ -32,6 +34,9 @@ __all__ = [
     "Dy2stRuntimeError",
     "GraphAssertionError",
     "GraphBuildError",
+    "LoadedFunction",
+    "SavedGraphError",
+    "SignatureMismatchError",
     "SourceLocation",
     "StaticFunction",
     "TensorValueError",
@@ -39,6 +44,8 @@ __all__ = [
     "UnsupportedSyntaxError",
     "cond",
     "grad",
+    "load",
+    "save",
     "to_static",
     "value_and_grad",
     "vjp",

@@ -19,6 +19,7 @@ import contextlib
 import functools
 import gc
 import inspect
+import os
 import threading
 import types
 import warnings
@@ -32,6 +33,7 @@ from dy2st.backend.numba import numba_available
 from dy2st.backend.numba.executor import TieredExecutor, chosen_backend, make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
+from dy2st.deploy.saving import write_saved
 from dy2st.eager_rerun import RerunEagerly, restoring_run
 from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
 from dy2st.fast_call import CHANGED, build_fast_call, fast_key, positional_arity
@@ -40,7 +42,7 @@ from dy2st.ir.core import Graph
 from dy2st.ir.symbolic import Symbol, numbering_data_dependent_sizes, recording_guards
 from dy2st.ir.verifier import verify
 from dy2st.passes import optimize
-from dy2st.passes.pipeline import VERIFY_EVERY_PASS
+from dy2st.passes.pipeline import CLEANUP_PIPELINE, VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
 from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
 from dy2st.runtime.pytree import LEAF, TreeDef, flatten, unflatten
@@ -158,6 +160,22 @@ class StaticFunction:
         executor.wait_compiled()
         left = "".join(f"# left on the NumPy tier: {reason}\n" for reason in executor.failures)
         return left + executor.compiled_source
+
+    @public_api
+    def save(self, path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
+        """Write the graph for the signature of ``args`` to ``path``, to run with ``dy2st.load``
+        without this function's source (docs/deploy.md). Arrays it reads from globals and
+        closures are saved by value."""
+        self._save(path, args, kwargs, skip=0)
+
+    def _save(self, path: str | os.PathLike[str], args: tuple[Any, ...], kwargs: dict[str, Any], skip: int) -> None:
+        _, arguments, _ = self._bind(args, kwargs)
+        given = self.signature.bind(*args, **kwargs).arguments
+        with _BUILD_LOCK, recording_guards(), numbering_data_dependent_sizes():
+            program = self._stage(arguments)
+            graph = optimize(program.graph, passes=[cls() for cls in CLEANUP_PIPELINE])
+        defaults = [name for name in arguments if name not in given]
+        write_saved(path, program, graph, arguments, skip, defaults)
 
     @property
     def num_graphs(self) -> int:
@@ -412,6 +430,12 @@ class BoundStaticFunction(_WithBoundArguments):
         self.static = static
         self.instance = instance
 
+    @public_api
+    def save(self, path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
+        """Write the method's graph for ``args`` to ``path``; the arrays the instance holds are
+        saved by value, and the loaded function takes the other arguments (``dy2st.save``)."""
+        cast(StaticFunction, self.static)._save(path, (self.instance, *args), kwargs, skip=1)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         static = cast(StaticFunction, self.static)
         try:  # a public API boundary, written out as in StaticFunction.__call__
@@ -533,6 +557,18 @@ def _convert(
         f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
         "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"
     )
+
+
+@public_api
+def save(fn: Callable[..., Any], path: str | os.PathLike[str], *example_args: Any, **example_kwargs: Any) -> None:
+    """Write the graph ``fn`` builds for the signature of the example arguments to ``path``: one
+    file (docs/deploy.md) that ``dy2st.load`` runs without ``fn``'s source, module or dy2st's
+    transformer. Arrays stand for every array of their shape and dtype; Python values are baked
+    in, as in ``to_static``; arrays read from globals and closures are saved by value."""
+    converted = _convert(fn, False, True)
+    if isinstance(converted, PartialStaticFunction):
+        raise ConversionError("dy2st.save takes a function or a method, not a functools.partial")
+    converted.save(path, *example_args, **example_kwargs)
 
 
 # The public cond and while_loop, with dy2st's frames hidden from the errors they raise.

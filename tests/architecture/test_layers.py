@@ -9,6 +9,7 @@ Every import in src/ is scanned, at module level and inside functions. The rules
 - ``frontend/`` imports no ``runtime/``, ``staging/``, ``ops/``, ``passes/`` nor ``backend/``;
 - ``autodiff/`` (graph to gradient graph, on ``ir/`` and the ops' adjoint rules) imports no
   ``passes/``, ``backend/``, ``runtime/``, ``frontend/`` nor ``api``;
+- ``deploy/`` (saved graphs) imports no ``frontend/``, ``api`` nor ``gradients``;
 - nothing but ``cli.py``, ``gradients.py`` (the gradient API beside it) and the package
   ``__init__`` imports ``api``.
 """
@@ -32,6 +33,7 @@ FORBIDDEN = {
     "frontend": {"staging", "ops", "passes", "backend", "runtime", "api", "cli"},
     "runtime": {"api", "cli", "gradients"},
     "autodiff": {"passes", "backend", "runtime", "frontend", "api", "cli", "gradients"},
+    "deploy": {"frontend", "api", "cli", "gradients"},
 }
 
 

@@ -50,6 +50,10 @@ DEFAULT_PIPELINE: tuple[type[Pass], ...] = (
 """Pass classes of the default pipeline, in the order they run. A second round of the cleanups
 changed nothing on any graph of the pass tests (tests/passes), so each runs once."""
 
+CLEANUP_PIPELINE: tuple[type[Pass], ...] = DEFAULT_PIPELINE[: DEFAULT_PIPELINE.index(DeadCodeElimination) + 1]
+"""The passes that change what a graph computes, not how a backend runs it (the ones before
+fusion): a saved graph has been through these (dy2st.save), and the rest run when it is loaded."""
+
 PASSES_BY_NAME: dict[str, type[Pass]] = {cls.name: cls for cls in DEFAULT_PIPELINE}
 """Every known pass by its CLI spelling (``dy2st dump --after NAME`` validates against it)."""
 
