@@ -29,6 +29,8 @@ import importlib.util
 import inspect
 import os
 import re
+import shutil
+import subprocess
 import sys
 import types
 from collections.abc import Callable, Sequence
@@ -180,6 +182,13 @@ def _add_dump_parser(commands) -> None:
         "--dynamic",
         action="store_true",
         help="make every array size symbolic (to_static(dynamic=True); sizes print as n0, n1, ...)",
+    )
+    dump.add_argument(
+        "--format",
+        choices=("text", "dot", "svg"),
+        default="text",
+        help="how graphs are printed: dy2st's IR text, Graphviz DOT, or SVG drawn by Graphviz's 'dot' "
+        "(regions as nested clusters); dot or svg alone prints the optimized graph",
     )
     dump.add_argument(
         "--grad",
@@ -429,6 +438,7 @@ class Output:
 def wants_graph(options: argparse.Namespace) -> bool:
     return bool(
         options.grad is not None
+        or options.format != "text"
         or options.ir
         or options.before
         or options.after
@@ -459,6 +469,8 @@ def run_dump(options: argparse.Namespace) -> str:
     if wants_graph(options):
         args, kwargs = bind_arguments(static, options.args)
         shown = static
+        if options.format != "text" and not (options.ir or options.before or options.after or options.passes):
+            options.ir = True
         if options.grad is not None:
             shown = _gradient_function(static, options)
             options.ir = options.ir or not (options.before or options.after or options.passes)
@@ -489,6 +501,10 @@ def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, 
     from dy2st.passes.pipeline import optimize
 
     def show(graph) -> str:
+        if options.format == "dot":
+            return graph.to_dot()
+        if options.format == "svg":
+            return _svg(graph.to_dot())
         return print_graph(graph, locs=options.locs)
 
     if options.before or options.after or options.passes:
@@ -505,6 +521,20 @@ def dump_graphs(static, args: tuple, kwargs: dict, options: argparse.Namespace, 
         out.add("compiled loops (Numba)", static.compiled_source(*args, **kwargs))
     if options.memory:
         out.add("memory", "\n".join(memory_report(static.graph(*args, **kwargs), NUMPY_TARGET).lines()))
+
+
+def _svg(dot_text: str) -> str:
+    """``dot_text`` drawn as SVG by Graphviz's ``dot`` program."""
+    program = shutil.which("dot")
+    if program is None:
+        raise UsageError(
+            "--format svg needs Graphviz's 'dot' program, which is not installed "
+            "(apt install graphviz, brew install graphviz); --format dot prints the text it would draw"
+        )
+    drawn = subprocess.run([program, "-Tsvg"], input=dot_text, capture_output=True, text=True, timeout=120)
+    if drawn.returncode != 0:
+        raise UsageError(f"Graphviz's dot could not draw the graph: {drawn.stderr.strip()}")
+    return drawn.stdout
 
 
 def _after_each_printer(options: argparse.Namespace, out: Output, show: Callable) -> Callable:

@@ -21,6 +21,7 @@ COINCIDENCES = {
     ("runtime/errstate.py", "all"),  # np.errstate(all=...)
     ("backend/numpy/lowering.py", "divmod"),  # Python's builtin divmod, written into generated code
     ("runtime/control_flow/values.py", "divmod"),  # Python's divmod(k, 3) of a Python number
+    ("cli.py", "dot"),  # Graphviz's dot program and the DOT format of `dump --format`
 }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from dy2st.errors import SourceLocation
+from dy2st.ir.dot import to_dot
 from dy2st.ir.opcodes import (  # noqa: F401  (re-exported)
     COND,
     CONST,
@@ -213,6 +214,12 @@ class Graph:
 
     def __str__(self) -> str:
         return print_graph(self)
+
+    def to_dot(self) -> str:
+        """The graph as Graphviz DOT text: ops labelled with their source lines, ``cond`` and
+        ``while_loop`` regions and fused groups as nested clusters, edges labelled with the
+        values' types (``dot -Tsvg`` draws it; ``dy2st dump --format svg`` does both)."""
+        return to_dot(self)
 
     def __repr__(self) -> str:
         return f"<Graph {self.name}: {sum(1 for _ in self.walk())} ops>"
