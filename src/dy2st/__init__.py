@@ -24,6 +24,7 @@ from dy2st.errors import (
     UnsupportedSyntaxError,
 )
 from dy2st.gradients import grad, value_and_grad, vjp
+from dy2st.tracing import TracedFunction, TracerWarning, trace
 
 __version__ = "0.1.0"
 
@@ -39,6 +40,8 @@ __all__ = [
     "SignatureMismatchError",
     "SourceLocation",
     "StaticFunction",
+    "TracedFunction",
+    "TracerWarning",
     "TensorValueError",
     "UnsupportedOpError",
     "UnsupportedSyntaxError",
@@ -47,6 +50,7 @@ __all__ = [
     "load",
     "save",
     "to_static",
+    "trace",
     "value_and_grad",
     "vjp",
     "while_loop",

@@ -38,7 +38,7 @@ from dy2st.runtime.control_flow.rolling import attempts, rolling
 from dy2st.runtime.control_flow.values import PythonNumber, size_number
 from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
 from dy2st.runtime.recursion import watch_recursion
-from dy2st.staging.builder import FORMAT_MARK, GraphBuilder
+from dy2st.staging.builder import FORMAT_MARK, Decision, GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
 
 
@@ -97,6 +97,8 @@ class Program:
     in_place_updates: list[InPlaceUpdate] = field(default_factory=list)
     symbols: dict[Symbol, list[tuple[int, int]]] = field(default_factory=dict)
     size_guards: list[Guard] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)  # tracing mode: see ``trace``
+    decisions_start: int = 0  # the output index of the first decision's value
 
     @property
     def is_dynamic(self) -> bool:
@@ -230,6 +232,7 @@ def trace(
     arguments: dict[str, Any],
     name: str,
     dynamic: frozenset[tuple[int, int]] = frozenset(),
+    concrete: bool = False,
 ) -> Program:
     """Stage ``fn`` (a converted function) on the bound ``arguments``.
 
@@ -240,12 +243,16 @@ def trace(
     that fails with a loop rolled starts again with it unrolled (``control_flow/rolling.py``).
     A build that needs a symbolic size as a number (``SymbolicSizeNeeded``) is left to the
     caller, which builds again with those sizes static.
+
+    ``concrete``: tracing mode (``dy2st.trace``): ``fn`` is the original function, run on tensors
+    that also hold the values computed from the arguments' real values; each Python decision it
+    takes on a tensor is recorded and its value becomes an extra output (``Program.decisions``).
     """
     for policy in attempts():
         try:
             # Each attempt makes symbols of its own: a failed one's guards are dropped.
             with rolling(policy), attempt_guards(), staging_user_code():
-                program = _trace_once(fn, signature, arguments, name, dynamic)
+                program = _trace_once(fn, signature, arguments, name, dynamic, concrete)
         except Exception as error:
             if symbolic_size_needed(error) is not None:
                 raise
@@ -316,9 +323,15 @@ def _flattened(value: Any) -> tuple[TreeDef, list[Any]]:
 
 
 def _trace_once(
-    fn, signature: inspect.Signature, arguments: dict[str, Any], name: str, dynamic: frozenset[tuple[int, int]]
+    fn,
+    signature: inspect.Signature,
+    arguments: dict[str, Any],
+    name: str,
+    dynamic: frozenset[tuple[int, int]],
+    concrete: bool = False,
 ) -> Program:
     builder = GraphBuilder(name)
+    builder.concrete = {} if concrete else None
     with builder:
         inputs: list[Tensor] = []
         symbolic_arguments = {}
@@ -328,7 +341,7 @@ def _trace_once(
         for param, (treedef, leaves) in trees.items():
             tensors = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
-                placeholder = builder.add_input(next(types_in_order), path)
+                placeholder = builder.add_input(next(types_in_order), path, leaf)
                 tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
                 builder.caller_arrays[id(tensor)] = tensor
                 tensors.append(tensor)
@@ -371,6 +384,8 @@ def _trace_once(
         caller_arrays = _caller_arrays(out_leaves, inputs + captures)
         if any(index is not None for index in caller_arrays):
             attrs[RETURNS_CALLER_ARRAY] = caller_arrays
+        decisions_start = len(outputs)
+        outputs.extend(decision.value for decision in builder.decisions)  # checked after each run
         graph = builder.finish(outputs, attrs=attrs or None)
     updates = [
         InPlaceUpdate(
@@ -381,9 +396,12 @@ def _trace_once(
         )
         for index, first in first_updates.items()
     ]
-    return Program(
+    program = Program(
         graph, output_treedef, list(builder.captures), builder.guards, writebacks, num_results, updates, symbols
     )
+    program.decisions = list(builder.decisions)
+    program.decisions_start = decisions_start
+    return program
 
 
 def _has_effects(builder: GraphBuilder, inputs: list[Tensor]) -> bool:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
+import operator
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from dy2st.errors import SourceLocation, build_error, user_frame, user_location
-from dy2st.ir.core import CONST, ERRSTATE_ATTR, RETURN, Block, Graph, Op, Region, Value
+from dy2st.errors import GraphBuildError, SourceLocation, build_error, user_frame, user_location
+from dy2st.ir.core import CONST, ERRSTATE_ATTR, RETURN, Block, Graph, Op, Region, Value, kernel_attrs
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, DIM
 from dy2st.ir.opdefs import UFUNC_OPS, get_op, infer_types
 from dy2st.ir.symbolic import Symbol, SymExpr, data_dependent_size, size_needed
@@ -22,6 +24,33 @@ _state = threading.local()
 # Delimits a formatted tensor's placeholder in a string (an ASCII control character that
 # formatted numbers never contain).
 FORMAT_MARK = "\x1d"
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+    """A Python decision taken on a tensor while tracing (``if x.sum() > 0:``, ``int(n)``): the
+    value decided on, how it was turned into a Python value, what that value was, and where."""
+
+    value: Value
+    kind: str
+    decided: Any
+    loc: SourceLocation | None
+
+
+def _item(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+DECISION_KINDS: dict[str, Callable[[Any], Any]] = {
+    "bool": bool,
+    "int": int,
+    "float": float,
+    "complex": complex,
+    "index": operator.index,
+    "item": _item,
+    "len": len,
+}
+"""How each kind of decision turns a concrete value into the Python value it decides on."""
 
 
 def current_builder() -> GraphBuilder | None:
@@ -73,6 +102,11 @@ class GraphBuilder:
         self.narrow_kinds = False
         # The data-dependent sizes of loop-carried values whose size changes (``loops``).
         self.loop_sizes: set[Symbol] = set()
+        # Tracing mode (``dy2st.trace``): the concrete value of every value emitted so far,
+        # computed from the call's real arguments as each op is emitted, and the Python decisions
+        # taken on tensors (``decide``), each a guard the graph checks when it runs.
+        self.concrete: dict[Value, Any] | None = None
+        self.decisions: list[Decision] = []
 
     # --- context -------------------------------------------------------------------------
     def __enter__(self) -> GraphBuilder:
@@ -98,11 +132,15 @@ class GraphBuilder:
             self.blocks.pop()
 
     # --- graph signature -----------------------------------------------------------------
-    def add_input(self, type: TensorType, name: str) -> Value:
-        """A placeholder; inputs must all be added before the first capture."""
+    def add_input(self, type: TensorType, name: str, concrete: Any = None) -> Value:
+        """A placeholder; inputs must all be added before the first capture. ``concrete``: the
+        call's argument there, which tracing mode computes with."""
         assert not self.captures, "inputs come before captures"
         self.graph.num_inputs += 1
-        return self.graph.body.add_arg(type, name)
+        value = self.graph.body.add_arg(type, name)
+        if self.concrete is not None:
+            self.concrete[value] = concrete
+        return value
 
     def add_capture(self, type: TensorType, name: str, source: Any) -> Value:
         self.captures.append(source)
@@ -196,7 +234,53 @@ class GraphBuilder:
         op = Op(name, operands, result_types, attrs, regions, loc)
         self.block.append(op)
         self.place_data_dependent_sizes(op.results)
+        if self.concrete is not None:
+            self.evaluate(op)
         return op
+
+    # --- tracing mode ------------------------------------------------------------------------
+    def evaluate(self, op: Op) -> None:
+        """Compute ``op``'s results from its operands' concrete values (tracing mode)."""
+        assert self.concrete is not None
+        opdef = get_op(op.name)
+        if op.name == CONST:
+            self.concrete[op.results[0]] = op.attrs["value"]
+            return
+        if opdef.side_effect:
+            return  # print and assert run when the graph runs, not while it is traced
+        if opdef.control_flow or (opdef.kernel is None and opdef.kernel_factory is None):
+            raise GraphBuildError(
+                f"{op.name} inside a traced function: dy2st.trace records Python control flow as it runs; "
+                "use dy2st.to_static for dy2st.cond and dy2st.while_loop",
+                op.loc,
+            )
+        operands = []
+        for v in op.operands:
+            if v not in self.concrete:
+                raise GraphBuildError(f"{op.name}: an operand without a value while tracing", op.loc)
+            value = self.concrete[v]
+            # A generator drawn from while tracing is a copy: the graph draws from the real one.
+            operands.append(copy.deepcopy(value) if v.type.dtype == np.dtype(object) else value)
+        attrs = kernel_attrs(op)
+        kernel = opdef.kernel_factory(**attrs) if opdef.kernel_factory is not None else opdef.kernel
+        assert kernel is not None
+        with np.errstate(all="ignore"):
+            result = kernel(*operands) if opdef.kernel_factory is not None else kernel(*operands, **attrs)
+        if len(op.results) == 1:
+            self.concrete[op.results[0]] = result
+        else:
+            self.concrete.update(zip(op.results, result))
+
+    def decide(self, value: Value, kind: str, loc: SourceLocation | None) -> Any:
+        """The Python value (``bool``, ``int``, ``float``, ``complex``, ``index``, ``item``) of a
+        traced tensor's concrete value, recorded as a decision the graph checks when it runs."""
+        assert self.concrete is not None
+        if value not in self.concrete:
+            raise GraphBuildError("a tensor without a value while tracing", loc)
+        concrete = self.concrete[value]
+        decided = DECISION_KINDS[kind](concrete)
+        self.decisions.append(Decision(value, kind, decided, loc))
+        return decided
 
     def place_data_dependent_sizes(self, values: list[Value]) -> None:
         """Record where each new data-dependent size can be read when the graph runs: the first

@@ -204,6 +204,8 @@ class Tensor:
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
+        if self._tracing and not isinstance(self.shape[0], int):
+            return self._builder.decide(self._value, "len", user_location(2))  # x[mask] while tracing
         return int(self.shape[0])  # a symbolic size raises SymbolicSizeNeeded (``len`` is staged)
 
     def __format__(self, spec: str) -> str:
@@ -227,25 +229,46 @@ class Tensor:
             note,
         )
 
+    @property
+    def _tracing(self) -> bool:
+        """Is this tensor being traced (``dy2st.trace``): does its value exist now?"""
+        return self._builder.concrete is not None
+
+    def _decided(self, kind: str) -> Any:
+        """The Python value of this traced tensor, a decision the graph checks when it runs."""
+        return self._builder.decide(self._value, kind, user_location(3))
+
     def __bool__(self) -> bool:
+        if self._tracing:
+            return self._decided("bool")
         raise self._concrete(
             "a Python bool",
             "use it as the condition of an if/while/assert/and/or/not that dy2st converts, or np.where",
         )
 
     def __int__(self) -> int:
+        if self._tracing:
+            return self._decided("int")
         raise self._concrete("a Python int", "keep it a tensor, or pass a Python int argument instead")
 
     def __float__(self) -> float:
+        if self._tracing:
+            return self._decided("float")
         raise self._concrete("a Python float", "keep it a tensor, or pass a Python float argument instead")
 
     def __complex__(self) -> complex:
+        if self._tracing:
+            return self._decided("complex")
         raise self._concrete("a Python complex", "keep it a tensor")
 
     def __index__(self) -> int:
+        if self._tracing:
+            return self._decided("index")
         raise self._concrete("a Python index", "index with the tensor itself (t[i]) or use a Python int")
 
     def __iter__(self):
+        if self._tracing and self.shape and isinstance(self.shape[0], int):
+            return iter([self[i] for i in range(self.shape[0])])  # rows, unrolled as eager code takes them
         raise self._concrete(
             "a Python iterable",
             "iterate over a tensor only as the iterable of a 'for' loop in a converted function",
@@ -261,6 +284,8 @@ class Tensor:
 
     def item(self, *args):
         """``t.item()``: a Python number read when the graph runs (NumPy's own method)."""
+        if self._tracing and not args:
+            return self._decided("item")
         return FALLBACKS["method"]("item", self, args, {})
 
     def tolist(self):
