@@ -8,8 +8,9 @@ def model(x, flag):
 """
 
 from dy2st import ops as _ops  # noqa: F401  (registers every op)
-from dy2st.api import StaticFunction, cond, save, to_static, while_loop
+from dy2st.api import StaticFunction, cond, export_onnx, save, to_static, while_loop
 from dy2st.deploy.graph_format import SavedGraphError
+from dy2st.deploy.onnx_export import OnnxExportError
 from dy2st.deploy.saving import LoadedFunction, SignatureMismatchError, load
 from dy2st.errors import (
     ConversionError,
@@ -36,6 +37,7 @@ __all__ = [
     "GraphAssertionError",
     "GraphBuildError",
     "LoadedFunction",
+    "OnnxExportError",
     "SavedGraphError",
     "SignatureMismatchError",
     "SourceLocation",
@@ -46,6 +48,7 @@ __all__ = [
     "UnsupportedOpError",
     "UnsupportedSyntaxError",
     "cond",
+    "export_onnx",
     "grad",
     "load",
     "save",

@@ -33,6 +33,7 @@ from dy2st.backend.numba import numba_available
 from dy2st.backend.numba.executor import TieredExecutor, chosen_backend, make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
+from dy2st.deploy.onnx_export import write_onnx
 from dy2st.deploy.saving import write_saved
 from dy2st.eager_rerun import RerunEagerly, restoring_run
 from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
@@ -169,13 +170,26 @@ class StaticFunction:
         self._save(path, args, kwargs, skip=0)
 
     def _save(self, path: str | os.PathLike[str], args: tuple[Any, ...], kwargs: dict[str, Any], skip: int) -> None:
-        _, arguments, _ = self._bind(args, kwargs)
+        program, graph, arguments = self._cleaned(args, kwargs)
         given = self.signature.bind(*args, **kwargs).arguments
+        defaults = [name for name in arguments if name not in given]
+        write_saved(path, program, graph, arguments, skip, defaults)
+
+    def _cleaned(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Program, Graph, dict[str, Any]]:
+        """The program staged for these arguments (every size static), its graph after the
+        cleanup passes (the form saved and exported), and the bound arguments."""
+        _, arguments, _ = self._bind(args, kwargs)
         with _BUILD_LOCK, recording_guards(), numbering_data_dependent_sizes():
             program = self._stage(arguments)
             graph = optimize(program.graph, passes=[cls() for cls in CLEANUP_PIPELINE])
-        defaults = [name for name in arguments if name not in given]
-        write_saved(path, program, graph, arguments, skip, defaults)
+        return program, graph, arguments
+
+    @public_api
+    def export_onnx(self, path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
+        """Write the graph for the signature of ``args`` to ``path`` as an ONNX model (the
+        ``onnx`` extra; docs/onnx.md). Arrays read from globals become initializers, by value."""
+        program, graph, _ = self._cleaned(args, kwargs)
+        write_onnx(path, program, graph)
 
     @property
     def num_graphs(self) -> int:
@@ -569,6 +583,20 @@ def save(fn: Callable[..., Any], path: str | os.PathLike[str], *example_args: An
     if isinstance(converted, PartialStaticFunction):
         raise ConversionError("dy2st.save takes a function or a method, not a functools.partial")
     converted.save(path, *example_args, **example_kwargs)
+
+
+@public_api
+def export_onnx(
+    fn: Callable[..., Any], path: str | os.PathLike[str], *example_args: Any, **example_kwargs: Any
+) -> None:
+    """Export the graph ``fn`` builds for the signature of the example arguments as an ONNX
+    model (``pip install 'dy2st[onnx]'``; docs/onnx.md): ``cond`` becomes ``If``,
+    ``while_loop`` becomes ``Loop``; an op without an ONNX form is an ``OnnxExportError`` naming
+    it and the user's line."""
+    converted = _convert(fn, False, True)
+    if not isinstance(converted, StaticFunction):
+        raise ConversionError("dy2st.export_onnx takes a function (not a method or a functools.partial)")
+    converted.export_onnx(path, *example_args, **example_kwargs)
 
 
 # The public cond and while_loop, with dy2st's frames hidden from the errors they raise.

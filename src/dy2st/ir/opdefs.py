@@ -100,6 +100,9 @@ class OpDef:
             gradient). A cotangent may have the result's broadcast shape or dtype: the caller
             sums it over broadcast axes and casts it to the operand's type. None: the op has no
             adjoint rule, and differentiating through it is an error naming it.
+        onnx: the op's ONNX form (``dy2st.export_onnx``): ``onnx(writer, op)`` is given a
+            ``deploy.onnx_export.OnnxWriter`` and returns the ONNX names of the op's results,
+            in the results' dtypes. None: the op does not export (an error naming it).
     """
 
     name: str
@@ -136,6 +139,7 @@ class OpDef:
     kernel_factory: Callable[..., Callable[..., Any]] | None = None
     raises_when_run: bool = False
     vjp: Callable[..., list[Any]] | None = None
+    onnx: Callable[..., list[str]] | None = None
 
 
 OPS: dict[str, OpDef] = {}

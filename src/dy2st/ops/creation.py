@@ -89,7 +89,16 @@ def _eye_rule(types, *, rows, cols, k, dtype):
     return TensorType((rows, cols), dtype)
 
 
-register(OpDef("full", _shaped_rule, _full_kernel, doc="np.full / zeros / ones: a new array of one value"))
+def _onnx_full(w, op) -> list[str]:
+    shape = op.result.type.shape
+    if not all(isinstance(n, int) for n in shape):
+        raise w.refuse("a shape known only at run time")
+    return [w.constant(np.full(shape, op.attrs["fill_value"], op.result.type.dtype))]
+
+
+register(
+    OpDef("full", _shaped_rule, _full_kernel, doc="np.full / zeros / ones: a new array of one value", onnx=_onnx_full)
+)
 register(
     OpDef("empty", _shaped_rule, _empty_kernel, uninitialized=True, doc="np.empty: a new array, contents undefined")
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.opdefs import OpDef, get_op, register
 from dy2st.ir.symbolic import broadcast_shapes
 from dy2st.ir.types import TensorType
 from dy2st.ops.elementwise_adjoints import UFUNC_ADJOINTS
@@ -79,6 +79,81 @@ COMMUTATIVE_UFUNCS = frozenset(
     }
 )
 
+# --- ONNX forms (dy2st.export_onnx) ----------------------------------------------------------
+# The ONNX operator computing each ufunc on operands of one dtype, where one does exactly that.
+_ONNX_OPERATORS: dict[np.ufunc, str] = {
+    np.add: "Add", np.subtract: "Sub", np.multiply: "Mul", np.divide: "Div", np.power: "Pow",
+    np.negative: "Neg", np.positive: "Identity", np.absolute: "Abs", np.fabs: "Abs", np.exp: "Exp",
+    np.log: "Log", np.sqrt: "Sqrt", np.reciprocal: "Reciprocal", np.tanh: "Tanh", np.sin: "Sin",
+    np.cos: "Cos", np.tan: "Tan", np.arcsin: "Asin", np.arccos: "Acos", np.arctan: "Atan",
+    np.sinh: "Sinh", np.cosh: "Cosh", np.arcsinh: "Asinh", np.arccosh: "Acosh", np.arctanh: "Atanh",
+    np.floor: "Floor", np.ceil: "Ceil", np.rint: "Round", np.sign: "Sign", np.isnan: "IsNaN",
+    np.greater: "Greater", np.less: "Less", np.greater_equal: "GreaterOrEqual",
+    np.less_equal: "LessOrEqual", np.equal: "Equal", np.logical_and: "And", np.logical_or: "Or",
+    np.logical_xor: "Xor", np.logical_not: "Not", np.maximum: "Max", np.minimum: "Min",
+    np.bitwise_and: "BitwiseAnd", np.bitwise_or: "BitwiseOr", np.bitwise_xor: "BitwiseXor",
+}  # fmt: skip
+
+
+def loop_dtypes(op) -> list[np.dtype]:
+    """The dtypes NumPy's loop for an elementwise op computes in: one per operand, then one per
+    result (operands are cast to them first, as NumPy casts them)."""
+    ufunc = get_op(op.name).ufunc
+    assert ufunc is not None, "an elementwise ufunc op"
+    types = [v.type for v in op.operands]
+    operands = tuple(t.dtype if all(t.weak for t in types) else promotion_operand(t) for t in types)
+    resolved = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)
+    return [np.dtype(d) for d in resolved]
+
+
+def _onnx_ufunc(operator: str):
+    def export(w, op) -> list[str]:
+        dtypes = loop_dtypes(op)
+        inputs = [w.input(v, dtypes[k]) for k, v in enumerate(op.operands)]
+        out = w.node(operator, inputs)[0]
+        return [w.cast(out, dtypes[len(op.operands)], op.result.type.dtype)]
+
+    return export
+
+
+def _onnx_square(w, op) -> list[str]:
+    (dtype,) = {op.result.type.dtype}
+    x = w.input(op.operands[0], dtype)
+    return [w.node("Mul", [x, x])[0]]
+
+
+def _onnx_not_equal(w, op) -> list[str]:
+    dtypes = loop_dtypes(op)
+    inputs = [w.input(v, dtypes[k]) for k, v in enumerate(op.operands)]
+    return [w.node("Not", w.node("Equal", inputs))[0]]
+
+
+def _onnx_integer_division(remainder: bool):
+    """``%`` and ``//`` of integers: ONNX's ``Mod`` takes the divisor's sign, as Python and
+    NumPy do; the quotient is then exact. Floats are not exported (NumPy's float ``%`` is
+    computed with ``fmod`` and a correction ONNX has no operator for)."""
+
+    def export(w, op) -> list[str]:
+        dtype = op.result.type.dtype
+        if dtype.kind not in "iu":
+            raise w.refuse(f"{op.name} of {dtype} values")
+        a, b = (w.input(v, dtype) for v in op.operands)
+        mod = w.node("Mod", [a, b], fmod=0)[0]
+        return [mod] if remainder else [w.node("Div", [w.node("Sub", [a, mod])[0], b])[0]]
+
+    return export
+
+
+_ONNX_FORMS = {ufunc: _onnx_ufunc(name) for ufunc, name in _ONNX_OPERATORS.items()}
+_ONNX_FORMS.update(
+    {
+        np.square: _onnx_square,
+        np.not_equal: _onnx_not_equal,
+        np.remainder: _onnx_integer_division(True),
+        np.floor_divide: _onnx_integer_division(False),
+    }
+)
+
 for _ufunc in ELEMENTWISE_UFUNCS:
     register(
         OpDef(
@@ -93,6 +168,7 @@ for _ufunc in ELEMENTWISE_UFUNCS:
             left_identity=_LEFT_IDENTITIES.get(_ufunc),
             involution=_ufunc is np.negative,
             vjp=UFUNC_ADJOINTS.get(_ufunc),
+            onnx=_ONNX_FORMS.get(_ufunc),
             doc=f"np.{_ufunc.__name__}",
         )
     )

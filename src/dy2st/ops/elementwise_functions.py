@@ -100,9 +100,28 @@ def _clip_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [e.op("where", inside, g, 0.0), e.op("where", below, g, 0.0), e.op("where", above, g, 0.0)]
 
 
+def _onnx_where(w, op) -> list[str]:
+    condition, x, y = op.operands
+    dtype = op.result.type.dtype
+    return [w.node("Where", [w.input(condition, np.dtype(bool)), w.input(x, dtype), w.input(y, dtype)])[0]]
+
+
+def _onnx_clip(w, op) -> list[str]:
+    dtype = op.result.type.dtype
+    x, low, high = (w.input(v, dtype) for v in op.operands)
+    return [w.node("Min", [w.node("Max", [x, low])[0], high])[0]]  # NumPy's order: min(max(x, lo), hi)
+
+
 register(
     OpDef(
-        "where", _where_rule, np.where, elementwise=True, returns_fresh=True, doc="np.where(cond, x, y)", vjp=_where_vjp
+        "where",
+        _where_rule,
+        np.where,
+        elementwise=True,
+        returns_fresh=True,
+        doc="np.where(cond, x, y)",
+        vjp=_where_vjp,
+        onnx=_onnx_where,
     )
 )
 register(
@@ -114,6 +133,7 @@ register(
         ufunc=CLIP_UFUNC,
         doc="np.clip",
         vjp=_clip_vjp,
+        onnx=_onnx_clip,
     )
 )
 register(

@@ -555,6 +555,51 @@ def _last_writes(e: Emitter, op: Op, x: Value, indices: Sequence[Value], written
     return e.op("equal", e.op("getitem", owners, *indices, template=op.attrs["template"]), positions)
 
 
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _onnx_getitem(w, op) -> list[str]:
+    """Indexing by ints, slices with static bounds, ``None``, ``...`` and 0-d integer tensors
+    (one ``Gather`` or ``Slice`` per axis, in order); one integer-array index with slices
+    elsewhere is a ``Gather``. Other advanced indexing does not export."""
+    x, *tensors = op.operands
+    template = op.attrs["template"]
+    slots = iter(tensors)
+    name, axis, ndim = w.input(x), 0, x.type.ndim
+    consumed = sum(1 for item in template if item is not None and item is not Ellipsis)
+    for item in template:
+        if item is Ellipsis:
+            axis += ndim - consumed
+        elif item is None:
+            name = w.node("Unsqueeze", [name, w.constant(np.array([axis], np.int64))])[0]
+            axis += 1
+        elif isinstance(item, slice):
+            if any(bound is TENSOR_SLOT for bound in (item.start, item.stop, item.step)):
+                raise w.refuse("a slice with a tensor bound")
+            step = 1 if item.step is None else int(item.step)
+            start = item.start if item.start is not None else (0 if step > 0 else -1)
+            stop = item.stop if item.stop is not None else (_INT64_MAX if step > 0 else -_INT64_MAX)
+            bounds = [w.constant(np.array([v], np.int64)) for v in (start, stop, axis, step)]
+            name = w.node("Slice", [name, *bounds])[0]
+            axis += 1
+        elif item is TENSOR_SLOT or isinstance(item, (int, np.integer, np.ndarray)):
+            if item is TENSOR_SLOT:
+                value = next(slots)
+                index_ndim, kind = value.type.ndim, value.type.dtype.kind
+                index = w.input(value, np.dtype(np.int64))
+            else:
+                array = np.asarray(item)
+                index_ndim, kind = array.ndim, array.dtype.kind
+                index = w.constant(array.astype(np.int64))
+            if kind not in "iu" or (index_ndim and consumed > 1):
+                raise w.refuse("advanced indexing other than one integer array")
+            name = w.node("Gather", [name, index], axis=axis)[0]
+            axis += index_ndim  # the index's axes replace the one it indexes
+        else:
+            raise w.refuse(f"an index of type {type(item).__name__}")
+    return [name]
+
+
 register(
     OpDef(
         INDEX_ADD,
@@ -571,6 +616,7 @@ register(
         _getitem_rule,
         _getitem_kernel,
         vjp=_getitem_vjp,
+        onnx=_onnx_getitem,
         view=True,
         index_operands=1,
         in_bounds=_static_indices_in_bounds,
@@ -583,6 +629,7 @@ register(
         _getitem_rule,
         _getitem_kernel,
         vjp=_getitem_vjp,
+        onnx=_onnx_getitem,
         returns_fresh=True,
         index_operands=1,
         in_bounds=_static_indices_in_bounds,

@@ -90,6 +90,15 @@ def _matmul_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [da, db]
 
 
+def _onnx_matmul(w, op) -> list[str]:
+    a, b = op.operands
+    dtype = op.result.type.dtype
+    if op.name == "dot" and (a.type.ndim > 2 or b.type.ndim > 2):
+        raise w.refuse("np.dot of arrays with more than two axes")
+    operator = "Mul" if a.type.ndim == 0 or b.type.ndim == 0 else "MatMul"
+    return [w.node(operator, [w.input(a, dtype), w.input(b, dtype)])[0]]
+
+
 register(
     OpDef(
         "matmul",
@@ -100,6 +109,7 @@ register(
         c_ordered_result=True,
         doc="np.matmul / @",
         vjp=_matmul_vjp,
+        onnx=_onnx_matmul,
     )
 )
 # ``@`` and np.matmul on tensors stage this op. Not OpDef.ufunc: that marks elementwise ufuncs.
@@ -205,7 +215,18 @@ NUMPY_CALL_ADJOINTS.update(
 )
 
 
-register(OpDef("dot", _dot_rule, np.dot, returns_fresh=True, c_ordered_result=True, doc="np.dot", vjp=_matmul_vjp))
+register(
+    OpDef(
+        "dot",
+        _dot_rule,
+        np.dot,
+        returns_fresh=True,
+        c_ordered_result=True,
+        doc="np.dot",
+        vjp=_matmul_vjp,
+        onnx=_onnx_matmul,
+    )
+)
 
 
 @handles(np.dot)

@@ -32,6 +32,7 @@ register(
         _as_python_number,
         doc="a 0-d value as a Python number (weakly typed); loop-carried Python numbers",
         vjp=lambda e, op, cts: [cts[0]],
+        onnx=lambda w, op: [w.input(op.operands[0], op.result.type.dtype)],
     )
 )
 

@@ -367,6 +367,27 @@ def _exclusive_products(e: Emitter, x: Value, axis: int, from_end: bool) -> Valu
     return reversed_along(e, products, axis) if from_end else products
 
 
+_ONNX_REDUCERS = {
+    "sum": "ReduceSum",
+    "mean": "ReduceMean",
+    "max": "ReduceMax",
+    "min": "ReduceMin",
+    "prod": "ReduceProd",
+}
+
+
+def _onnx_reduction(w, op) -> list[str]:
+    """NumPy reduces in the result's dtype (``int32.sum()`` in int64): the operand is cast to it
+    first. float32 sums may differ from NumPy's pairwise order in the last bits."""
+    if "dtype" in op.attrs or "ddof" in op.attrs:
+        raise w.refuse("a reduction with an accumulator dtype")
+    x = w.input(op.operands[0], op.result.type.dtype)
+    axis = op.attrs.get("axis")
+    inputs = [x] if axis is None else [x, w.constant(np.array(reduced_axes(axis, op.operands[0].type.ndim), np.int64))]
+    keepdims = int(bool(op.attrs.get("keepdims", False)))
+    return [w.node(_ONNX_REDUCERS[op.name], inputs, keepdims=keepdims)[0]]
+
+
 _ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _extreme_vjp, "prod": _prod_vjp}
 _ADJOINTS.update({"var": _var_vjp, "std": _var_vjp})
 
@@ -383,6 +404,7 @@ for _name, _func in REDUCTIONS.items():
             row_reduction=_ROW_REDUCTIONS.get(_name),
             doc=f"np.{_name}(axis, keepdims)",
             vjp=_ADJOINTS.get(_name),
+            onnx=_onnx_reduction if _name in _ONNX_REDUCERS else None,
         )
     )
     _handler = _make_handler(_name)

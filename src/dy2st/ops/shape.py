@@ -146,6 +146,36 @@ def broadcast_like(e: Emitter, x: Value, like: Value) -> Value:
     return e.op(BROADCAST_LIKE, x, like)
 
 
+def _static_shape_for_onnx(w, op, shape) -> list[int]:
+    if not all(isinstance(n, int) for n in shape):
+        raise w.refuse("a shape known only at run time")
+    return [int(n) for n in shape]
+
+
+def _onnx_reshape(w, op) -> list[str]:
+    shape = w.constant(np.array(_static_shape_for_onnx(w, op, op.result.type.shape), dtype=np.int64))
+    return [w.node("Reshape", [w.input(op.operands[0]), shape])[0]]
+
+
+def _onnx_transpose(w, op) -> list[str]:
+    axes = op.attrs.get("axes")
+    perm = list(reversed(range(op.result.type.ndim))) if axes is None else [int(a) for a in axes]
+    return [w.node("Transpose", [w.input(op.operands[0])], perm=perm)[0]]
+
+
+def _onnx_cast(w, op) -> list[str]:
+    return [w.input(op.operands[0], op.result.type.dtype)]
+
+
+def _onnx_copy(w, op) -> list[str]:
+    return [w.node("Identity", [w.input(op.operands[0])])[0]]
+
+
+def _onnx_broadcast_to(w, op) -> list[str]:
+    shape = w.constant(np.array(_static_shape_for_onnx(w, op, op.result.type.shape), dtype=np.int64))
+    return [w.node("Expand", [w.input(op.operands[0]), shape])[0]]
+
+
 def _same_cotangent(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     """Ops that keep values as they are (copy, astype, broadcast_to): the cotangent passes
     through; the caller casts it back and sums it over broadcast axes."""
@@ -168,7 +198,15 @@ def _transpose_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
 
 
 register(
-    OpDef(RESHAPE, _reshape_rule, lambda x, shape: np.reshape(x, shape), view=True, doc="np.reshape", vjp=_reshape_vjp)
+    OpDef(
+        RESHAPE,
+        _reshape_rule,
+        lambda x, shape: np.reshape(x, shape),
+        view=True,
+        doc="np.reshape",
+        vjp=_reshape_vjp,
+        onnx=_onnx_reshape,
+    )
 )
 register(
     OpDef(
@@ -178,6 +216,7 @@ register(
         view=True,
         doc="np.transpose",
         vjp=_transpose_vjp,
+        onnx=_onnx_transpose,
     )
 )
 
@@ -207,6 +246,7 @@ register(
         returns_fresh=True,
         doc="ndarray.astype",
         vjp=_same_cotangent,
+        onnx=_onnx_cast,
     )
 )
 register(
@@ -218,6 +258,7 @@ register(
         returns_fresh=True,
         doc="np.copy / ndarray.copy (attribute order: K unless given)",
         vjp=_same_cotangent,
+        onnx=_onnx_copy,
     )
 )
 
@@ -540,6 +581,7 @@ register(
         view=True,
         doc="np.broadcast_to (a read-only view)",
         vjp=_same_cotangent,
+        onnx=_onnx_broadcast_to,
     )
 )
 
