@@ -3,8 +3,6 @@ regions and fused groups as nested clusters; ``dy2st dump --format dot|svg``."""
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
 import re
 import shutil
 import subprocess
@@ -13,8 +11,7 @@ import numpy as np
 import pytest
 
 from dy2st import cli
-
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+from example_modules import load_example
 
 _TOKEN = re.compile(r'\s*(?:(->)|([{}\[\];=,])|("(?:[^"\\]|\\.)*")|([A-Za-z_][A-Za-z0-9_]*|-?\d+(?:\.\d+)?))', re.S)
 
@@ -98,12 +95,7 @@ class DotChecker:
         self.take("]")
 
 
-def _load(name: str):
-    spec = importlib.util.spec_from_file_location(f"dot_example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+_load = load_example
 
 
 GRAPHS = [

@@ -3,7 +3,6 @@ eager NumPy's results; an op without an ONNX form names itself and the user's li
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import sys
 
@@ -11,20 +10,13 @@ import numpy as np
 import pytest
 
 import dy2st
+from example_modules import EXAMPLE_CALLS, load_example
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 rng = np.random.default_rng(0)
-
-
-def _module(path: pathlib.Path):
-    spec = importlib.util.spec_from_file_location(f"onnx_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _f32(*shape):
@@ -48,29 +40,19 @@ def _assert_close(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5 * scale)
 
 
-EXAMPLES = [
-    ("add_and_relu", "add_and_relu", lambda: (_f32(3, 4), _f32(4))),
-    ("two_branch_model", "model", lambda: (_f32(32, 128), _f32(32, 128))),
-    ("seed_flag_model", "model", lambda: (_f32(512), np.array(1))),
-    ("newton_sqrt", "newton_sqrt", lambda: (np.array(2.0), 1e-12)),
-    ("gcd_collatz", "gcd", lambda: (np.array(1071), np.array(462))),
-    ("gcd_collatz", "collatz_steps", lambda: (np.array(27),)),
-    ("recurrent_loop", "settle", lambda: (_f32(16), 1e-4, 50)),
-    ("rnn", "rnn", lambda: (_f32(10, 8), np.zeros(32, np.float32), 10)),
-    ("demo", "model", lambda: (_f32(16), np.array(1))),
-]
+EXAMPLES = EXAMPLE_CALLS
 
 
 @pytest.mark.parametrize("name, function, make_args", EXAMPLES, ids=[f"{m}.{f}" for m, f, _ in EXAMPLES])
 def test_an_example_runs_in_onnxruntime(name, function, make_args, tmp_path):
-    fn = getattr(_module(ROOT / "examples" / f"{name}.py"), function)
+    fn = getattr(load_example(name), function)
     args = make_args()
     dy2st.export_onnx(fn, tmp_path / "model.onnx", *args)
     _assert_close(_run(tmp_path / "model.onnx", args), getattr(fn, "fn", fn)(*args))
 
 
 def test_both_branches_of_a_cond_export(tmp_path):
-    fn = _module(ROOT / "examples" / "seed_flag_model.py").model
+    fn = load_example("seed_flag_model").model
     x = _f32(512)
     dy2st.export_onnx(fn, tmp_path / "m.onnx", x, np.array(1))
     for flag in (np.array(1), np.array(-1)):
@@ -104,7 +86,7 @@ def test_the_w1_to_w3_workloads_run_in_onnxruntime(workloads, name, tmp_path):
 
 
 def test_data_dependent_trip_counts_run_in_the_exported_loop(tmp_path):
-    fn = _module(ROOT / "examples" / "newton_sqrt.py").newton_sqrt
+    fn = load_example("newton_sqrt").newton_sqrt
     dy2st.export_onnx(fn, tmp_path / "n.onnx", np.array(2.0), 1e-12)
     for a in (2.0, 1e6, 0.25):
         _assert_close(_run(tmp_path / "n.onnx", (np.array(a), 1e-12)), fn.fn(np.array(a), 1e-12))

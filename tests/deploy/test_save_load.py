@@ -3,7 +3,6 @@ cannot import their modules; wrong arguments and damaged files give clear errors
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import pathlib
 import subprocess
@@ -15,17 +14,10 @@ import pytest
 
 import dy2st
 from dy2st.deploy.saving import _DIGEST, _HEADER, _digest
+from example_modules import EXAMPLE_CALLS, load_example
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 rng = np.random.default_rng(0)
-
-
-def _example(name: str):
-    spec = importlib.util.spec_from_file_location(f"saved_example_{name}", EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+_example = load_example
 
 
 def _f32(*shape):
@@ -34,16 +26,8 @@ def _f32(*shape):
 
 # (example module, function, positional arguments of the saved signature)
 ROUND_TRIPS = [
-    ("add_and_relu", "add_and_relu", lambda: (_f32(3, 4), _f32(4))),
-    ("two_branch_model", "model", lambda: (_f32(32, 128), _f32(32, 128))),
-    ("seed_flag_model", "model", lambda: (_f32(512), np.array(1))),
+    *EXAMPLE_CALLS,
     ("seed_flag_model", "model", lambda: (_f32(512), np.array(-2))),
-    ("newton_sqrt", "newton_sqrt", lambda: (np.array(2.0), 1e-12)),
-    ("gcd_collatz", "gcd", lambda: (np.array(1071), np.array(462))),
-    ("gcd_collatz", "collatz_steps", lambda: (np.array(27),)),
-    ("recurrent_loop", "settle", lambda: (_f32(16), 1e-4, 50)),
-    ("rnn", "rnn", lambda: (_f32(10, 8), np.zeros(32, np.float32), 10)),
-    ("demo", "model", lambda: (_f32(16), np.array(1))),
     ("gradients", "relax", lambda: (np.sin(np.linspace(0.0, 3.0, 8)) + 0.2,)),
 ]
 

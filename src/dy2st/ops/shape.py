@@ -152,9 +152,18 @@ def _static_shape_for_onnx(w, op, shape) -> list[int]:
     return [int(n) for n in shape]
 
 
-def _onnx_reshape(w, op) -> list[str]:
-    shape = w.constant(np.array(_static_shape_for_onnx(w, op, op.result.type.shape), dtype=np.int64))
-    return [w.node("Reshape", [w.input(op.operands[0]), shape])[0]]
+def _onnx_to_result_shape(operator: str):
+    """``Reshape`` or ``Expand`` of the operand to the result's static shape."""
+
+    def export(w, op) -> list[str]:
+        shape = w.constant(np.array(_static_shape_for_onnx(w, op, op.result.type.shape), dtype=np.int64))
+        return [w.node(operator, [w.input(op.operands[0]), shape])[0]]
+
+    return export
+
+
+_onnx_reshape = _onnx_to_result_shape("Reshape")
+_onnx_broadcast_to = _onnx_to_result_shape("Expand")
 
 
 def _onnx_transpose(w, op) -> list[str]:
@@ -169,11 +178,6 @@ def _onnx_cast(w, op) -> list[str]:
 
 def _onnx_copy(w, op) -> list[str]:
     return [w.node("Identity", [w.input(op.operands[0])])[0]]
-
-
-def _onnx_broadcast_to(w, op) -> list[str]:
-    shape = w.constant(np.array(_static_shape_for_onnx(w, op, op.result.type.shape), dtype=np.int64))
-    return [w.node("Expand", [w.input(op.operands[0]), shape])[0]]
 
 
 def _same_cotangent(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
