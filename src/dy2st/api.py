@@ -166,29 +166,52 @@ class StaticFunction:
     def save(self, path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
         """Write the graph for the signature of ``args`` to ``path``, to run with ``dy2st.load``
         without this function's source (docs/deploy.md). Arrays it reads from globals and
-        closures are saved by value."""
+        closures are saved by value. A function converted with ``dynamic=True`` saves a graph
+        with symbolic sizes, which serves every size its decisions hold for."""
         self._save(path, args, kwargs, skip=0)
 
     def _save(self, path: str | os.PathLike[str], args: tuple[Any, ...], kwargs: dict[str, Any], skip: int) -> None:
-        program, graph, arguments = self._cleaned(args, kwargs)
+        program, graph, arguments = self._cleaned(args, kwargs, symbolic=self.dynamic is True)
         given = self.signature.bind(*args, **kwargs).arguments
         defaults = [name for name in arguments if name not in given]
         write_saved(path, program, graph, arguments, skip, defaults)
 
-    def _cleaned(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Program, Graph, dict[str, Any]]:
-        """The program staged for these arguments (every size static), its graph after the
-        cleanup passes (the form saved and exported), and the bound arguments."""
-        _, arguments, _ = self._bind(args, kwargs)
-        with _BUILD_LOCK, recording_guards(), numbering_data_dependent_sizes():
-            program = self._stage(arguments)
-            graph = optimize(program.graph, passes=[cls() for cls in CLEANUP_PIPELINE])
-        return program, graph, arguments
+    def _cleaned(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], symbolic: bool = False
+    ) -> tuple[Program, Graph, dict[str, Any]]:
+        """The program staged for these arguments, its graph after the cleanup passes (the form
+        saved and exported), and the bound arguments. ``symbolic``: every argument size a symbol
+        where the build allows it (as ``to_static(dynamic=True)`` builds), else all static."""
+        _, arguments, leaves = self._bind(args, kwargs)
+        dynamic = (
+            frozenset((i, k) for i, leaf in enumerate(leaves) for k in range(np.ndim(leaf)))
+            if symbolic
+            else frozenset()
+        )
+        with _BUILD_LOCK, numbering_data_dependent_sizes():
+            while True:
+                with recording_guards() as size_guards:
+                    try:
+                        program = self._stage(arguments, dynamic)
+                    except Exception as error:
+                        if not dynamic:
+                            raise
+                        needed = symbolic_size_needed(error)  # else: build it with static sizes
+                        dynamic = frozenset() if needed is None else dynamic - _needed_places(needed, leaves, dynamic)
+                        continue
+                    graph = optimize(program.graph, passes=[cls() for cls in CLEANUP_PIPELINE])
+                program.size_guards = list(size_guards)
+                return program, graph, arguments
 
     @public_api
     def export_onnx(self, path: str | os.PathLike[str], *args: Any, **kwargs: Any) -> None:
         """Write the graph for the signature of ``args`` to ``path`` as an ONNX model (the
-        ``onnx`` extra; docs/onnx.md). Arrays read from globals become initializers, by value."""
-        program, graph, _ = self._cleaned(args, kwargs)
+        ``onnx`` extra; docs/onnx.md). Arrays read from globals become initializers, by value.
+        A function converted with ``dynamic=True`` exports named dimensions where its graph
+        needs no decision about their sizes."""
+        program, graph, _ = self._cleaned(args, kwargs, symbolic=self.dynamic is True)
+        if program.size_guards:  # an ONNX model cannot check the sizes the graph was built for
+            program, graph, _ = self._cleaned(args, kwargs)
         write_onnx(path, program, graph)
 
     @property
@@ -352,7 +375,7 @@ class StaticFunction:
                     if needed is None:
                         dynamic = frozenset()
                         break
-                    dynamic = dynamic - {place for s in needed.symbols for place in _places_of(s, leaves, dynamic)}
+                    dynamic = dynamic - _needed_places(needed, leaves, dynamic)
                     continue
                 if compiled.program.is_dynamic:
                     self._dynamic_cache.setdefault(rank_key(key), []).append(compiled)
@@ -392,6 +415,11 @@ def _leaf_rank(leaf: TreeDef) -> TreeDef:
         return leaf
     shape, dtype, scalar = leaf.data
     return TreeDef(LEAF, (), (len(shape), dtype, scalar))
+
+
+def _needed_places(needed: Any, leaves: list[Any], dynamic: frozenset[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The places of the symbols a build needed as numbers (``SymbolicSizeNeeded``)."""
+    return {place for s in needed.symbols for place in _places_of(s, leaves, dynamic)}
 
 
 def _places_of(symbol: Symbol, leaves: list[Any], dynamic: frozenset[tuple[int, int]]) -> set[tuple[int, int]]:

@@ -102,3 +102,16 @@ def test_an_op_without_an_onnx_form_names_itself_and_the_line(tmp_path):
     with pytest.raises(dy2st.OnnxExportError, match="cannot export setitem") as info:
         dy2st.export_onnx(update_row, tmp_path / "u.onnx", np.ones(3))
     assert "test_onnx.py" in str(info.value) and "y[1] = 0.0" in str(info.value)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+
+
+def test_a_dynamic_function_exports_named_dimensions(tmp_path):
+    dy2st.to_static(gelu, dynamic=True).export_onnx(tmp_path / "g.onnx", _f32(8))
+    model = onnx.load(str(tmp_path / "g.onnx"))
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "n0"
+    for n in (3, 8, 1000):
+        x = _f32(n)
+        _assert_close(_run(tmp_path / "g.onnx", (x,)), gelu(x))

@@ -286,3 +286,26 @@ def test_prints_and_asserts_run_in_a_loaded_graph(tmp_path, capsys):
     assert capsys.readouterr().out == "total=3.50 (3,)\n"
     with pytest.raises(AssertionError, match="the total must be positive"):
         loaded(np.array([-1.0, 0.0, 0.0]))
+
+
+def centre_rows(A, v):
+    centred = (A - A.mean(axis=1, keepdims=True)) @ v
+    if A.shape[0] > 3:
+        centred = centred * 2.0
+    return centred, A[:2].sum()
+
+
+def test_a_dynamic_function_saves_symbolic_sizes_and_their_decisions(tmp_path):
+    dy2st.to_static(centre_rows, dynamic=True).save(tmp_path / "d.dy2st", np.ones((5, 3)), np.ones(3))
+    loaded = dy2st.load(tmp_path / "d.dy2st")
+    for rows, cols in [(5, 3), (7, 4), (40, 2)]:
+        A, v = rng.standard_normal((rows, cols)), rng.standard_normal(cols)
+        got, want = loaded(A, v), centre_rows(A, v)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        assert got[1] == want[1]
+    with pytest.raises(dy2st.SignatureMismatchError, match=r"built for sizes where n0 - 3 > 0"):
+        loaded(np.ones((3, 3)), np.ones(3))  # the if took the other way at 3 rows
+    with pytest.raises(dy2st.SignatureMismatchError, match="as equal differ"):
+        loaded(np.ones((5, 3)), np.ones(4))
+    with pytest.raises(dy2st.SignatureMismatchError, match="at least 2"):
+        loaded(np.ones((5, 1)), np.ones(1))

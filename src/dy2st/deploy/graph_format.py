@@ -302,16 +302,18 @@ def encode_graph(graph: Graph) -> tuple[dict[str, Any], list[np.ndarray]]:
     return form, encoder.arrays
 
 
-def decode_graph(form: Any, arrays: list[np.ndarray]) -> Graph:
-    """The graph of ``encode_graph``'s form: built only from known ops and value forms."""
+def decode_graph(form: Any, arrays: list[np.ndarray]) -> tuple[Graph, dict[str, Symbol]]:
+    """The graph of ``encode_graph``'s form, built only from known ops and value forms, and the
+    symbols of its sizes by name."""
     form = _expect(form, dict, "graph")
     num_inputs, name = form.get("num_inputs"), form.get("name")
     if type(num_inputs) is not int or not isinstance(name, str):
         raise SavedGraphError("a malformed graph header")
-    body = _GraphDecoder(_Decoder(arrays, form.get("symbols", {}))).block(form.get("body"))
+    decoder = _Decoder(arrays, form.get("symbols", {}))
+    body = _GraphDecoder(decoder).block(form.get("body"))
     if not 0 <= num_inputs <= len(body.args):
         raise SavedGraphError("a malformed graph header")
-    return Graph(name, body, num_inputs)
+    return Graph(name, body, num_inputs), decoder.symbols
 
 
 class _GraphDecoder:

@@ -23,6 +23,7 @@ import hashlib
 import inspect
 import io
 import json
+import operator
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -44,6 +45,7 @@ from dy2st.deploy.graph_format import (
 from dy2st.errors import Dy2stError, hide_internal_frames, public_api
 from dy2st.ir.core import Graph
 from dy2st.ir.opcodes import WRITES_BACK
+from dy2st.ir.symbolic import Guard, Symbol, SymExpr, recording_guards
 from dy2st.ir.verifier import VerificationError, verify
 from dy2st.passes import optimize
 from dy2st.runtime.pytree import (
@@ -93,6 +95,7 @@ def write_saved(
             raise SavedGraphError(f"cannot save a graph whose bound argument {name!r} holds arrays; save a function")
     names = names[skip:]
     parameter_trees = {name: _tree_form(flatten(arguments[name], []), encoder, f"argument {name!r}") for name in names}
+    _mark_symbolic_sizes(parameter_trees, names, program)
     captures = [np.asarray(source.read()) for source in program.capture_sources]
     header = {
         "format": FORMAT_NAME,
@@ -108,7 +111,14 @@ def write_saved(
         "num_captures": len(captures),
         "tree_arrays": len(encoder.arrays),
         "graph": graph_form,
+        # Each symbolic size of the arguments: where it is read (leaf, axis), and the decisions
+        # about such sizes the graph was built on (each must hold for a call's sizes).
+        "symbolic_sizes": {s.name: [list(p) for p in places] for s, places in program.symbols.items()},
+        "size_guards": [
+            {"size": encoder.size(g.expr), "relation": _RELATION_NAMES[g.relation]} for g in program.size_guards
+        ],
     }
+    graph_form["symbols"].update(encoder.symbols)
     members = {f"array{i}": a for i, a in enumerate(arrays)}
     members.update({f"tree{i}": a for i, a in enumerate(encoder.arrays)})
     members.update({f"capture{i}": a for i, a in enumerate(captures)})
@@ -117,6 +127,31 @@ def write_saved(
     members[_DIGEST] = np.frombuffer(_digest(header_bytes, members), dtype=np.uint8)
     with open(path, "wb") as file:
         np.savez(file, **members)  # type: ignore[arg-type]
+
+
+_RELATION_NAMES = {
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+    operator.eq: "==",
+    operator.ne: "!=",
+}
+_RELATIONS = {name: relation for relation, name in _RELATION_NAMES.items()}
+
+
+def _mark_symbolic_sizes(trees: dict[str, dict[str, Any]], names: list[str], program: Program) -> None:
+    """Write ``null`` for the argument sizes the graph leaves symbolic (any size fits there)."""
+    leaves = [leaf for name in names for leaf in _leaf_forms(trees[name])]
+    for places in program.symbols.values():
+        for leaf, axis in places:
+            leaves[leaf]["shape"][axis] = None
+
+
+def _leaf_forms(form: dict[str, Any]) -> list[dict[str, Any]]:
+    if form["kind"] == LEAF:
+        return [form] if "shape" in form else []
+    return [leaf for child in form.get("children", []) for leaf in _leaf_forms(child)]
 
 
 def _leaves_of(value: Any) -> list[Any]:
@@ -230,7 +265,7 @@ class LoadedFunction:
         arrays = [_member(members, f"array{i}") for i in range(_count(header, "num_arrays"))]
         tree_arrays = [_member(members, f"tree{i}") for i in range(_count(header, "tree_arrays"))]
         self.captures = [_member(members, f"capture{i}") for i in range(_count(header, "num_captures"))]
-        graph = decode_graph(header.get("graph"), arrays)
+        graph, symbols = decode_graph(header.get("graph"), arrays)
         verify(graph)
         check_saved_graph(graph)
         if len(graph.captures) != len(self.captures) or any(
@@ -238,6 +273,7 @@ class LoadedFunction:
         ):
             raise SavedGraphError("the saved captured arrays do not fit the graph")
         decoder = _Decoder(tree_arrays, {})
+        decoder.symbols = symbols
         parameters = header.get("parameters")
         if not isinstance(parameters, list) or not all(isinstance(p, str) and p.isidentifier() for p in parameters):
             raise SavedGraphError("a malformed parameter list")
@@ -254,6 +290,8 @@ class LoadedFunction:
         self.writes: list[int] = writes
         self.name = header.get("function") if isinstance(header.get("function"), str) else "loaded"
         self._check_inputs_fit(graph)
+        self.symbol_places = _symbol_places(header.get("symbolic_sizes", {}), symbols, graph.num_inputs)
+        self.size_guards = _size_guards(header.get("size_guards", []), decoder)
         defaults = header.get("defaults", [])
         if not isinstance(defaults, list) or not set(defaults) <= set(parameters):
             raise SavedGraphError("a malformed list of default arguments")
@@ -268,8 +306,10 @@ class LoadedFunction:
             ]
         )
         writebacks = _writebacks(graph)
-        self.graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(backend)])
-        self.executor = make_executor(self.graph, writebacks, backend)
+        with recording_guards() as lowering_guards:  # decisions the backend's passes make on sizes
+            self.graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(backend)])
+            self.executor = make_executor(self.graph, writebacks, backend)
+        self.size_guards += lowering_guards
 
     def _check_inputs_fit(self, graph: Graph) -> None:
         leaves = [leaf for tree in self.argument_trees for leaf in _leaf_trees(tree)]
@@ -277,7 +317,11 @@ class LoadedFunction:
             raise SavedGraphError("the argument structure does not fit the graph's inputs")
         for tree, value in zip(leaves, graph.inputs):
             shape, dtype, _ = tree.data
-            if tuple(shape) != value.type.shape or dtype != value.type.exact_dtype:
+            fits = len(shape) == value.type.ndim and all(
+                isinstance(d, int) and n == d if n is not None else isinstance(d, SymExpr)
+                for n, d in zip(shape, value.type.shape)
+            )
+            if not fits or dtype != value.type.exact_dtype:
                 raise SavedGraphError("the argument structure does not fit the graph's inputs")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -296,14 +340,39 @@ class LoadedFunction:
         leaves: list[Any] = []
         for name, expected in zip(self.parameters, self.argument_trees):
             got = flatten(bound.arguments[name], leaves)
-            if got != expected:
+            if not _fits(expected, got):
                 raise SignatureMismatchError(f"{self.name}: argument {name!r}: {_difference(expected, got)}")
+        self._check_sizes(leaves)
         inputs = [*leaves, *self.captures]
         for index in self.writes:
             if index < len(leaves) and not (isinstance(leaves[index], np.ndarray) and leaves[index].flags.writeable):
                 raise SignatureMismatchError(f"{self.name}: an argument it updates in place is not a writable array")
         outputs = self.executor.run(*inputs)
         return unflatten(self.output_tree, outputs[: self.num_results])
+
+    def _check_sizes(self, leaves: list[Any]) -> None:
+        """Sizes the graph leaves symbolic: one value per symbol, at least its least size, and
+        every decision the graph was built on true for them."""
+        sizes: dict[Symbol, int] = {}
+        for symbol, places in self.symbol_places.items():
+            found = {leaves[leaf].shape[axis] for leaf, axis in places}
+            if len(found) != 1:
+                raise SignatureMismatchError(
+                    f"{self.name}: sizes the saved graph takes as equal differ: {sorted(found)}"
+                )
+            (size,) = found
+            if size < symbol.least:
+                raise SignatureMismatchError(
+                    f"{self.name}: the saved graph takes sizes of at least {symbol.least}, got {size}"
+                )
+            sizes[symbol] = size
+        for guard in self.size_guards:
+            if not guard.holds(sizes):
+                raise SignatureMismatchError(
+                    f"{self.name}: the saved graph was built for sizes where {guard} (with "
+                    f"{', '.join(f'{s.name}={n}' for s, n in sizes.items())})",
+                    note="save it again with arguments of these sizes",
+                )
 
     def __repr__(self) -> str:
         return f"<dy2st.LoadedFunction {self.name}{self.signature}>"
@@ -322,6 +391,53 @@ def _writebacks(graph: Graph) -> dict[int, int]:
             raise SavedGraphError("a malformed list of updated arguments")
         writebacks[output] = argument
     return writebacks
+
+
+def _symbol_places(form: Any, symbols: dict[str, Symbol], num_leaves: int) -> dict[Symbol, list[tuple[int, int]]]:
+    if not isinstance(form, dict):
+        raise SavedGraphError("a malformed table of symbolic sizes")
+    places: dict[Symbol, list[tuple[int, int]]] = {}
+    for name, entries in form.items():
+        if name not in symbols or not isinstance(entries, list) or not entries:
+            raise SavedGraphError(f"a malformed symbolic size {name!r}")
+        for entry in entries:
+            if not (isinstance(entry, list) and len(entry) == 2 and all(type(n) is int and n >= 0 for n in entry)):
+                raise SavedGraphError(f"a malformed place of the symbolic size {name!r}")
+            if entry[0] >= num_leaves:
+                raise SavedGraphError(f"a place of the symbolic size {name!r} outside the arguments")
+        places[symbols[name]] = [(leaf, axis) for leaf, axis in entries]
+    return places
+
+
+def _size_guards(form: Any, decoder: _Decoder) -> list[Guard]:
+    if not isinstance(form, list):
+        raise SavedGraphError("a malformed list of size guards")
+    guards = []
+    for entry in form:
+        if not isinstance(entry, dict) or entry.get("relation") not in _RELATIONS:
+            raise SavedGraphError("a malformed size guard")
+        size = decoder.size(entry.get("size"))
+        if not isinstance(size, SymExpr):
+            raise SavedGraphError("a malformed size guard")
+        guards.append(Guard(size, _RELATIONS[entry["relation"]]))
+    return guards
+
+
+def _fits(expected: TreeDef, got: TreeDef) -> bool:
+    """Does an argument's structure fit the saved one (``None`` sizes fitting any size)?"""
+    if expected.kind == LEAF and got.kind == LEAF and expected.data is not None and got.data is not None:
+        (shape, dtype, scalar), (got_shape, got_dtype, got_scalar) = expected.data, got.data
+        return (
+            dtype == got_dtype
+            and scalar == got_scalar
+            and len(shape) == len(got_shape)
+            and all(n is None or n == m for n, m in zip(shape, got_shape))
+        )
+    if expected.kind != got.kind or len(expected.children) != len(got.children) or expected.kind == LEAF:
+        return expected == got
+    if expected.kind in (TUPLE, LIST, DICT):
+        return expected.data == got.data and all(_fits(e, g) for e, g in zip(expected.children, got.children))
+    return expected == got
 
 
 def _count(header: dict[str, Any], key: str) -> int:
@@ -356,7 +472,9 @@ def _leaf_tree(form: dict[str, Any], decoder: _Decoder) -> TreeDef:
     if "shape" not in form:
         return TreeDef(LEAF)
     shape, scalar = form["shape"], form.get("scalar")
-    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape) or type(scalar) is not bool:
+    if not isinstance(shape, list) or not all(n is None or (type(n) is int and n >= 0) for n in shape):
+        raise SavedGraphError("a malformed array in a structure")
+    if type(scalar) is not bool:
         raise SavedGraphError("a malformed array in a structure")
     return TreeDef(LEAF, (), (tuple(shape), decoder.dtype(form.get("dtype")), scalar))
 
@@ -390,7 +508,8 @@ def _difference(expected: TreeDef, got: TreeDef) -> str:
     """What differs between the saved structure of an argument and the one given."""
     if expected.kind == LEAF and got.kind == LEAF and expected.data and got.data:
         (shape, dtype, _), (got_shape, got_dtype, _) = expected.data, got.data
-        return f"the saved graph takes {dtype}{list(shape)}, got {got_dtype}{list(got_shape)}"
+        dims = ["?" if n is None else n for n in shape]
+        return f"the saved graph takes {dtype}{dims}, got {got_dtype}{list(got_shape)}"
     if expected.kind != got.kind or len(expected.children) != len(got.children):
         return f"the saved graph takes {_describe(expected)}, got {_describe(got)}"
     if expected.kind == CONSTANT:
