@@ -8,7 +8,18 @@ def model(x, flag):
 """
 
 from dy2st import ops as _ops  # noqa: F401  (registers every op)
-from dy2st.api import StaticFunction, cond, export_onnx, save, to_static, while_loop
+from dy2st.api import (
+    CacheInfo,
+    GraphInfo,
+    RetracingWarning,
+    StaticFunction,
+    cond,
+    enable_static,
+    export_onnx,
+    save,
+    to_static,
+    while_loop,
+)
 from dy2st.deploy.graph_format import SavedGraphError
 from dy2st.deploy.onnx_export import OnnxExportError
 from dy2st.deploy.saving import LoadedFunction, SignatureMismatchError, load
@@ -30,6 +41,10 @@ from dy2st.tracing import TracedFunction, TracerWarning, trace
 __version__ = "0.1.0"
 
 __all__ = [
+    "CacheInfo",
+    "GraphInfo",
+    "RetracingWarning",
+    "enable_static",
     "ConversionError",
     "DifferentiationError",
     "Dy2stError",

@@ -19,13 +19,15 @@ import contextlib
 import functools
 import gc
 import inspect
+import logging
 import os
 import threading
+import time
 import types
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -36,17 +38,18 @@ from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.deploy.onnx_export import write_onnx
 from dy2st.deploy.saving import write_saved
 from dy2st.eager_rerun import RerunEagerly, restoring_run
-from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api
-from dy2st.fast_call import CHANGED, build_fast_call, fast_key, positional_arity
+from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api, user_location
+from dy2st.fast_call import CHANGED, build_fast_call, fast_key, next_use, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
 from dy2st.ir.symbolic import Symbol, numbering_data_dependent_sizes, recording_guards
+from dy2st.ir.types import short_dtype_name
 from dy2st.ir.verifier import verify
 from dy2st.passes import optimize
 from dy2st.passes.pipeline import CLEANUP_PIPELINE, VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
 from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
-from dy2st.runtime.pytree import LEAF, TreeDef, flatten, unflatten
+from dy2st.runtime.pytree import CONSTANT, LEAF, TreeDef, flatten, unflatten
 from dy2st.runtime.staging import Program, symbolic_size_needed, trace
 
 # Held while a graph is staged, optimized and compiled (and while ``.code`` converts). One lock for
@@ -85,6 +88,92 @@ class CompiledProgram:
     graph: Graph
     executor: Executor
     run: Callable[..., Any]  # the executor's run, restoring updated inputs where it may raise midway
+    signature: str = ""  # the input signature, readable (``cache_info``)
+    build_seconds: float = 0.0
+    usage: list[int] = field(default_factory=lambda: [0, 0])  # calls served, last use (``next_use``)
+    fast_keys: list[tuple[Any, ...]] = field(default_factory=list)  # its entries in ``_fast_calls``
+
+
+@dataclass(frozen=True)
+class GraphInfo:
+    """One cached graph (``StaticFunction.cache_info``).
+
+    Attributes:
+        signature: the argument types it was built for (``x: f32[512], flag: i64[]``).
+        build_seconds: how long staging, optimizing and compiling it took.
+        calls: how many calls it served.
+        symbolic: whether it has symbolic sizes (serves many shapes).
+    """
+
+    signature: str
+    build_seconds: float
+    calls: int
+    symbolic: bool
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What ``StaticFunction.cache_info()`` returns: the graphs kept, and the limit on them."""
+
+    graphs: list[GraphInfo]
+    max_graphs: int | None
+
+    @property
+    def calls(self) -> int:
+        return sum(g.calls for g in self.graphs)
+
+
+class RetracingWarning(UserWarning):
+    """A converted function keeps building new graphs (a new shape or Python value each call)."""
+
+
+RETRACE_WARNING_GRAPHS = 8
+"""How many graphs a function builds before ``RetracingWarning`` says which argument changes."""
+
+STATIC_ENABLED = [os.environ.get("DY2ST_ENABLE_STATIC", "1").lower() not in ("0", "false", "off", "no")]
+"""Whether converted functions run their graphs (``enable_static``; the environment variable
+``DY2ST_ENABLE_STATIC=0`` starts a process with them off)."""
+
+logger = logging.getLogger("dy2st")
+
+
+class _StaticSwitch:
+    """What ``enable_static`` returns: used as a context manager, it restores the previous state."""
+
+    def __init__(self, previous: bool):
+        self.previous = previous
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        STATIC_ENABLED[0] = self.previous
+
+
+def enable_static(enabled: bool = True) -> _StaticSwitch:
+    """Turn graphs on or off for every converted function: with ``False``, each runs its original
+    Python function, eagerly, for debugging (prints, breakpoints, exceptions where they happen).
+    ``with dy2st.enable_static(False): ...`` does it for a block and restores the previous state.
+    The environment variable ``DY2ST_ENABLE_STATIC=0`` starts with graphs off."""
+    previous = STATIC_ENABLED[0]
+    STATIC_ENABLED[0] = bool(enabled)
+    return _StaticSwitch(previous)
+
+
+def describe_signature(names: list[str], key: tuple[Any, ...]) -> str:
+    """``x: f32[512], flag: i64[], lr: 0.1``: a cache key for people."""
+    return ", ".join(f"{name}: {_describe_tree(tree)}" for name, tree in zip(names, key))
+
+
+def _describe_tree(tree: TreeDef) -> str:
+    if tree.kind == LEAF and tree.data is not None:
+        shape, dtype, _ = tree.data
+        return f"{short_dtype_name(np.dtype(dtype))}[{','.join(str(n) for n in shape)}]"
+    if tree.kind == CONSTANT:
+        return repr(tree.data.value)
+    if tree.children:
+        return f"{tree.kind}({', '.join(_describe_tree(c) for c in tree.children)})"
+    return tree.kind
 
 
 class StaticFunction:
@@ -104,11 +193,17 @@ class StaticFunction:
         optimize: bool = True,
         dynamic: bool | None = None,
         backend: str | None = None,
+        max_graphs: int | None = None,
     ):
         if isinstance(fn, (staticmethod, classmethod)):
             raise TypeError("apply @to_static below @staticmethod/@classmethod")
+        if max_graphs is not None and (not isinstance(max_graphs, int) or max_graphs < 1):
+            raise ValueError(f"max_graphs must be a positive int or None, not {max_graphs!r}")
         functools.update_wrapper(self, fn)
         self.fn = fn
+        self.max_graphs = max_graphs
+        self._warned_retracing = False
+        self._builds = 0  # graphs built so far, dropped ones included
         self.fallback = fallback
         self.optimize = optimize
         self.dynamic = dynamic
@@ -228,6 +323,8 @@ class StaticFunction:
         # or flattening is needed; the generated call checks the argument types itself.
         # A public API boundary written out rather than decorated with ``public_api``: a wrapper
         # would add a Python call to every call, and ``try`` costs nothing until an error.
+        if not STATIC_ENABLED[0]:  # dy2st.enable_static(False): the Python function, eagerly
+            return self.fn(*args, **kwargs)
         try:
             if not kwargs and len(args) == self._positional_arity:
                 result = self._call_fast((), args)
@@ -275,13 +372,18 @@ class StaticFunction:
                 # the Python function raises it after doing so (staging.Program has no such graph).
                 return self.fn(*args, **kwargs)
             raise
+        compiled.usage[0] += 1
+        compiled.usage[1] = next_use()
         positional = args[1:] if bound else args
         call_key = fast_key(positional) if not kwargs and len(args) == self._positional_arity else None
         arrays = tuple(i for i, a in enumerate(positional) if type(a) is np.ndarray)
         if call_key is not None and len(leaves) == len(arrays):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 call_key = (id(args[0]), *call_key)
-            self._fast_calls[call_key] = build_fast_call(compiled.program, compiled.run, len(positional), arrays)
+            self._fast_calls[call_key] = build_fast_call(
+                compiled.program, compiled.run, len(positional), arrays, compiled.usage
+            )
+            compiled.fast_keys.append(call_key)
         program = compiled.program
         if program.writebacks and program.runs_eagerly([*leaves, *captured]):
             return self.fn(*args, **kwargs)  # aliased or read-only inputs: see Program.runs_eagerly
@@ -358,6 +460,88 @@ class StaticFunction:
         return self._lookup(key, arguments, leaves)[0]
 
     def _build(self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]) -> CompiledProgram:
+        """Build and cache the graph for ``key`` (``_build_graph``), timed and logged; then warn
+        once when the function has built many graphs, and drop the least recently used graph
+        beyond ``max_graphs``."""
+        start = time.perf_counter()
+        compiled = self._build_graph(key, arguments, leaves)
+        self._builds += 1
+        compiled.build_seconds = time.perf_counter() - start
+        compiled.signature = describe_signature(list(arguments), key)
+        compiled.usage[1] = next_use()
+        logger.debug(
+            "built graph %d of %s for %s in %.1f ms%s",
+            self.num_graphs,
+            self.fn.__qualname__,
+            compiled.signature,
+            compiled.build_seconds * 1e3,
+            "".join(f"\n  {note}" for note in compiled.graph.notes),
+        )
+        self._warn_retracing(list(arguments))
+        self._evict()
+        return compiled
+
+    def _warn_retracing(self, names: list[str]) -> None:
+        """Once per function, past ``RETRACE_WARNING_GRAPHS`` graphs: which argument's shape or
+        Python value keeps making new ones."""
+        if self._warned_retracing or self._builds <= RETRACE_WARNING_GRAPHS:
+            return
+        self._warned_retracing = True
+        keys = [*self._cache, *self._dynamic_cache]
+        changing = [name for k, name in enumerate(names) if len({key[k] for key in keys if k < len(key)}) > 1]
+        what = ", ".join(repr(n) for n in changing) or "its arguments"
+        message = (
+            f"dy2st: {self.fn.__qualname__} has built {self._builds} graphs, one per new shape or "
+            f"Python value of {what}: each call with a new one builds again. Pass values that change "
+            "from call to call as NumPy arrays (np.float64(lr) rather than lr), so that they are graph "
+            "inputs, or convert with to_static(dynamic=True) for changing sizes"
+        )
+        caller = user_location()  # the user's call that built it
+        if caller is None:
+            warnings.warn(message, RetracingWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(message, RetracingWarning, caller.filename, caller.lineno)
+
+    def _evict(self) -> None:
+        """Drop least recently used graphs beyond ``max_graphs``."""
+        while self.max_graphs is not None and self.num_graphs > self.max_graphs:
+            tables = (self._cache, self._dynamic_cache)
+            entries = [(c.usage[1], table, key, c) for table in tables for key, cs in table.items() for c in cs]
+            _, table, key, oldest = min(entries, key=lambda entry: entry[0])
+            table[key].remove(oldest)
+            if not table[key]:
+                del table[key]
+            for fast in oldest.fast_keys:
+                self._fast_calls.pop(fast, None)
+            logger.debug(
+                "dropped the graph of %s for %s (max_graphs=%d)",
+                self.fn.__qualname__,
+                oldest.signature,
+                self.max_graphs,
+            )
+
+    @public_api
+    def cache_info(self) -> CacheInfo:
+        """The graphs this function keeps: each one's signature, build time and calls served."""
+        graphs = [
+            GraphInfo(c.signature, c.build_seconds, c.usage[0], c.program.is_dynamic)
+            for table in (self._cache, self._dynamic_cache)
+            for cs in table.values()
+            for c in cs
+        ]
+        return CacheInfo(graphs, self.max_graphs)
+
+    @public_api
+    def clear_cache(self) -> None:
+        """Drop every graph (and the sizes seen so far): the next call builds again."""
+        with _BUILD_LOCK:
+            self._builds = 0
+            self._cache.clear()
+            self._dynamic_cache.clear()
+            self._fast_calls.clear()
+            self._seen_shapes.clear()
+
+    def _build_graph(self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]) -> CompiledProgram:
         """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``).
 
         A graph with symbolic sizes is tried first where ``_dynamic_dims`` asks for one. Sizes the
@@ -480,6 +664,8 @@ class BoundStaticFunction(_WithBoundArguments):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         static = cast(StaticFunction, self.static)
+        if not STATIC_ENABLED[0]:
+            return static.fn(self.instance, *args, **kwargs)
         try:  # a public API boundary, written out as in StaticFunction.__call__
             return static._call_bound(self.instance, args, kwargs)
         except RerunEagerly:
@@ -536,6 +722,30 @@ register_wrapper_type(
 )
 
 
+@overload
+def to_static(
+    fn: Callable[..., Any],
+    *,
+    fallback: bool = False,
+    optimize: bool = True,
+    dynamic: bool | None = None,
+    backend: str | None = None,
+    max_graphs: int | None = None,
+) -> Converted: ...
+
+
+@overload
+def to_static(
+    fn: None = None,
+    *,
+    fallback: bool = False,
+    optimize: bool = True,
+    dynamic: bool | None = None,
+    backend: str | None = None,
+    max_graphs: int | None = None,
+) -> Callable[[Callable[..., Any]], Converted]: ...
+
+
 @public_api
 def to_static(
     fn: Callable[..., Any] | None = None,
@@ -544,6 +754,7 @@ def to_static(
     optimize: bool = True,
     dynamic: bool | None = None,
     backend: str | None = None,
+    max_graphs: int | None = None,
 ) -> Converted | Callable[[Callable[..., Any]], Converted]:
     """Convert ``fn`` into a static-graph function with the same results.
 
@@ -567,34 +778,31 @@ def to_static(
             ``DY2ST_BACKEND`` environment variable): the NumPy tier at once, loops compiled with
             Numba in the background once they have run for a while, when Numba is installed;
             "compiled": compiled before the first call returns; "numpy": never compiled.
+        max_graphs: how many graphs to keep; beyond it, the least recently used one is dropped
+            (built again if its signature comes back). None: no limit.
     """
+    options = dict(fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend, max_graphs=max_graphs)
     if fn is None:
-        return public_api(lambda f: _convert(f, fallback, optimize, dynamic, backend))
-    return _convert(fn, fallback, optimize, dynamic, backend)
+        return public_api(lambda f: _convert(f, options))
+    return _convert(fn, options)
 
 
-def _convert(
-    fn: Callable[..., Any], fallback: bool, optimize: bool, dynamic: bool | None = None, backend: str | None = None
-) -> Converted:
+def _convert(fn: Callable[..., Any], options: dict[str, Any] | None = None) -> Converted:
     """The converted form of ``fn``: a StaticFunction, or one bound to the object ``fn`` belongs to
     or to the arguments of a ``functools.partial``."""
     if isinstance(fn, (StaticFunction, BoundStaticFunction, PartialStaticFunction)):
         return fn  # converted already (its __call__ is dy2st's, not code to convert)
+    options = options or {}
     if isinstance(fn, functools.partial):
-        return PartialStaticFunction(_convert(fn.func, fallback, optimize, dynamic, backend), fn.args, fn.keywords)
+        return PartialStaticFunction(_convert(fn.func, options), fn.args, fn.keywords)
     if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
-        return BoundStaticFunction(
-            StaticFunction(fn.__func__, fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend),
-            fn.__self__,
-        )
+        return BoundStaticFunction(StaticFunction(fn.__func__, **options), fn.__self__)
     if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):
-        return StaticFunction(fn, fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend)
+        return StaticFunction(fn, **options)
     # The class's own __call__, looked up without calling getattr on the object.
     call = next((vars(base)["__call__"] for base in type(fn).__mro__ if "__call__" in vars(base)), None)
     if isinstance(call, types.FunctionType):  # an instance of a class with a Python __call__
-        return BoundStaticFunction(
-            StaticFunction(call, fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend), fn
-        )
+        return BoundStaticFunction(StaticFunction(call, **options), fn)
     raise ConversionError(
         f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
         "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"
@@ -607,7 +815,7 @@ def save(fn: Callable[..., Any], path: str | os.PathLike[str], *example_args: An
     file (docs/deploy.md) that ``dy2st.load`` runs without ``fn``'s source, module or dy2st's
     transformer. Arrays stand for every array of their shape and dtype; Python values are baked
     in, as in ``to_static``; arrays read from globals and closures are saved by value."""
-    converted = _convert(fn, False, True)
+    converted = _convert(fn)
     if isinstance(converted, PartialStaticFunction):
         raise ConversionError("dy2st.save takes a function or a method, not a functools.partial")
     converted.save(path, *example_args, **example_kwargs)
@@ -621,7 +829,7 @@ def export_onnx(
     model (``pip install 'dy2st[onnx]'``; docs/onnx.md): ``cond`` becomes ``If``,
     ``while_loop`` becomes ``Loop``; an op without an ONNX form is an ``OnnxExportError`` naming
     it and the user's line."""
-    converted = _convert(fn, False, True)
+    converted = _convert(fn)
     if not isinstance(converted, StaticFunction):
         raise ConversionError("dy2st.export_onnx takes a function (not a method or a functools.partial)")
     converted.export_onnx(path, *example_args, **example_kwargs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import types
 from collections.abc import Callable
 from typing import Any, cast
@@ -56,7 +57,11 @@ def positional_arity(signature: inspect.Signature) -> int:
 
 
 def build_fast_call(
-    program: Program, run: Callable[..., Any], arity: int, arrays: tuple[int, ...] | None = None
+    program: Program,
+    run: Callable[..., Any],
+    arity: int,
+    arrays: tuple[int, ...] | None = None,
+    usage: list[int] | None = None,
 ) -> Callable[[tuple[Any, ...]], Any]:
     """Generate the call of one compiled program for ``arity`` positional arguments, the ones at
     ``arrays`` (all, when None) ndarrays and the others Python numbers its key fixed.
@@ -67,7 +72,9 @@ def build_fast_call(
     not exactly an ndarray, a capture was rebound to an array of another type, a guarded
     Python value changed (a module global compared by identity, such as a function, is checked
     inline), or an array the graph updates in place is read-only or overlaps another input; the
-    caller then takes the general path (``Program.runs_eagerly``). Example, two args, one global::
+    caller then takes the general path (``Program.runs_eagerly``). ``usage``: the program's
+    ``[calls, last use]``, updated at each call it serves (``StaticFunction.cache_info``).
+    Example, two args, one global::
 
         def fast_call(args):
             x0, x1 = args
@@ -120,6 +127,9 @@ def build_fast_call(
         inputs = xs + cs
         read_only = "".join(f"not {inputs[update.index]}.flags.writeable or " for update in program.in_place_updates)
         lines += [f"    if {read_only}inputs_overlap(({''.join(f'{v}, ' for v in inputs)})):", "        return CHANGED"]
+    if usage is not None:
+        names["usage"], names["tick"] = usage, next_use
+        lines += ["    usage[0] += 1", "    usage[1] = tick()"]
     call = f"run({', '.join(xs + cs)})"
     if program.output_treedef == ANY_LEAF:
         lines.append(f"    return {call}[0]")
@@ -129,6 +139,10 @@ def build_fast_call(
     fast_call: Any = names["fast_call"]
     fast_call.__code__ = fast_call.__code__.replace(co_filename=f"<dy2st fast call {program.graph.name}>")
     return cast(Callable[[tuple[Any, ...]], Any], fast_call)
+
+
+next_use = itertools.count(1).__next__
+"""A process-wide clock of graph uses: the least recently used graph has the smallest stamp."""
 
 
 @functools.lru_cache(maxsize=256)

@@ -53,7 +53,7 @@ class _Differentiated:
     def __init__(self, fun: Callable[..., Any], argnums: int | Sequence[int], checkpoint: bool = False):
         converted = to_static(fun)
         self.checkpoint = checkpoint
-        self.static, self.prefix = _unbound(cast(Converted, converted))
+        self.static, self.prefix = _unbound(converted)
         self.argnums_given = argnums
         self.argnums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
         if not self.argnums or not all(isinstance(k, int) for k in self.argnums):

@@ -1,0 +1,153 @@
+"""Daily use: the switch that runs everything eagerly, retrace warnings, cache control, logging,
+and the typed public API (docs/daily-use.md)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import dy2st
+
+
+def step(x, lr):
+    return x - lr * np.sin(x)
+
+
+def test_enable_static_false_runs_the_python_function(capsys):
+    @dy2st.to_static
+    def where_am_i(x):
+        print("eager" if isinstance(x, np.ndarray) else "graph")  # decided when staged
+        return x * 2.0
+
+    where_am_i(np.ones(2))
+    assert capsys.readouterr().out == "graph\n"
+    with dy2st.enable_static(False):
+        np.testing.assert_array_equal(where_am_i(np.ones(2)), [2.0, 2.0])
+        assert capsys.readouterr().out == "eager\n"
+    where_am_i(np.ones(2))  # back on when the block ends
+    assert capsys.readouterr().out == "graph\n"
+    dy2st.enable_static(False)  # a plain call switches until switched back
+    try:
+        where_am_i(np.ones(2))
+        assert capsys.readouterr().out == "eager\n"
+    finally:
+        dy2st.enable_static(True)
+    assert where_am_i.num_graphs == 1
+
+
+def test_the_environment_variable_starts_with_graphs_off(tmp_path):
+    script = tmp_path / "off.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import numpy as np, dy2st
+
+            @dy2st.to_static
+            def f(x):
+                return x + 1.0
+
+            f(np.ones(2))
+            print(f.num_graphs)
+            """
+        )
+    )
+    env = {**os.environ, "DY2ST_ENABLE_STATIC": "0"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0"
+
+
+def test_the_retrace_warning_names_the_argument_that_keeps_changing():
+    converted = dy2st.to_static(step)
+    x = np.ones(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for k in range(dy2st.api.RETRACE_WARNING_GRAPHS + 3):
+            converted(x, 0.1 * k)
+    retraces = [w for w in caught if issubclass(w.category, dy2st.RetracingWarning)]
+    assert len(retraces) == 1  # once per function
+    assert "of 'lr'" in str(retraces[0].message) and "'x'" not in str(retraces[0].message)
+    assert retraces[0].filename == __file__
+
+
+def test_max_graphs_keeps_the_most_recently_used():
+    converted = dy2st.to_static(step, max_graphs=2)
+    x = np.ones(3)
+    for lr in (0.1, 0.2, 0.1, 0.3):  # 0.2 is the least recently used when 0.3 arrives
+        np.testing.assert_array_equal(converted(x, lr), step(x, lr))
+    info = converted.cache_info()
+    assert info.max_graphs == 2
+    assert sorted(g.signature for g in info.graphs) == ["x: f64[3], lr: 0.1", "x: f64[3], lr: 0.3"]
+    assert {g.signature: g.calls for g in info.graphs}["x: f64[3], lr: 0.1"] == 2
+    assert all(g.build_seconds > 0 for g in info.graphs)
+
+
+def test_cache_info_counts_fast_calls_and_clear_cache_drops_every_graph():
+    converted = dy2st.to_static(lambda x: x * 2.0)
+    for _ in range(5):
+        converted(np.ones(4))  # all-positional arrays: the fast path
+    converted(np.ones((2, 2)))
+    info = converted.cache_info()
+    assert info.calls == 6 and len(info.graphs) == 2
+    converted.clear_cache()
+    assert converted.num_graphs == 0 and converted.cache_info().graphs == []
+    np.testing.assert_array_equal(converted(np.ones(4)), np.full(4, 2.0))
+    assert converted.num_graphs == 1
+
+
+def test_builds_are_logged_at_debug(caplog):
+    converted = dy2st.to_static(step)
+    with caplog.at_level(logging.DEBUG, logger="dy2st"):
+        converted(np.ones(3), 0.5)
+    messages = [r.getMessage() for r in caplog.records if r.name == "dy2st"]
+    assert any("built graph 1 of step for x: f64[3], lr: 0.5 in" in m for m in messages)
+
+
+def test_a_user_program_type_checks_with_mypy_strict(tmp_path):
+    pytest.importorskip("mypy")
+    program = tmp_path / "user_program.py"
+    program.write_text(
+        textwrap.dedent(
+            """
+            from typing import Any
+
+            import numpy as np
+            import numpy.typing as npt
+
+            import dy2st
+
+
+            def relu(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+                return np.maximum(x, 0.0)
+
+
+            converted = dy2st.to_static(relu)
+            result: Any = converted(np.ones(3))
+            graph = dy2st.to_static(relu, dynamic=True).graph(np.ones(3))
+            print(graph.to_dot())
+            with dy2st.enable_static(False):
+                pass
+            gradient = dy2st.grad(lambda v: (v * v).sum())
+            loaded: dy2st.LoadedFunction
+            version: str = dy2st.__version__
+            """
+        )
+    )
+    root = pathlib.Path(dy2st.__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(program)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
