@@ -151,3 +151,26 @@ def test_a_user_program_type_checks_with_mypy_strict(tmp_path):
         env={**os.environ, "MYPYPATH": str(root)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_closures_given_to_to_static_are_freed():
+    import gc
+    import weakref
+
+    def make():
+        big = np.ones(50_000)
+
+        def uses_big(x):
+            return x + big.sum()
+
+        return uses_big, weakref.ref(big)
+
+    alive = []
+    for _ in range(1000):
+        fn, ref = make()
+        converted = dy2st.to_static(fn)
+        converted(np.ones(3))
+        alive.append(ref)
+        del fn, converted
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 0

@@ -49,7 +49,7 @@ from dy2st.passes import optimize
 from dy2st.passes.pipeline import CLEANUP_PIPELINE, VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
 from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
-from dy2st.runtime.pytree import CONSTANT, LEAF, TreeDef, flatten, unflatten
+from dy2st.runtime.pytree import CONSTANT, LEAF, OBJECT, TreeDef, flatten, unflatten
 from dy2st.runtime.staging import Program, symbolic_size_needed, trace
 
 # Held while a graph is staged, optimized and compiled (and while ``.code`` converts). One lock for
@@ -488,14 +488,20 @@ class StaticFunction:
             return
         self._warned_retracing = True
         keys = [*self._cache, *self._dynamic_cache]
-        changing = [name for k, name in enumerate(names) if len({key[k] for key in keys if k < len(key)}) > 1]
-        what = ", ".join(repr(n) for n in changing) or "its arguments"
+        changing = [k for k in range(len(names)) if len({key[k] for key in keys if k < len(key)}) > 1]
+        objects = [names[k] for k in changing if any(key[k].kind == OBJECT for key in keys if k < len(key))]
+        what = ", ".join(repr(names[k]) for k in changing) or "its arguments"
         message = (
             f"dy2st: {self.fn.__qualname__} has built {self._builds} graphs, one per new shape or "
             f"Python value of {what}: each call with a new one builds again. Pass values that change "
             "from call to call as NumPy arrays (np.float64(lr) rather than lr), so that they are graph "
             "inputs, or convert with to_static(dynamic=True) for changing sizes"
         )
+        if objects:
+            message += (
+                f"; {', '.join(repr(n) for n in objects)} is a new object at each call, and each object "
+                "has graphs of its own: reuse the object, or pass its arrays as arguments"
+            )
         caller = user_location()  # the user's call that built it
         if caller is None:
             warnings.warn(message, RetracingWarning, stacklevel=2)

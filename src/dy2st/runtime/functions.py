@@ -49,7 +49,8 @@ def converted_function(fn: types.FunctionType) -> types.FunctionType:
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__qualname__ = fn.__qualname__
     new.__doc__ = fn.__doc__
-    new.__dict__["__dy2st_original__"] = fn
+    # Not the original function itself: the cache's value would keep its key alive, and with it
+    # everything the function closes over.
     new.__dict__["__dy2st_original_code__"] = fn.__code__
     try:
         _FUNCTION_CACHE[fn] = new
