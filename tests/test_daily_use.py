@@ -174,3 +174,39 @@ def test_closures_given_to_to_static_are_freed():
         del fn, converted
     gc.collect()
     assert sum(ref() is not None for ref in alive) == 0
+
+
+class Scaled:
+    def __init__(self, k):
+        self.w = np.full(3, float(k))
+
+    @dy2st.to_static
+    def apply(self, x):
+        return self.w * x
+
+
+def test_instances_of_a_converted_method_are_freed_and_their_graphs_dropped():
+    import gc
+    import weakref
+
+    alive = []
+    with pytest.warns(dy2st.RetracingWarning, match="each object has graphs of its own"):
+        for k in range(1000):
+            obj = Scaled(k)
+            np.testing.assert_array_equal(obj.apply(np.ones(3)), np.full(3, float(k)))
+            alive.append(weakref.ref(obj))
+            del obj
+    gc.collect()
+    assert sum(ref() is not None for ref in alive) == 0
+    kept = Scaled(2)
+    kept.apply(np.ones(3))
+    kept.apply(np.ones(3))  # the same instance: its graph is reused
+    assert len(Scaled.apply.cache_info().graphs) == 1  # the dead instances' graphs are gone
+
+
+@pytest.mark.filterwarnings("ignore::dy2st.RetracingWarning")
+def test_a_new_object_at_a_dead_objects_address_gets_its_own_graph():
+    results = []
+    for k in range(50):  # ids of dropped instances are reused by new ones
+        results.append(Scaled(k).apply(np.ones(3))[0])
+    assert results == [float(k) for k in range(50)]

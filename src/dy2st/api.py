@@ -204,6 +204,7 @@ class StaticFunction:
         self.max_graphs = max_graphs
         self._warned_retracing = False
         self._builds = 0  # graphs built so far, dropped ones included
+        self._objects_dropped = 0  # graphs dropped because the object they were built for is gone
         self.fallback = fallback
         self.optimize = optimize
         self.dynamic = dynamic
@@ -399,7 +400,9 @@ class StaticFunction:
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
         leaves: list[Any] = []
-        key = tuple(flatten(v, leaves) for v in bound.arguments.values())
+        # Objects (a method's instance) are held weakly: the graphs built for one must not keep
+        # it alive (``_drop_dead``).
+        key = tuple(flatten(v, leaves, weak_objects=True) for v in bound.arguments.values())
         return key, bound.arguments, leaves
 
     def _find(self, key: tuple[Any, ...], leaves: list[Any]) -> tuple[CompiledProgram, list[Any]] | None:
@@ -463,6 +466,7 @@ class StaticFunction:
         """Build and cache the graph for ``key`` (``_build_graph``), timed and logged; then warn
         once when the function has built many graphs, and drop the least recently used graph
         beyond ``max_graphs``."""
+        self._drop_dead()
         start = time.perf_counter()
         compiled = self._build_graph(key, arguments, leaves)
         self._builds += 1
@@ -497,16 +501,29 @@ class StaticFunction:
             "from call to call as NumPy arrays (np.float64(lr) rather than lr), so that they are graph "
             "inputs, or convert with to_static(dynamic=True) for changing sizes"
         )
-        if objects:
+        if objects or self._objects_dropped:
+            which = ", ".join(repr(n) for n in objects) or "an object argument (a method's instance)"
             message += (
-                f"; {', '.join(repr(n) for n in objects)} is a new object at each call, and each object "
-                "has graphs of its own: reuse the object, or pass its arrays as arguments"
+                f"; {which} is a new object at each call, and each object has graphs of its own: "
+                "reuse the object, or pass its arrays as arguments"
             )
         caller = user_location()  # the user's call that built it
         if caller is None:
             warnings.warn(message, RetracingWarning, stacklevel=2)
         else:
             warnings.warn_explicit(message, RetracingWarning, caller.filename, caller.lineno)
+
+    def _drop_dead(self) -> None:
+        """Drop the graphs built for objects that are gone (instances of a converted method used
+        and dropped): their keys hold the objects weakly and can never match again."""
+        for table in (self._cache, self._dynamic_cache):
+            for key in [k for k in table if not all(tree.alive() for tree in k)]:
+                self._objects_dropped += 1
+                for compiled in table.pop(key):
+                    for fast in compiled.fast_keys:
+                        self._fast_calls.pop(fast, None)
+        for key in [k for k in self._seen_shapes if not all(tree.alive() for tree in k)]:
+            del self._seen_shapes[key]
 
     def _evict(self) -> None:
         """Drop least recently used graphs beyond ``max_graphs``."""
@@ -529,6 +546,7 @@ class StaticFunction:
     @public_api
     def cache_info(self) -> CacheInfo:
         """The graphs this function keeps: each one's signature, build time and calls served."""
+        self._drop_dead()
         graphs = [
             GraphInfo(c.signature, c.build_seconds, c.usage[0], c.program.is_dynamic)
             for table in (self._cache, self._dynamic_cache)

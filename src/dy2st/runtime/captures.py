@@ -31,6 +31,7 @@ import builtins
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -107,19 +108,36 @@ class CellSource(Source):
 
 
 class ObjectSource(Source):
-    """A fixed object (a non-array argument: it is part of the graph's cache key by identity)."""
+    """A fixed object (a non-array argument: it is part of the graph's cache key by identity).
 
-    __slots__ = ("obj", "name")
+    Held by a weak reference where the object allows one, so that the graphs built for it (a
+    converted method's, for its instance) do not keep it alive; reading it once it is gone gives
+    ``MISSING``, which no capture or guard accepts."""
+
+    __slots__ = ("_ref", "_held", "_id", "name")
 
     def __init__(self, obj: Any, name: str):
-        self.obj = obj
+        self._id = id(obj)
         self.name = name
+        self._held: Any = obj
+        self._ref: weakref.ref[Any] | None = None
+        try:
+            self._ref, self._held = weakref.ref(obj), None
+        except TypeError:
+            pass
+
+    @property
+    def obj(self) -> Any:
+        return self._held if self._ref is None else self._ref()
 
     def _read(self) -> Any:
-        return self.obj
+        obj = self.obj
+        if obj is None and self._ref is not None:
+            raise AttributeError("the object is gone")
+        return obj
 
     def key(self) -> tuple:
-        return ("object", id(self.obj))
+        return ("object", self._id)
 
 
 class AttrSource(Source):

@@ -7,6 +7,7 @@ design.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple
 
@@ -72,18 +73,42 @@ def _python_number(leaf: Any) -> Any:
 
 
 class Identity:
-    """Wraps an arbitrary object so it compares and hashes by identity in a cache key."""
+    """Wraps an arbitrary object so it compares and hashes by identity in a cache key.
 
-    __slots__ = ("obj",)
+    ``weak``: hold the object by a weak reference where it allows one, so that a cache key does
+    not keep it alive (a converted method's instance). Once the object is gone the identity
+    equals nothing, not even a new object that happens to get the same ``id``; ``alive`` says
+    whether it is still there (caches drop such keys).
+    """
 
-    def __init__(self, obj: Any):
-        self.obj = obj
+    __slots__ = ("_held", "_ref", "_id")
+
+    def __init__(self, obj: Any, weak: bool = False):
+        self._id = id(obj)
+        self._held: Any = obj
+        self._ref: weakref.ref[Any] | None = None
+        if weak:
+            try:
+                self._ref, self._held = weakref.ref(obj), None
+            except TypeError:  # no weak references to it (a list, an int subclass...): held
+                pass
+
+    @property
+    def obj(self) -> Any:
+        return self._held if self._ref is None else self._ref()
+
+    @property
+    def alive(self) -> bool:
+        return self._ref is None or self._ref() is not None
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Identity) and other.obj is self.obj
+        if not isinstance(other, Identity) or other._id != self._id:
+            return False
+        obj = self.obj
+        return obj is other.obj and (obj is not None or self._ref is None)
 
     def __hash__(self) -> int:
-        return id(self.obj)
+        return self._id
 
     def __repr__(self) -> str:
         return f"<{type(self.obj).__name__} object>"
@@ -166,6 +191,12 @@ class TreeDef(NamedTuple):
             return TreeDef(self.kind, tuple(c.map_leaves(change) for c in self.children), self.data)
         return self
 
+    def alive(self) -> bool:
+        """Are the objects this structure holds weakly (``Identity``) all still there?"""
+        if self.kind == OBJECT:
+            return bool(self.data.alive)
+        return all(child.alive() for child in self.children)
+
     def leaf_paths(self, name: str) -> list[str]:
         """Readable names for the array leaves: ``x``, ``x_0``, ``x_w``..."""
         if self.kind == LEAF:
@@ -199,8 +230,11 @@ PYTHON_NUMBER_LEAF = TreeDef(PYTHON_NUMBER)
 """A result leaf that eager code returns as a Python number (rebuilt with ``.item()``)."""
 
 
-def flatten(obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_array) -> TreeDef:
-    """Append ``obj``'s leaves to ``leaves`` and return its structure."""
+def flatten(
+    obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_array, weak_objects: bool = False
+) -> TreeDef:
+    """Append ``obj``'s leaves to ``leaves`` and return its structure. ``weak_objects``: opaque
+    objects are held by weak references where they allow one (``Identity``)."""
     if is_leaf(obj):
         leaves.append(obj)
         if is_array(obj):
@@ -210,16 +244,16 @@ def flatten(obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_arr
             return TreeDef(LEAF, (), (tuple(obj.shape), obj.dtype, isinstance(obj, np.generic)))
         return ANY_LEAF
     if type(obj) is tuple:
-        return TreeDef(TUPLE, tuple(flatten(x, leaves, is_leaf) for x in obj))
+        return TreeDef(TUPLE, tuple(flatten(x, leaves, is_leaf, weak_objects) for x in obj))
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return TreeDef(NAMED_TUPLE, tuple(flatten(x, leaves, is_leaf) for x in obj), type(obj))
+        return TreeDef(NAMED_TUPLE, tuple(flatten(x, leaves, is_leaf, weak_objects) for x in obj), type(obj))
     if type(obj) is list:
-        return TreeDef(LIST, tuple(flatten(x, leaves, is_leaf) for x in obj))
+        return TreeDef(LIST, tuple(flatten(x, leaves, is_leaf, weak_objects) for x in obj))
     if type(obj) is dict:
-        return TreeDef(DICT, tuple(flatten(v, leaves, is_leaf) for v in obj.values()), tuple(obj))
+        return TreeDef(DICT, tuple(flatten(v, leaves, is_leaf, weak_objects) for v in obj.values()), tuple(obj))
     if isinstance(obj, _CONSTANT_TYPES):
         return TreeDef(CONSTANT, (), Constant(obj))
-    return TreeDef(OBJECT, (), Identity(obj))
+    return TreeDef(OBJECT, (), Identity(obj, weak_objects))
 
 
 def unflatten(treedef: TreeDef, leaves: Iterable[Any], object_hook: Callable[[Any], Any] | None = None) -> Any:
