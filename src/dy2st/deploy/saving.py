@@ -23,7 +23,6 @@ import hashlib
 import inspect
 import io
 import json
-import operator
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -45,7 +44,7 @@ from dy2st.deploy.graph_format import (
 from dy2st.errors import Dy2stError, hide_internal_frames, public_api
 from dy2st.ir.core import Graph
 from dy2st.ir.opcodes import WRITES_BACK
-from dy2st.ir.symbolic import Guard, Symbol, SymExpr, recording_guards
+from dy2st.ir.symbolic import RELATION_SYMBOLS, Guard, Symbol, SymExpr, recording_guards
 from dy2st.ir.verifier import VerificationError, verify
 from dy2st.passes import optimize
 from dy2st.runtime.pytree import (
@@ -115,7 +114,7 @@ def write_saved(
         # about such sizes the graph was built on (each must hold for a call's sizes).
         "symbolic_sizes": {s.name: [list(p) for p in places] for s, places in program.symbols.items()},
         "size_guards": [
-            {"size": encoder.size(g.expr), "relation": _RELATION_NAMES[g.relation]} for g in program.size_guards
+            {"size": encoder.size(g.expr), "relation": RELATION_SYMBOLS[g.relation]} for g in program.size_guards
         ],
     }
     graph_form["symbols"].update(encoder.symbols)
@@ -129,15 +128,7 @@ def write_saved(
         np.savez(file, **members)  # type: ignore[arg-type]
 
 
-_RELATION_NAMES = {
-    operator.lt: "<",
-    operator.le: "<=",
-    operator.gt: ">",
-    operator.ge: ">=",
-    operator.eq: "==",
-    operator.ne: "!=",
-}
-_RELATIONS = {name: relation for relation, name in _RELATION_NAMES.items()}
+_RELATIONS = {name: relation for relation, name in RELATION_SYMBOLS.items()}
 
 
 def _mark_symbolic_sizes(trees: dict[str, dict[str, Any]], names: list[str], program: Program) -> None:

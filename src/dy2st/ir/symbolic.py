@@ -403,7 +403,7 @@ def dim_product(dims: Any) -> Dim:
 
 
 # --- guards ----------------------------------------------------------------------------------------
-_RELATIONS: dict[Callable[[Any, Any], bool], str] = {
+RELATION_SYMBOLS: dict[Callable[[Any, Any], bool], str] = {  # how guards print (and are saved)
     operator.lt: "<",
     operator.le: "<=",
     operator.gt: ">",
@@ -431,7 +431,7 @@ class Guard:
         return bool(self.relation(self.expr.evaluate(sizes), 0))
 
     def __str__(self) -> str:
-        return f"{self.expr} {_RELATIONS[self.relation]} 0"
+        return f"{self.expr} {RELATION_SYMBOLS[self.relation]} 0"
 
 
 _recorders: list[list[Guard]] = []
@@ -476,7 +476,8 @@ def decide(expr: Dim, relation: Callable[[Any, Any], bool]) -> bool:
         return _decide_data_dependent(expr, relation)
     result = bool(relation(expr.hint, 0))
     if not _recorders:
-        raise SymbolicSizeNeeded(expr.symbols, f"deciding whether {expr} {_RELATIONS[relation]} 0 outside a build")
+        why = f"deciding whether {expr} {RELATION_SYMBOLS[relation]} 0 outside a build"
+        raise SymbolicSizeNeeded(expr.symbols, why)
     guard = Guard(expr, relation if result else _NEGATION[relation])
     if guard not in _recorders[-1]:
         _recorders[-1].append(guard)
@@ -529,7 +530,7 @@ _OBLIVIOUS_SIZE = 1 << 20
 
 def _decide_data_dependent(expr: SymExpr, relation: Callable[[Any, Any], bool]) -> bool:
     if not _oblivious:
-        raise DataDependentSize(expr.symbols, f"deciding whether {expr} {_RELATIONS[relation]} 0")
+        raise DataDependentSize(expr.symbols, f"deciding whether {expr} {RELATION_SYMBOLS[relation]} 0")
     if relation in (operator.eq, operator.ne):
         # Sizes an op needs equal are taken as equal: NumPy checks them when the op runs.
         return relation is operator.eq
