@@ -109,6 +109,9 @@ def test_builds_are_logged_at_debug(caplog):
         converted(np.ones(3), 0.5)
     messages = [r.getMessage() for r in caplog.records if r.name == "dy2st"]
     assert any("built graph 1 of step for x: f64[3], lr: 0.5 in" in m for m in messages)
+    assert any(m.startswith("step: convert and stage took") for m in messages)
+    assert any(m.startswith("step: pass cse (") for m in messages)
+    assert any(m.startswith("step: generate the executor took") for m in messages)
 
 
 def test_a_user_program_type_checks_with_mypy_strict(tmp_path):

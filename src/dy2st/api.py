@@ -176,6 +176,24 @@ def _describe_tree(tree: TreeDef) -> str:
     return tree.kind
 
 
+class _StageTimer:
+    """Logs, at DEBUG on the ``dy2st`` logger, how long each stage of a build took."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.enabled = logger.isEnabledFor(logging.DEBUG)
+        self.last = time.perf_counter()
+
+    def done(self, stage: str) -> None:
+        if self.enabled:
+            now = time.perf_counter()
+            logger.debug("%s: %s took %.2f ms", self.name, stage, (now - self.last) * 1e3)
+            self.last = now
+
+    def after_pass(self, pass_name: str, graph: Graph, changed: bool) -> None:
+        self.done(f"pass {pass_name} ({'changed' if changed else 'unchanged'})")
+
+
 class StaticFunction:
     """A function converted by ``to_static``; call it like the original.
 
@@ -595,14 +613,19 @@ class StaticFunction:
         return compiled
 
     def _build_once(self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]]) -> CompiledProgram:
+        stages = _StageTimer(self.fn.__qualname__)
         with recording_guards() as size_guards, numbering_data_dependent_sizes():
-            program = self._stage(arguments, dynamic)
+            program = self._stage(arguments, dynamic)  # converts the source on the first build
+            stages.done("convert and stage")
             graph = program.graph
             if VERIFY_EVERY_PASS:
                 verify(graph)
             if self.optimize:
-                graph = optimize(graph, passes=[*numpy_passes(), *tier_passes(self.backend)])
+                graph = optimize(
+                    graph, passes=[*numpy_passes(), *tier_passes(self.backend)], after_each=stages.after_pass
+                )
             executor = make_executor(graph, program.writebacks, self.backend)
+            stages.done("generate the executor")
             run = restoring_run(executor.run, graph, program.writebacks)
             compiled = CompiledProgram(program, graph, executor, run)
         program.size_guards = list(size_guards)
