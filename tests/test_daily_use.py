@@ -213,3 +213,27 @@ def test_a_new_object_at_a_dead_objects_address_gets_its_own_graph():
     for k in range(50):  # ids of dropped instances are reused by new ones
         results.append(Scaled(k).apply(np.ones(3))[0])
     assert results == [float(k) for k in range(50)]
+
+
+class Doubling:
+    def scale(self):
+        return 2.0
+
+    @dy2st.to_static
+    def apply(self, x):
+        return x * self.scale()
+
+
+class Tripling(Doubling):
+    def scale(self):
+        return 3.0
+
+
+@pytest.mark.filterwarnings("ignore::dy2st.RetracingWarning")
+def test_a_graph_built_for_a_freed_instance_never_runs_for_another_at_its_address():
+    """Instances held weakly free their ids: a new object at the same address once took the old
+    one's fast call, and a Tripling returned the Doubling's result."""
+    for k in range(300):
+        obj = (Doubling if k % 2 == 0 else Tripling)()
+        assert obj.apply(np.ones(2))[0] == obj.scale()
+        del obj

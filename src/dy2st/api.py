@@ -25,6 +25,7 @@ import threading
 import time
 import types
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast, overload
@@ -160,6 +161,16 @@ def enable_static(enabled: bool = True) -> _StaticSwitch:
     return _StaticSwitch(previous)
 
 
+def _forget_fast_calls(function: weakref.ref[StaticFunction], instance_id: int) -> None:
+    """An instance ``_forget_when_gone`` watched was freed: drop the fast calls keyed by its id."""
+    static = function()
+    if static is None:
+        return
+    for key in [k for k in list(static._fast_calls) if k[:1] == (instance_id,)]:
+        static._fast_calls.pop(key, None)
+    static._watched_instances.discard(instance_id)
+
+
 def describe_signature(names: list[str], key: tuple[Any, ...]) -> str:
     """``x: f32[512], flag: i64[], lr: 0.1``: a cache key for people."""
     return ", ".join(f"{name}: {_describe_tree(tree)}" for name, tree in zip(names, key))
@@ -223,6 +234,7 @@ class StaticFunction:
         self._warned_retracing = False
         self._builds = 0  # graphs built so far, dropped ones included
         self._objects_dropped = 0  # graphs dropped because the object they were built for is gone
+        self._watched_instances: set[int] = set()  # ids of instances ``_forget_when_gone`` watches
         self.fallback = fallback
         self.optimize = optimize
         self.dynamic = dynamic
@@ -399,6 +411,7 @@ class StaticFunction:
         if call_key is not None and len(leaves) == len(arrays):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 call_key = (id(args[0]), *call_key)
+                self._forget_when_gone(args[0])
             self._fast_calls[call_key] = build_fast_call(
                 compiled.program, compiled.run, len(positional), arrays, compiled.usage
             )
@@ -530,6 +543,18 @@ class StaticFunction:
             warnings.warn(message, RetracingWarning, stacklevel=2)
         else:
             warnings.warn_explicit(message, RetracingWarning, caller.filename, caller.lineno)
+
+    def _forget_when_gone(self, instance: Any) -> None:
+        """Drop the fast calls keyed by ``instance``'s id when it is freed: the caches hold it
+        weakly, and a new object may then get its id (the graphs built for the old one would
+        run for it)."""
+        if id(instance) in self._watched_instances:
+            return
+        try:
+            weakref.finalize(instance, _forget_fast_calls, weakref.ref(self), id(instance))
+        except TypeError:
+            return  # no weak references to it: the caches hold it, so its id is never reused
+        self._watched_instances.add(id(instance))
 
     def _drop_dead(self) -> None:
         """Drop the graphs built for objects that are gone (instances of a converted method used
