@@ -22,7 +22,7 @@ from dy2st.autodiff import differentiate
 from dy2st.backend.numba.executor import make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
-from dy2st.errors import DifferentiationError, hide_internal_frames, public_api
+from dy2st.errors import DifferentiationError, public_api
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
@@ -261,24 +261,18 @@ class GradFunction(_Differentiated):
     """``dy2st.grad(fun)``: called like ``fun``, returns the gradient of its scalar result with
     respect to the arguments ``argnums`` (one gradient, or a tuple for a tuple of argnums)."""
 
+    @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            _, grads = self._run(args, kwargs)
-        except Exception as error:
-            hide_internal_frames(error)
-            raise
+        _, grads = self._run(args, kwargs)
         return grads[0] if isinstance(self.argnums_given, int) else tuple(grads)
 
 
 class ValueAndGradFunction(_Differentiated):
     """``dy2st.value_and_grad(fun)``: returns ``(fun(*args), gradient)``."""
 
+    @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            value, grads = self._run(args, kwargs)
-        except Exception as error:
-            hide_internal_frames(error)
-            raise
+        value, grads = self._run(args, kwargs)
         return value, (grads[0] if isinstance(self.argnums_given, int) else tuple(grads))
 
 
@@ -332,13 +326,9 @@ def vjp(
     differentiated = _VjpFunction(fun, positions)
     outputs = differentiated.static(*args)
 
+    @public_api
     def vjp_fun(*cotangents: Any) -> tuple[Any, ...]:
-        seeds = [np.asarray(c) for c in cotangents]
-        try:
-            _, grads = differentiated._run(args, {}, seeds)
-        except Exception as error:
-            hide_internal_frames(error)
-            raise
+        _, grads = differentiated._run(args, {}, [np.asarray(c) for c in cotangents])
         return tuple(grads)
 
     return outputs, vjp_fun

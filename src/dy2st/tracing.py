@@ -27,7 +27,7 @@ import numpy as np
 from dy2st.backend.numba.executor import chosen_backend, make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
-from dy2st.errors import ConversionError, hide_internal_frames, public_api
+from dy2st.errors import ConversionError, public_api
 from dy2st.ir.core import Graph
 from dy2st.ir.symbolic import numbering_data_dependent_sizes, recording_guards
 from dy2st.passes import optimize
@@ -59,16 +59,15 @@ class _Trace:
         traced (then no argument has been changed)."""
         program = self.program
         written = set(program.writebacks.values())
-        inputs = [leaf.copy() if i in written else leaf for i, leaf in enumerate(leaves)]
-        captured = [source.read() for source in program.capture_sources]
-        outputs = self.executor.run(*inputs, *captured)
+        arrays = [*leaves, *(source.read() for source in program.capture_sources)]
+        given = [a.copy() if i in written else a for i, a in enumerate(arrays)]  # updated once it holds
+        outputs = self.executor.run(*given)
         checks = outputs[program.decisions_start :]
         for decision, value in zip(program.decisions, checks):
             if not _same(DECISION_KINDS[decision.kind](value), decision.decided):
                 return False, None
-        arrays = [*leaves, *captured]
         for index in written:
-            np.copyto(arrays[index], inputs[index] if index < len(leaves) else captured[index - len(leaves)])
+            np.copyto(arrays[index], given[index])
         return True, unflatten(program.output_treedef, outputs[: program.num_results])
 
 
@@ -100,12 +99,9 @@ class TracedFunction:
         """How many graphs were traced (one per input signature and set of decisions)."""
         return sum(len(traces) for traces in self._cache.values())
 
+    @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return self._call(args, kwargs)
-        except Exception as error:
-            hide_internal_frames(error)
-            raise
+        return self._call(args, kwargs)
 
     @public_api
     def graph(self, *args: Any, **kwargs: Any) -> Graph:

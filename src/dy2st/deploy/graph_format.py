@@ -21,7 +21,7 @@ from dy2st.ir.core import COND, WHILE_LOOP, Block, Graph, Op, Region, Value
 from dy2st.ir.opdefs import OPS
 from dy2st.ir.symbolic import Symbol, SymExpr
 from dy2st.ir.types import TensorType
-from dy2st.ops.generic import NUMPY_CALL, SLOT, callable_name, resolve
+from dy2st.ops.generic import NUMPY_CALL, SLOT, is_public_callable_name
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.structural import Formatted, Literal
 
@@ -374,15 +374,7 @@ def _check_numpy_call(attrs: dict[str, Any]) -> None:
     function = attrs.get("function")
     if not isinstance(function, str) or function in _REFUSED_CALLS:
         raise SavedGraphError(f"a call of {_short(function)}, which a loaded graph may not make")
-    try:
-        target = resolve(function)
-    except (AttributeError, ValueError):
-        raise SavedGraphError(f"a call of an unknown NumPy function {_short(function)}") from None
-    head, _, method = function.partition(".")
-    if head == "ndarray":
-        if not method.isidentifier() or method.startswith("_") or not callable(getattr(np.ndarray, method, None)):
-            raise SavedGraphError(f"a call of {_short(function)}, which is not an ndarray method")
-    elif head != "np" or callable_name(target) != function:
+    if not is_public_callable_name(function):
         raise SavedGraphError(f"a call of {_short(function)}, which is not a public NumPy callable")
 
 

@@ -41,7 +41,7 @@ from dy2st.deploy.graph_format import (
     decode_graph,
     encode_graph,
 )
-from dy2st.errors import Dy2stError, hide_internal_frames, public_api
+from dy2st.errors import Dy2stError, public_api
 from dy2st.ir.core import Graph
 from dy2st.ir.opcodes import WRITES_BACK
 from dy2st.ir.symbolic import RELATION_SYMBOLS, Guard, Symbol, SymExpr, recording_guards
@@ -315,12 +315,9 @@ class LoadedFunction:
             if not fits or dtype != value.type.exact_dtype:
                 raise SavedGraphError("the argument structure does not fit the graph's inputs")
 
+    @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return self._call(args, kwargs)
-        except Exception as error:
-            hide_internal_frames(error)
-            raise
+        return self._call(args, kwargs)
 
     def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         try:

@@ -101,6 +101,25 @@ def _public_names() -> dict[int, str]:
     return names
 
 
+@functools.cache
+def _public_spellings() -> frozenset[str]:
+    return frozenset(_public_names().values())
+
+
+def is_public_callable_name(name: str) -> bool:
+    """Does ``name`` spell, in ``callable_name``'s forms, a public NumPy callable, a ufunc method
+    or an ndarray method? Answered from the tables, without looking ``name`` up in NumPy."""
+    head, _, rest = name.partition(".")
+    if head == "ndarray":
+        return rest.isidentifier() and not rest.startswith("_") and callable(vars(np.ndarray).get(rest))
+    if head != "np":
+        return False
+    owner, _, method = rest.rpartition(".")
+    if method in _UFUNC_METHODS and owner.isidentifier():
+        return isinstance(vars(np).get(owner), np.ufunc)
+    return name in _public_spellings()
+
+
 def callable_name(func: Any) -> str | None:
     """How the attributes name ``func``: ``np.linalg.inv``, ``np.add.accumulate``,
     ``ndarray.sort``; None for anything not public NumPy."""
