@@ -25,7 +25,7 @@ from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.errors import DifferentiationError, public_api
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.emit import Emitter
-from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, WRITES_BACK, ZERO_D_ARRAY
+from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, RETURNS_CALLER_ARRAY, WRITES_BACK, ZERO_D_ARRAY
 from dy2st.ir.symbolic import numbering_data_dependent_sizes, recording_guards
 from dy2st.passes import optimize
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
@@ -176,6 +176,7 @@ class _Differentiated:
         graph.body.ops.pop()
         if seeded:
             seeds = [_add_input(graph, ret.operands[i].type, f"cotangent_{i}") for i in float_outputs]
+            _shift_captures(program, ret, len(seeds))
         else:
             seeds = [emitter.const(np.ones((), ret.operands[i].type.dtype)) for i in float_outputs]
         graph.body.ops.append(ret)
@@ -228,6 +229,21 @@ def _check_outputs(program: Program, fn: Callable[..., Any], seeded: bool) -> No
             f"grad of {fn.__qualname__}: the function must return one floating-point scalar, got {shown}",
             note="use dy2st.vjp for functions with other results",
         )
+
+
+def _shift_captures(program: Program, ret: Op, inputs_added: int) -> None:
+    """Inputs were added before the captures: the graph arguments the function updates in place
+    or returns (``WRITES_BACK``, ``RETURNS_CALLER_ARRAY``) move up by that many where they are
+    captures (a global array the function updates)."""
+    num_inputs = program.graph.num_inputs - inputs_added
+
+    def moved(index: Any) -> Any:
+        return index + inputs_added if isinstance(index, int) and index >= num_inputs else index
+
+    program.writebacks = {output: moved(argument) for output, argument in program.writebacks.items()}
+    for attr in (WRITES_BACK, RETURNS_CALLER_ARRAY):
+        if attr in ret.attrs:
+            ret.attrs[attr] = tuple(moved(index) for index in ret.attrs[attr])
 
 
 def _add_input(graph: Graph, type_: Any, name: str) -> Value:

@@ -229,3 +229,20 @@ def test_a_gradient_through_complex_numbers_is_refused_not_zero():
 
     with pytest.raises(dy2st.DifferentiationError, match="complex"):
         dy2st.grad(f)(np.arange(8.0))
+
+
+SEEN = np.zeros(2)
+
+
+def counts_calls(x):
+    SEEN[0] += 1.0  # a global array updated in place, as eager code would
+    return np.sin(x) * 2.0
+
+
+def test_vjp_of_a_function_that_updates_a_global_array():
+    before = SEEN.copy()
+    x = np.array([0.1, 0.2])
+    outputs, back = dy2st.vjp(counts_calls, x)
+    (gx,) = back(np.ones(2))
+    np.testing.assert_allclose(gx, 2.0 * np.cos(x))
+    assert SEEN[0] == before[0] + 2.0  # the forward call and the vjp's graph each update it once
