@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter, Operand
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.ir.types import TensorType
 
 Cotangents = list[Value | None]
@@ -33,7 +32,7 @@ def zeros(e: Emitter, like: Value) -> Value:
     number). Sizes known only at run time are read from ``like`` itself: a loop or branch may
     hold several arrays whose sizes carry the same symbol but differ from run to run."""
     t = like.type
-    if all(isinstance(n, int) for n in t.shape):
+    if not has_symbolic(t.shape):
         return e.op("full", shape=tuple(t.shape), fill_value=0, dtype=t.dtype)
     return e.op("zeros_like", like)
 
@@ -97,7 +96,7 @@ def spread(e: Emitter, g: Value, x: Value, axis: Any, keepdims: bool) -> Value:
     """A reduction's cotangent broadcast over the shape of its operand ``x`` (the cotangent of
     ``sum``); sizes known only at run time are read from ``x``."""
     expanded = expand_reduced(e, g, x.type, axis, keepdims)
-    if all(isinstance(n, int) for n in x.type.shape):
+    if not has_symbolic(x.type.shape):
         return e.op("broadcast_to", expanded, shape=tuple(x.type.shape))
     return e.op("broadcast_to_like", expanded, x)
 
@@ -118,7 +117,3 @@ def swap_last_axes(e: Emitter, x: Value) -> Value:
     axes = list(range(x.type.ndim))
     axes[-2], axes[-1] = axes[-1], axes[-2]
     return e.op("transpose", x, axes=tuple(axes))
-
-
-def python_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, (bool, np.generic))

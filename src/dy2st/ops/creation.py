@@ -26,7 +26,7 @@ import numpy as np
 
 from dy2st.errors import TensorValueError, UnsupportedOpError, user_location
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, symbols_in
+from dy2st.ir.symbolic import SymbolicSizeNeeded, SymExpr, has_symbolic, symbols_in
 from dy2st.ir.types import TensorType
 from dy2st.ops.arguments import (
     build_error,
@@ -91,7 +91,7 @@ def _eye_rule(types, *, rows, cols, k, dtype):
 
 def _onnx_full(w, op) -> list[str]:
     shape = op.result.type.shape
-    if not all(isinstance(n, int) for n in shape):
+    if has_symbolic(shape):
         raise w.refuse("a shape known only at run time")
     return [w.constant(np.full(shape, op.attrs["fill_value"], op.result.type.dtype))]
 

@@ -23,6 +23,7 @@ from dy2st.errors import DifferentiationError, GraphBuildError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported, static_int
@@ -86,7 +87,7 @@ def _diagonal_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     if g is None:
         return [None]
     x = op.operands[0]
-    if x.type.ndim != 2 or not all(isinstance(n, int) for n in x.type.shape):
+    if x.type.ndim != 2 or has_symbolic(x.type.shape):
         raise DifferentiationError("the gradient of np.diagonal of other than a matrix of static size", op.loc)
     n, m = (int(d) for d in x.type.shape)
     if (op.attrs["axis1"], op.attrs["axis2"]) == (1, 0):  # the diagonal of the transpose

@@ -53,7 +53,7 @@ from dy2st.errors import (
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import SymExpr, data_dependent_size, is_data_dependent
+from dy2st.ir.symbolic import SymExpr, data_dependent_size, has_symbolic, is_data_dependent
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import zeros
 from dy2st.ops.join import array_from_nested, contains_tensor
@@ -396,7 +396,7 @@ def _item_vjp(e: Emitter, op: Op, cts: list[Value | None]) -> list[Any]:
     arguments = op.attrs["arguments"]
     if g is None:
         return [None]
-    if len(op.operands) != 1 or op.attrs["keywords"] or not all(isinstance(n, int) for n in x.type.shape):
+    if len(op.operands) != 1 or op.attrs["keywords"] or has_symbolic(x.type.shape):
         raise DifferentiationError(
             "the gradient of ndarray.item with array arguments or of a size known only at run time", op.loc
         )

@@ -544,7 +544,7 @@ def _last_writes(e: Emitter, op: Op, x: Value, indices: Sequence[Value], written
     """Which elements of the (broadcast) value of ``x[index] = value`` are the ones left in ``x``:
     where the index repeats an element, NumPy keeps one of the values written there, and only it
     has a gradient. Found by writing each value position's number the same way and reading back."""
-    if not all(isinstance(n, int) for n in written.shape):
+    if has_symbolic(written.shape):
         raise DifferentiationError(
             "the gradient of an assignment through integer index arrays of a size known only at run time", op.loc
         )

@@ -8,7 +8,7 @@ from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import UFUNC_OPS, OpDef, register
-from dy2st.ir.symbolic import Dim, broadcast_shapes, dim_product, dims_equal
+from dy2st.ir.symbolic import Dim, broadcast_shapes, dim_product, dims_equal, has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, swap_last_axes
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
@@ -181,7 +181,7 @@ def _cholesky_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     if g is None:
         return [None]
     (s,) = op.operands
-    if s.type.ndim != 2 or not all(isinstance(n, int) for n in s.type.shape):
+    if s.type.ndim != 2 or has_symbolic(s.type.shape):
         raise DifferentiationError("the gradient of np.linalg.cholesky of other than one matrix of static size", op.loc)
     halve_diagonal = 1.0 - 0.5 * np.eye(int(s.type.shape[0]), dtype=s.type.dtype)
     lower = op.result

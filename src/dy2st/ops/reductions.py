@@ -19,6 +19,7 @@ from dy2st.errors import DifferentiationError, build_error, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import (
     Cotangents,
@@ -343,7 +344,7 @@ def _prod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     x = op.operands[0]
     axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
     axes = reduced_axes(axis, x.type.ndim)
-    if not all(isinstance(n, int) for n in x.type.shape):
+    if has_symbolic(x.type.shape):
         raise DifferentiationError("the gradient of np.prod of an array of a size known only at run time", op.loc)
     if len(axes) > 1 and axes != tuple(range(x.type.ndim)):
         raise DifferentiationError("the gradient of np.prod over several axes (but not all)", op.loc)

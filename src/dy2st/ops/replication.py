@@ -21,6 +21,7 @@ from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, normalize_axes, static_shape
@@ -40,7 +41,7 @@ def _tile_rule(types, reps):
 
 def _static(e_op: Op) -> None:
     x = e_op.operands[0].type
-    if not all(isinstance(n, int) for n in x.shape):
+    if has_symbolic(x.shape):
         raise DifferentiationError(
             f"the gradient of np.{e_op.name} of an array of a size known only at run time", e_op.loc
         )

@@ -24,7 +24,7 @@ from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import data_dependent_size, dims_equal
+from dy2st.ir.symbolic import data_dependent_size, dims_equal, has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
@@ -138,7 +138,7 @@ def _selected_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     if axis is not None:
         template = (slice(None),) * axis + (TENSOR_SLOT,)
         return [None, e.op("index_add", zeros(e, x), g, places, template=template)]
-    if not all(isinstance(n, int) for n in x.type.shape):
+    if has_symbolic(x.type.shape):
         raise DifferentiationError(f"the gradient of {op.name} of an array of a size known only at run time", op.loc)
     flat = e.op("full", shape=(x.type.size,), fill_value=0, dtype=x.type.dtype)
     spread = e.op("index_add", flat, g, places, template=(TENSOR_SLOT,))

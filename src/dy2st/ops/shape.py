@@ -19,7 +19,7 @@ from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
-from dy2st.ir.symbolic import SymExpr, broadcast_shapes, dims_equal
+from dy2st.ir.symbolic import SymExpr, broadcast_shapes, dims_equal, has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported, static_int, static_shape
@@ -127,27 +127,23 @@ register(
 )
 
 
-def static_shape_of(t: TensorType) -> bool:
-    return all(isinstance(n, int) for n in t.shape)
-
-
 def reshaped_like(e: Emitter, x: Value, like: Value) -> Value:
     """``x`` reshaped to ``like``'s shape: an attribute where the shape is static, else read from
     ``like`` when the graph runs."""
-    if static_shape_of(like.type):
+    if not has_symbolic(like.type.shape):
         return e.op(RESHAPE, x, shape=tuple(like.type.shape))
     return e.op(RESHAPE_LIKE, x, like)
 
 
 def broadcast_like(e: Emitter, x: Value, like: Value) -> Value:
     """``x`` broadcast to ``like``'s shape (see ``reshaped_like``)."""
-    if static_shape_of(like.type):
+    if not has_symbolic(like.type.shape):
         return e.op("broadcast_to", x, shape=tuple(like.type.shape))
     return e.op(BROADCAST_LIKE, x, like)
 
 
 def _static_shape_for_onnx(w, op, shape) -> list[int]:
-    if not all(isinstance(n, int) for n in shape):
+    if has_symbolic(shape):
         raise w.refuse("a shape known only at run time")
     return [int(n) for n in shape]
 

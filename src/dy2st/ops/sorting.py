@@ -21,6 +21,7 @@ from dy2st.errors import DifferentiationError
 from dy2st.ir.core import Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
+from dy2st.ir.symbolic import has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
@@ -57,7 +58,7 @@ def _sort_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (x,) = op.operands
     axis = op.attrs["axis"]
     attrs = {k: v for k, v in op.attrs.items() if k in ("kind", "stable")}
-    if not all(isinstance(n, int) for n in x.type.shape):
+    if has_symbolic(x.type.shape):
         raise DifferentiationError("the gradient of np.sort of an array of a size known only at run time", op.loc)
     if axis is None:
         flat = e.op("reshape", x, shape=(op.result.type.shape[0],))
