@@ -1,5 +1,5 @@
 """Python builtins called on tensors in converted code: ``int``, ``float``, ``round``, ``bool``,
-``min``, ``max``, ``sum``.
+``min``, ``max``, ``sum``, and ``type``/``isinstance`` (``runtime/type_queries.py``).
 
 Eagerly these turn a NumPy value into a Python number (``int(x.sum())``, ``round(v)``), pick one
 of their arguments (``max(a, b)``), or iterate a tensor's rows (``max(x)``, ``sum(x)``). A
@@ -25,6 +25,7 @@ from dy2st.ir.symbolic import SymExpr
 from dy2st.ops.python_numbers import PYTHON_CONVERSION
 from dy2st.runtime.control_flow.cond import cond
 from dy2st.runtime.control_flow.values import size_number, widened_keeping_kind, wrap_result
+from dy2st.runtime.type_queries import staged_isinstance, staged_type
 from dy2st.staging.tensor import Tensor, apply
 
 
@@ -284,4 +285,6 @@ STAGED_BUILTINS: dict[Any, Callable[..., Any]] = {
     builtins.max: staged_max,
     builtins.min: staged_min,
     builtins.sum: staged_sum,
+    builtins.type: staged_type,
+    builtins.isinstance: staged_isinstance,
 }

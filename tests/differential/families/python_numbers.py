@@ -52,6 +52,9 @@ class PythonNumbers(Family):
             "h = h * 2",
             "h = h + h // 2",
             f"x[{i}] = x[{i}] + t",
+            # type queries answer for the eager value (runtime/type_queries.py)
+            f"t = t + int(isinstance(x[{i}], np.floating)) + int(isinstance(x, np.ndarray))",
+            "t = t + int(isinstance(f, float)) + int(type(t) is int) + int(isinstance(big, float))",
         ]
         return [self.pick(forms)]
 
