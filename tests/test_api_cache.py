@@ -53,12 +53,13 @@ def test_new_python_constant_builds_a_new_graph():
     static, eager = make_counted()
     x = np.arange(4.0)
     np.testing.assert_array_equal(static(x, 2), eager(x, 2))
-    np.testing.assert_array_equal(static(x, 3), eager(x, 3))
-    np.testing.assert_array_equal(static(x, 3, mode="mul"), eager(x, 3, mode="mul"))
-    assert static.num_graphs == 3
+    np.testing.assert_array_equal(static(x, 3), eager(x, 3))  # an int is a graph input
+    assert static.num_graphs == 1
+    np.testing.assert_array_equal(static(x, 3, mode="mul"), eager(x, 3, mode="mul"))  # a str is not
+    assert static.num_graphs == 2
     static(x, 2)
     static(x, factor=3, mode="mul")
-    assert static.num_graphs == 3
+    assert static.num_graphs == 2
 
 
 def test_constants_of_different_types_are_different_signatures():
@@ -127,16 +128,19 @@ def test_positional_python_numbers_take_the_fast_path_keyed_by_type_and_bits():
     def scaled(x, s, n):
         return x * s + n, np.float64(1.0) / s
 
-    static = dy2st.to_static(scaled)
-    x = np.ones(3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for s, n in [(2.0, 1), (2.0, 1), (0.0, 1), (-0.0, 1), (-0.0, True), (float("nan"), 1), (2, 1)]:
-            result, reciprocal = static(x, s, n)
-            expected, expected_reciprocal = scaled(x, s, n)
-            assert np.array_equal(result, expected, equal_nan=True) and result.dtype == expected.dtype
-            assert np.array_equal(reciprocal, expected_reciprocal, equal_nan=True)
-            assert type(reciprocal) is type(expected_reciprocal)
-    # One fast call per (type, bits) of the numbers: 2.0, 0.0, -0.0 with 1 and with True, NaN, 2.
-    assert len(static._fast_calls) == 6
-    assert static.num_graphs == 6
+    calls = [(2.0, 1), (2.0, 1), (0.0, 1), (-0.0, 1), (-0.0, True), (float("nan"), 1), (2, 1)]
+    for options, graphs in (({"static_argnums": (1, 2)}, 6), ({}, 3)):
+        static = dy2st.to_static(scaled, **options)
+        x = np.ones(3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            for s, n in calls:
+                result, reciprocal = static(x, s, n)
+                expected, expected_reciprocal = scaled(x, s, n)
+                assert np.array_equal(result, expected, equal_nan=True) and result.dtype == expected.dtype
+                assert np.array_equal(reciprocal, expected_reciprocal, equal_nan=True)
+                assert type(reciprocal) is type(expected_reciprocal)
+        # Static: one fast call per (type, bits) of the numbers: 2.0, 0.0, -0.0 with 1 and with True,
+        # NaN, 2. Graph inputs: one per type (float with int, float with bool, int with int).
+        assert len(static._fast_calls) == graphs
+        assert static.num_graphs == graphs

@@ -14,12 +14,21 @@ def scaled_reciprocal(x, k):
 
 
 def test_negative_zero_argument_builds_its_own_graph():
-    static = dy2st.to_static(scaled_reciprocal)
+    static = dy2st.to_static(scaled_reciprocal, static_argnames="k")
     x = np.ones(3)
     with np.errstate(divide="ignore"):
         np.testing.assert_array_equal(static(x, 0.0), scaled_reciprocal(x, 0.0))
         np.testing.assert_array_equal(static(x, -0.0), scaled_reciprocal(x, -0.0))  # -inf, not inf
     assert static.num_graphs == 2
+
+
+def test_negative_zero_as_a_graph_input():
+    static = dy2st.to_static(scaled_reciprocal)
+    x = np.ones(3)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(static(x, 0.0), scaled_reciprocal(x, 0.0))
+        np.testing.assert_array_equal(static(x, -0.0), scaled_reciprocal(x, -0.0))  # -inf, not inf
+    assert static.num_graphs == 1
 
 
 def test_a_nan_argument_reuses_its_graph():

@@ -216,11 +216,19 @@ def python_condition(x, n):
 
 
 def test_python_condition_stays_python_and_specialises_the_graph():
-    static = dy2st.to_static(python_condition)
+    static = dy2st.to_static(python_condition, static_argnames="n")
     assert_same(static(X, 3), python_condition(X, 3))
     assert_same(static(X, 1), python_condition(X, 1))
     assert "cond" not in op_names(static, X, 3)
     assert static.num_graphs == 2
+
+
+def test_a_condition_on_a_number_input_is_a_graph_cond():
+    static = dy2st.to_static(python_condition)
+    assert_same(static(X, 3), python_condition(X, 3))
+    assert_same(static(X, 1), python_condition(X, 1))
+    assert "cond" in op_names(static, X, 3)
+    assert static.num_graphs == 1
 
 
 def condition_with_one_element(x, t):
@@ -345,7 +353,7 @@ def undefined_on_python_path(x, n):
 
 
 def test_using_a_variable_the_python_path_did_not_define_names_it_and_its_line():
-    static = dy2st.to_static(undefined_on_python_path)
+    static = dy2st.to_static(undefined_on_python_path, static_argnums=1)
     assert_same(static(X, 1), undefined_on_python_path(X, 1))
     with pytest.raises(GraphBuildError) as info:
         static(X, 0)

@@ -59,10 +59,18 @@ def python_while(x, n):
 
 
 def test_python_while_is_unrolled():
-    static = dy2st.to_static(python_while)
+    static = dy2st.to_static(python_while, static_argnames="n")
     assert_same(static(X, 3), python_while(X, 3))
     assert "while_loop" not in op_names(static, X, 3)
     assert op_names(static, X, 3).count("multiply") == 3
+
+
+def test_a_while_on_a_number_input_is_one_graph_for_every_count():
+    static = dy2st.to_static(python_while)
+    for n in (0, 1, 3, 7):
+        assert_same(static(X, n), python_while(X, n))
+    assert "while_loop" in op_names(static, X, 3)
+    assert static.num_graphs == 1
 
 
 def becomes_tensor_midway(x, t):
@@ -192,9 +200,17 @@ def for_range_python(x, n):
 
 
 def test_for_over_a_python_range_is_unrolled():
-    static = dy2st.to_static(for_range_python)
+    static = dy2st.to_static(for_range_python, static_argnames="n")
     assert_same(static(X, 3), for_range_python(X, 3))
     assert "while_loop" not in op_names(static, X, 3)
+
+
+def test_for_over_the_range_of_a_number_input_is_a_while_loop():
+    static = dy2st.to_static(for_range_python)
+    for n in (0, 1, 3, 6):
+        assert_same(static(X, n), for_range_python(X, n))
+    assert "while_loop" in op_names(static, X, 3)
+    assert static.num_graphs == 1
 
 
 def for_range_start_stop_step(x, start, stop):

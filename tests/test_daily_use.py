@@ -71,7 +71,7 @@ def test_the_environment_variable_starts_with_graphs_off(tmp_path):
 
 
 def test_the_retrace_warning_names_the_argument_that_keeps_changing():
-    converted = dy2st.to_static(step)
+    converted = dy2st.to_static(step, static_argnames="lr")
     x = np.ones(3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -83,8 +83,28 @@ def test_the_retrace_warning_names_the_argument_that_keeps_changing():
     assert retraces[0].filename == __file__
 
 
+def test_a_changing_float_argument_builds_one_graph():
+    converted = dy2st.to_static(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dy2st.RetracingWarning)
+        for k in range(dy2st.api.RETRACE_WARNING_GRAPHS + 3):
+            converted(np.ones(3), 0.1 * k)
+    assert converted.num_graphs == 1
+
+
+def test_the_retrace_warning_names_a_changing_shape():
+    converted = dy2st.to_static(step, dynamic=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, dy2st.api.RETRACE_WARNING_GRAPHS + 3):
+            converted(np.ones(n), 0.5)
+    retraces = [w for w in caught if issubclass(w.category, dy2st.RetracingWarning)]
+    assert len(retraces) == 1
+    assert "of 'x'" in str(retraces[0].message) and "'lr'" not in str(retraces[0].message)
+
+
 def test_max_graphs_keeps_the_most_recently_used():
-    converted = dy2st.to_static(step, max_graphs=2)
+    converted = dy2st.to_static(step, max_graphs=2, static_argnums=1)
     x = np.ones(3)
     for lr in (0.1, 0.2, 0.1, 0.3):  # 0.2 is the least recently used when 0.3 arrives
         np.testing.assert_array_equal(converted(x, lr), step(x, lr))
@@ -113,7 +133,7 @@ def test_builds_are_logged_at_debug(caplog):
     with caplog.at_level(logging.DEBUG, logger="dy2st"):
         converted(np.ones(3), 0.5)
     messages = [r.getMessage() for r in caplog.records if r.name == "dy2st"]
-    assert any("built graph 1 of step for x: f64[3], lr: 0.5 in" in m for m in messages)
+    assert any("built graph 1 of step for x: f64[3], lr: float in" in m for m in messages)
     assert any(m.startswith("step: convert and stage took") for m in messages)
     assert any(m.startswith("step: pass cse (") for m in messages)
     assert any(m.startswith("step: generate the executor took") for m in messages)

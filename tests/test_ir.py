@@ -31,7 +31,7 @@ def golden(text: str) -> str:
 
 
 # --- goldens of staged graphs ----------------------------------------------------------------
-@dy2st.to_static
+@dy2st.to_static(static_argnames="scale")  # a constant of the graph, shown in the goldens
 def affine_relu(x, b, scale=2.0):
     y = x @ W
     return np.maximum(y * scale + b, 0)

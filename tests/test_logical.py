@@ -258,10 +258,18 @@ def _python_assert(x, n):
 
 
 def test_python_assert_raises_at_build_time_like_python():
-    static = dy2st.to_static(_python_assert)
+    static = dy2st.to_static(_python_assert, static_argnames="n")  # n: a constant of the graph
     assert_same(static(np.ones(2), 2), _python_assert(np.ones(2), 2))
     with pytest.raises(AssertionError, match="^n is 0$"):
         static(np.ones(2), 0)
+
+
+def test_an_assert_on_a_number_input_runs_with_the_graph():
+    static = dy2st.to_static(_python_assert)  # n: a graph input
+    assert_same(static(np.ones(2), 2), _python_assert(np.ones(2), 2))
+    with pytest.raises(AssertionError, match="assertion failed: n is 0"):
+        static(np.ones(2), 0)
+    assert static.num_graphs == 1
 
 
 def _printing(x):

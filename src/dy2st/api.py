@@ -26,7 +26,7 @@ import time
 import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast, overload
 
@@ -39,7 +39,14 @@ from dy2st.backend.numpy.lowering import numpy_passes
 from dy2st.deploy.onnx_export import write_onnx
 from dy2st.deploy.saving import write_saved
 from dy2st.eager_rerun import RerunEagerly, restoring_run
-from dy2st.errors import ConversionError, UnsupportedSyntaxError, hide_internal_frames, public_api, user_location
+from dy2st.errors import (
+    ConversionError,
+    TensorValueError,
+    UnsupportedSyntaxError,
+    hide_internal_frames,
+    public_api,
+    user_location,
+)
 from dy2st.fast_call import CHANGED, build_fast_call, fast_key, next_use, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
@@ -50,8 +57,9 @@ from dy2st.passes import optimize
 from dy2st.passes.pipeline import CLEANUP_PIPELINE, VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
 from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
-from dy2st.runtime.pytree import CONSTANT, LEAF, OBJECT, TreeDef, flatten, unflatten
-from dy2st.runtime.staging import Program, symbolic_size_needed, trace
+from dy2st.runtime.pytree import CONSTANT, LEAF, OBJECT, PYTHON_NUMBER, TreeDef, is_number_input, unflatten
+from dy2st.runtime.staging import Program, flatten_argument, symbolic_size_needed, trace
+from dy2st.static_args import shifted_past_self, static_parameters
 
 # Held while a graph is staged, optimized and compiled (and while ``.code`` converts). One lock for
 # every function: builds are Python-bound, so building two at once would not be faster under the
@@ -172,7 +180,8 @@ def _forget_fast_calls(function: weakref.ref[StaticFunction], instance_id: int) 
 
 
 def describe_signature(names: list[str], key: tuple[Any, ...]) -> str:
-    """``x: f32[512], flag: i64[], lr: 0.1``: a cache key for people."""
+    """``x: f32[512], flag: True, lr: float``: a cache key for people (a Python number that
+    is a graph input is shown by its type, a constant by its value)."""
     return ", ".join(f"{name}: {_describe_tree(tree)}" for name, tree in zip(names, key))
 
 
@@ -182,6 +191,8 @@ def _describe_tree(tree: TreeDef) -> str:
         return f"{short_dtype_name(np.dtype(dtype))}[{','.join(str(n) for n in shape)}]"
     if tree.kind == CONSTANT:
         return repr(tree.data.value)
+    if tree.kind == PYTHON_NUMBER and isinstance(tree.data, type):
+        return tree.data.__name__
     if tree.children:
         return f"{tree.kind}({', '.join(_describe_tree(c) for c in tree.children)})"
     return tree.kind
@@ -223,6 +234,8 @@ class StaticFunction:
         dynamic: bool | None = None,
         backend: str | None = None,
         max_graphs: int | None = None,
+        static_argnums: int | Iterable[int] | None = None,
+        static_argnames: str | Iterable[str] | None = None,
     ):
         if isinstance(fn, (staticmethod, classmethod)):
             raise TypeError("apply @to_static below @staticmethod/@classmethod")
@@ -240,6 +253,10 @@ class StaticFunction:
         self.dynamic = dynamic
         self.backend = chosen_backend(backend)
         self.signature = inspect.signature(fn)
+        # Parameters whose Python numbers are constants of the graph: named static by the user,
+        # or needed as values by a build (``_build_graph``); the others' are graph inputs.
+        self.static_params = static_parameters(self.signature, static_argnums, static_argnames)
+        self._numbers_needed_as_values: set[str] = set()
         # Graphs for exact argument shapes, by cache key; graphs with symbolic sizes, by the key
         # with every shape reduced to its rank; and for those keys, the shapes seen so far.
         self._cache: dict[tuple[Any, ...], list[CompiledProgram]] = {}
@@ -248,6 +265,7 @@ class StaticFunction:
         self._fell_back = False
         self._fast_calls: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
         self._positional_arity = positional_arity(self.signature)
+        self._number_constants = self._positional_number_constants()
 
     # --- introspection -------------------------------------------------------------------
     @property
@@ -260,15 +278,15 @@ class StaticFunction:
     @public_api
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
         """The graph for this input signature (after the optimizing passes unless ``optimize=False``)."""
-        key, arguments, leaves = self._bind(args, kwargs)
+        key, arguments, leaves = self._bind(args, kwargs, numbers=True)
         if not optimize:
-            return self._stage(arguments, self._dynamic_dims(key, leaves)).graph
+            return self._stage(arguments, self._dynamic_dims(key, leaves), self._number_params(arguments)).graph
         return self._compiled(key, arguments, leaves).graph
 
     @public_api
     def executor_source(self, *args: Any, **kwargs: Any) -> str:
         """The Python source the backend generated for this input signature."""
-        key, arguments, leaves = self._bind(args, kwargs)
+        key, arguments, leaves = self._bind(args, kwargs, numbers=True)
         return self._compiled(key, arguments, leaves).executor.source
 
     @public_api
@@ -276,7 +294,7 @@ class StaticFunction:
         """The Numba source of the loops the compiled tier compiled for this input signature
         (compiling them now if the background compiler has not yet), or a comment saying why
         there are none."""
-        key, arguments, leaves = self._bind(args, kwargs)
+        key, arguments, leaves = self._bind(args, kwargs, numbers=True)
         executor = self._compiled(key, arguments, leaves).executor
         if not isinstance(executor, TieredExecutor):
             if self.backend == "numpy":
@@ -358,7 +376,7 @@ class StaticFunction:
             return self.fn(*args, **kwargs)
         try:
             if not kwargs and len(args) == self._positional_arity:
-                result = self._call_fast((), args)
+                result = self._call_fast((), args, self._number_constants)
                 if result is not CHANGED:
                     return result
             return self._call_slow(args, kwargs)
@@ -373,22 +391,23 @@ class StaticFunction:
         """``obj.method(*args)``: the same fast path, keyed also by the instance (each instance
         has graphs of its own, and the cache keeps it alive, so its id stays unique)."""
         if not kwargs and len(args) + 1 == self._positional_arity:
-            result = self._call_fast((id(instance),), args)
+            result = self._call_fast((id(instance),), args, self._number_constants[1:])
             if result is not CHANGED:
                 return result
         return self._call_slow((instance, *args), kwargs, bound=True)
 
-    def _call_fast(self, prefix: tuple[Any, ...], args: tuple[Any, ...]) -> Any:
-        """Run the fast call keyed by ``prefix`` and ``fast_key(args)``, or return ``CHANGED`` when
-        there is none (or a capture or guard changed)."""
-        key = fast_key(args)
+    def _call_fast(self, prefix: tuple[Any, ...], args: tuple[Any, ...], constants: tuple[bool, ...]) -> Any:
+        """Run the fast call keyed by ``prefix`` and ``fast_key(args, constants)``, or return
+        ``CHANGED`` when there is none (or a capture or guard changed)."""
+        key = fast_key(args, constants)
         fast = None if key is None else self._fast_calls.get((*prefix, *key))
         return CHANGED if fast is None else fast(args)
 
     def _call_slow(self, args: tuple[Any, ...], kwargs: dict[str, Any], bound: bool = False) -> Any:
         if self._fell_back:
             return self.fn(*args, **kwargs)
-        key, arguments, leaves = self._bind(args, kwargs)
+        key, arguments, leaves = self._bind(args, kwargs, numbers=True)
+        needed_before = len(self._numbers_needed_as_values)
         try:
             compiled, captured = self._lookup(key, arguments, leaves)
         except UnsupportedSyntaxError as e:
@@ -403,17 +422,20 @@ class StaticFunction:
                 # the Python function raises it after doing so (staging.Program has no such graph).
                 return self.fn(*args, **kwargs)
             raise
+        if len(self._numbers_needed_as_values) != needed_before:  # the build made some constants
+            key, arguments, leaves = self._bind(args, kwargs, numbers=True)
         compiled.usage[0] += 1
         compiled.usage[1] = next_use()
         positional = args[1:] if bound else args
-        call_key = fast_key(positional) if not kwargs and len(args) == self._positional_arity else None
-        arrays = tuple(i for i, a in enumerate(positional) if type(a) is np.ndarray)
-        if call_key is not None and len(leaves) == len(arrays):
+        constants = self._number_constants[1:] if bound else self._number_constants
+        fast_path = not kwargs and len(args) == self._positional_arity
+        call_key = fast_key(positional, constants) if fast_path else None
+        if call_key is not None and len(leaves) == len(inputs := _input_positions(positional, constants)):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 call_key = (id(args[0]), *call_key)
                 self._forget_when_gone(args[0])
             self._fast_calls[call_key] = build_fast_call(
-                compiled.program, compiled.run, len(positional), arrays, compiled.usage
+                compiled.program, compiled.run, len(positional), inputs, compiled.usage
             )
             compiled.fast_keys.append(call_key)
         program = compiled.program
@@ -427,14 +449,40 @@ class StaticFunction:
             return self
         return BoundStaticFunction(self, instance)
 
-    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
+    def _bind(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], numbers: bool = False
+    ) -> tuple[tuple[Any, ...], dict[str, Any], list[Any]]:
+        """The cache key, bound arguments and leaves of a call. ``numbers``: the Python numbers of
+        the parameters ``_number_params`` gives are leaves (graph inputs), keyed by type alone;
+        else every Python number is a constant, keyed by value (the graphs that ``save``,
+        ``export_onnx`` and the gradients build)."""
         bound = self.signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        leaves: list[Any] = []
-        # Objects (a method's instance) are held weakly: the graphs built for one must not keep
-        # it alive (``_drop_dead``).
-        key = tuple(flatten(v, leaves, weak_objects=True) for v in bound.arguments.values())
+        key, leaves = self._key_and_leaves(bound.arguments, self._number_params(bound.arguments) if numbers else ())
         return key, bound.arguments, leaves
+
+    def _key_and_leaves(self, arguments: dict[str, Any], numbers: Iterable[str]) -> tuple[tuple[Any, ...], list[Any]]:
+        """The cache key and leaves of bound ``arguments``, the Python numbers of the parameters
+        ``numbers`` being leaves. Objects (a method's instance) are held weakly: the graphs built
+        for one must not keep it alive (``_drop_dead``)."""
+        leaves: list[Any] = []
+        key = tuple(
+            flatten_argument(value, leaves, name in numbers, weak_objects=True) for name, value in arguments.items()
+        )
+        return key, leaves
+
+    def _number_params(self, arguments: dict[str, Any]) -> frozenset[str]:
+        """The parameters whose Python numbers are graph inputs (docs/daily-use.md): all but those
+        named static and those a build needed as values."""
+        return frozenset(name for name in arguments if name not in self.static_params) - self._numbers_needed_as_values
+
+    def _positional_number_constants(self) -> tuple[bool, ...]:
+        """For each named positional parameter, whether a Python number there is a constant (the
+        fast path's key holds its value) rather than a graph input (its type)."""
+        return tuple(
+            name in self.static_params or name in self._numbers_needed_as_values
+            for name in list(self.signature.parameters)[: max(self._positional_arity, 0)]
+        )
 
     def _find(self, key: tuple[Any, ...], leaves: list[Any]) -> tuple[CompiledProgram, list[Any]] | None:
         """The cached graph for ``key`` (or one with symbolic sizes that fit ``leaves``) whose
@@ -472,7 +520,7 @@ class StaticFunction:
         shapes), those that differ from the sizes of the first call with the same ranks and dtypes,
         so that the second size seen in a dimension builds a graph serving every size.
         """
-        shapes = [tuple(leaf.shape) for leaf in leaves]
+        shapes = [np.shape(leaf) for leaf in leaves]
         if self.dynamic is True:
             return frozenset((i, k) for i, shape in enumerate(shapes) for k in range(len(shape)))
         if self.dynamic is False:
@@ -480,7 +528,12 @@ class StaticFunction:
         first = self._seen_shapes.setdefault(rank_key(key), shapes)
         return frozenset((i, k) for i, (a, b) in enumerate(zip(first, shapes)) for k in range(len(a)) if a[k] != b[k])
 
-    def _stage(self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]] = frozenset()) -> Program:
+    def _stage(
+        self,
+        arguments: dict[str, Any],
+        dynamic: frozenset[tuple[int, int]] = frozenset(),
+        numbers: frozenset[str] = frozenset(),
+    ) -> Program:
         with _BUILD_LOCK, _without_automatic_collection():
             return trace(
                 converted_function(cast(types.FunctionType, self.fn)),
@@ -488,6 +541,7 @@ class StaticFunction:
                 arguments,
                 self.fn.__name__,
                 dynamic,
+                numbers=numbers,
             )
 
     def _compiled(self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]) -> CompiledProgram:
@@ -499,7 +553,7 @@ class StaticFunction:
         beyond ``max_graphs``."""
         self._drop_dead()
         start = time.perf_counter()
-        compiled = self._build_graph(key, arguments, leaves)
+        compiled, key = self._build_graph(key, arguments, leaves)
         self._builds += 1
         compiled.build_seconds = time.perf_counter() - start
         compiled.signature = describe_signature(list(arguments), key)
@@ -528,9 +582,10 @@ class StaticFunction:
         what = ", ".join(repr(names[k]) for k in changing) or "its arguments"
         message = (
             f"dy2st: {self.fn.__qualname__} has built {self._builds} graphs, one per new shape or "
-            f"Python value of {what}: each call with a new one builds again. Pass values that change "
-            "from call to call as NumPy arrays (np.float64(lr) rather than lr), so that they are graph "
-            "inputs, or convert with to_static(dynamic=True) for changing sizes"
+            f"Python value of {what}: each call with a new one builds again. Python floats and ints are "
+            "graph inputs unless named in static_argnums/static_argnames or needed while the graph is "
+            "built (a shape, an axis, math.exp(v)): pass values that change from call to call that way, "
+            "or as NumPy arrays, and convert with to_static(dynamic=True) for changing sizes"
         )
         if objects or self._objects_dropped:
             which = ", ".join(repr(n) for n in objects) or "an object argument (a method's instance)"
@@ -608,8 +663,57 @@ class StaticFunction:
             self._fast_calls.clear()
             self._seen_shapes.clear()
 
-    def _build_graph(self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]) -> CompiledProgram:
-        """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``).
+    def _build_graph(
+        self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any]
+    ) -> tuple[CompiledProgram, tuple[Any, ...]]:
+        """Stage, optimize and compile the graph for ``key``, and cache it (under ``_BUILD_LOCK``);
+        return it with the key it is cached under.
+
+        The Python numbers of ``_number_params`` are graph inputs. A build that needs one as a
+        value (``np.zeros(n)``, ``math.exp(lr)``: ``TensorValueError``) is tried again with the
+        numbers it was computed from as constants (all of them if that is not known, or if any
+        other failure), and those parameters stay constants in this function's later calls, keyed
+        by value: number inputs never make a function fail that builds without them.
+        """
+        numbers = self._number_params(arguments)
+        while True:
+            try:
+                return self._build_for_sizes(key, arguments, leaves, numbers), key
+            except Exception as error:
+                given = {name for name in numbers if _holds_numbers(arguments[name])}
+                if not given:
+                    raise
+                needed = self._numbers_needed(error, arguments, numbers) or given
+                logger.debug(
+                    "%s needs %s as values while its graph is built: they are constants of its graphs",
+                    self.fn.__qualname__,
+                    ", ".join(sorted(needed)),
+                )
+                self._numbers_needed_as_values |= needed
+                self._number_constants = self._positional_number_constants()
+                numbers = self._number_params(arguments)
+                key, leaves = self._key_and_leaves(arguments, numbers)
+
+    def _numbers_needed(self, error: Exception, arguments: dict[str, Any], numbers: frozenset[str]) -> set[str]:
+        """The parameters whose number inputs the value that ``error`` needed was computed from
+        (empty when that is not known)."""
+        needed = getattr(error, "needed", None) if isinstance(error, TensorValueError) else None
+        if needed is None:
+            return set()
+        value, block = needed
+        positions = block.arguments_reaching(value)
+        params, start = set(), 0
+        for name, value_given in arguments.items():
+            count = len(self._key_and_leaves({name: value_given}, numbers)[1])
+            if name in numbers and any(start <= p < start + count for p in positions):
+                params.add(name)
+            start += count
+        return params
+
+    def _build_for_sizes(
+        self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any], numbers: frozenset[str]
+    ) -> CompiledProgram:
+        """Build the graph for ``key`` and cache it, with the number inputs ``numbers``.
 
         A graph with symbolic sizes is tried first where ``_dynamic_dims`` asks for one. Sizes the
         build needed as numbers (``SymbolicSizeNeeded``) are made static and the build tried
@@ -620,7 +724,7 @@ class StaticFunction:
         with _without_automatic_collection():
             while dynamic:
                 try:
-                    compiled = self._build_once(arguments, dynamic)
+                    compiled = self._build_once(arguments, dynamic, numbers)
                 except Exception as error:
                     needed = symbolic_size_needed(error)
                     if needed is None:
@@ -633,14 +737,16 @@ class StaticFunction:
                     return compiled
                 self._cache.setdefault(key, []).append(compiled)
                 return compiled
-            compiled = self._build_once(arguments, frozenset())
+            compiled = self._build_once(arguments, frozenset(), numbers)
         self._cache.setdefault(key, []).append(compiled)
         return compiled
 
-    def _build_once(self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]]) -> CompiledProgram:
+    def _build_once(
+        self, arguments: dict[str, Any], dynamic: frozenset[tuple[int, int]], numbers: frozenset[str]
+    ) -> CompiledProgram:
         stages = _StageTimer(self.fn.__qualname__)
         with recording_guards() as size_guards, numbering_data_dependent_sizes():
-            program = self._stage(arguments, dynamic)  # converts the source on the first build
+            program = self._stage(arguments, dynamic, numbers)  # converts the source on the first build
             stages.done("convert and stage")
             graph = program.graph
             if VERIFY_EVERY_PASS:
@@ -671,6 +777,21 @@ def _leaf_rank(leaf: TreeDef) -> TreeDef:
         return leaf
     shape, dtype, scalar = leaf.data
     return TreeDef(LEAF, (), (len(shape), dtype, scalar))
+
+
+def _input_positions(positional: tuple[Any, ...], constants: tuple[bool, ...]) -> tuple[int, ...]:
+    """The positions of the arguments a fast call passes to its graph: ndarrays, and Python
+    numbers that are graph inputs (not ``constants``)."""
+    return tuple(
+        i for i, a in enumerate(positional) if type(a) is np.ndarray or (is_number_input(a) and not constants[i])
+    )
+
+
+def _holds_numbers(value: Any) -> bool:
+    """Does this argument hold a Python number that can be a graph input?"""
+    leaves: list[Any] = []
+    flatten_argument(value, leaves, True)
+    return any(is_number_input(leaf) for leaf in leaves)
 
 
 def _needed_places(needed: Any, leaves: list[Any], dynamic: frozenset[tuple[int, int]]) -> set[tuple[int, int]]:
@@ -803,6 +924,8 @@ def to_static(
     dynamic: bool | None = None,
     backend: str | None = None,
     max_graphs: int | None = None,
+    static_argnums: int | Iterable[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
 ) -> Converted: ...
 
 
@@ -815,6 +938,8 @@ def to_static(
     dynamic: bool | None = None,
     backend: str | None = None,
     max_graphs: int | None = None,
+    static_argnums: int | Iterable[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
 ) -> Callable[[Callable[..., Any]], Converted]: ...
 
 
@@ -827,6 +952,8 @@ def to_static(
     dynamic: bool | None = None,
     backend: str | None = None,
     max_graphs: int | None = None,
+    static_argnums: int | Iterable[int] | None = None,
+    static_argnames: str | Iterable[str] | None = None,
 ) -> Converted | Callable[[Callable[..., Any]], Converted]:
     """Convert ``fn`` into a static-graph function with the same results.
 
@@ -852,8 +979,23 @@ def to_static(
             "compiled": compiled before the first call returns; "numpy": never compiled.
         max_graphs: how many graphs to keep; beyond it, the least recently used one is dropped
             (built again if its signature comes back). None: no limit.
+        static_argnums, static_argnames: the parameters (positions among the named positional
+            parameters, ``self`` included for a method defined with ``@to_static``, excluded for
+            ``to_static(obj.method)``; or names) whose values specialise the graph: each new
+            value builds a graph. The Python floats and ints (int64-sized) of the other
+            parameters are graph inputs, so that one graph serves every value; where a build
+            needs one as a value (a shape, ``math.exp``), it is made a constant by itself
+            (docs/daily-use.md). Bools are always constants.
     """
-    options = dict(fallback=fallback, optimize=optimize, dynamic=dynamic, backend=backend, max_graphs=max_graphs)
+    options = dict(
+        fallback=fallback,
+        optimize=optimize,
+        dynamic=dynamic,
+        backend=backend,
+        max_graphs=max_graphs,
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+    )
     if fn is None:
         return public_api(lambda f: _convert(f, options))
     return _convert(fn, options)
@@ -868,17 +1010,23 @@ def _convert(fn: Callable[..., Any], options: dict[str, Any] | None = None) -> C
     if isinstance(fn, functools.partial):
         return PartialStaticFunction(_convert(fn.func, options), fn.args, fn.keywords)
     if inspect.ismethod(fn) and isinstance(fn.__func__, types.FunctionType):
-        return BoundStaticFunction(StaticFunction(fn.__func__, **options), fn.__self__)
+        return BoundStaticFunction(StaticFunction(fn.__func__, **_past_self(options)), fn.__self__)
     if isinstance(fn, (types.FunctionType, staticmethod, classmethod)):
         return StaticFunction(fn, **options)
     # The class's own __call__, looked up without calling getattr on the object.
     call = next((vars(base)["__call__"] for base in type(fn).__mro__ if "__call__" in vars(base)), None)
     if isinstance(call, types.FunctionType):  # an instance of a class with a Python __call__
-        return BoundStaticFunction(StaticFunction(call, **options), fn)
+        return BoundStaticFunction(StaticFunction(call, **_past_self(options)), fn)
     raise ConversionError(
         f"to_static converts Python functions, and {fn!r} ({type(fn).__name__}) has no Python source to "
         "convert; call it inside a converted function instead (NumPy functions and ufuncs are staged there)"
     )
+
+
+def _past_self(options: dict[str, Any]) -> dict[str, Any]:
+    """The options of a function converted bound to an object: its ``static_argnums`` count the
+    parameters after ``self``."""
+    return {**options, "static_argnums": shifted_past_self(options.get("static_argnums"))}
 
 
 @public_api

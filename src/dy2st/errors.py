@@ -191,6 +191,10 @@ class GraphBuildError(Dy2stError):
 class TensorValueError(GraphBuildError):
     """A symbolic tensor was used where Python needs a concrete value (``bool(t)``, ``int(t)``...)."""
 
+    needed: Any = None
+    """The graph value whose concrete value was asked for and the graph's top-level block (an
+    ``ir.core.Value`` and ``Block``), when known."""
+
     array_protocol = False
     """True when NumPy asked the tensor for its values (``__array__``): a NumPy call that found it
     inside a list, where its dispatch does not look."""

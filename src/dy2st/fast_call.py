@@ -1,8 +1,9 @@
 """The fast call path: one generated function per compiled graph for all-positional calls.
 
 A call passing every parameter positionally, each an ndarray or a Python bool, int or float, is
-keyed by the (shape, dtype) of each array and the (type, value) of each number (the numbers are
-constants of the graph, as on the general path); everything else about the call (how captures
+keyed by the (shape, dtype) of each array, the type of each number the graph takes as an input,
+and the (type, value) of each number that is a constant of the graph (a bool, a parameter named
+static, an int beyond int64), as on the general path; everything else about the call (how captures
 are read and checked, whether guards exist, how outputs are rebuilt) is generated once per
 graph, so such a call costs about a microsecond on top of the graph's own work
 (docs/performance.md).
@@ -20,7 +21,7 @@ from typing import Any, cast
 import numpy as np
 
 from dy2st.runtime.captures import GlobalSource
-from dy2st.runtime.pytree import ANY_LEAF, unflatten
+from dy2st.runtime.pytree import ANY_LEAF, is_number_input, unflatten
 from dy2st.runtime.staging import Program
 
 # Returned by a generated fast call when an argument, capture or guard no longer fits its graph.
@@ -30,20 +31,23 @@ CHANGED = object()
 FAST_NUMBERS = (bool, int, float)
 
 
-def fast_key(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The fast-path key of positional arguments: (shape, dtype) of each ndarray, (type, value)
-    of each Python bool or int, (float, hex) of each float; None for anything else."""
-    key = []
-    for a in args:
+def fast_key(args: tuple[Any, ...], constants: tuple[bool, ...]) -> tuple[Any, ...] | None:
+    """The fast-path key of positional arguments: (shape, dtype) of each ndarray; of a Python
+    number, its type where it is a graph input (``is_number_input`` and not ``constants[i]``),
+    else (type, value), a float by its bits; None for anything else."""
+    key: list[Any] = []
+    for a, constant in zip(args, constants):
         kind = type(a)
         if kind is np.ndarray:
             key.append((a.shape, a.dtype))
+        elif kind not in FAST_NUMBERS:
+            return None
+        elif not constant and is_number_input(a):
+            key.append(kind)
         elif kind is float:
             key.append((float, a.hex()))  # by its bits: -0.0 is not 0.0, a NaN is a NaN (constant_key)
-        elif kind in FAST_NUMBERS:
-            key.append((kind, a))
         else:
-            return None
+            key.append((kind, a))
     return tuple(key)
 
 
@@ -64,7 +68,8 @@ def build_fast_call(
     usage: list[int] | None = None,
 ) -> Callable[[tuple[Any, ...]], Any]:
     """Generate the call of one compiled program for ``arity`` positional arguments, the ones at
-    ``arrays`` (all, when None) ndarrays and the others Python numbers its key fixed.
+    ``arrays`` (all, when None) its inputs (ndarrays, or Python numbers of the types they had when
+    it was built) and the others Python numbers its key fixed.
 
     Everything that does not depend on the argument values is baked in: how each capture is
     read (a module global is one dict lookup), the type each capture must still have, whether
@@ -100,7 +105,10 @@ def build_fast_call(
     if everything:
         lines.append(f"    {', '.join(everything)}, = args")
     if xs:
-        lines += [f"    if {' or '.join(f'type({x}) is not ndarray' for x in xs)}:", "        return CHANGED"]
+        kinds = [_input_kind(value.type) for value in program.graph.inputs]
+        names.update({"int": int, "float": float})
+        checks = [f"type({x}) is not {kind}" for x, kind in zip(xs, kinds)]
+        lines += [f"    if {' or '.join(checks)}:", "        return CHANGED"]
     cs = []
     for i, (source, value) in enumerate(zip(program.capture_sources, program.graph.captures)):
         c = f"c{i}"
@@ -139,6 +147,14 @@ def build_fast_call(
     fast_call: Any = names["fast_call"]
     fast_call.__code__ = fast_call.__code__.replace(co_filename=f"<dy2st fast call {program.graph.name}>")
     return cast(Callable[[tuple[Any, ...]], Any], fast_call)
+
+
+def _input_kind(input_type: Any) -> str:
+    """The name, in a fast call's namespace, of the type a graph input's argument has: a Python
+    number's (a weak 0-d input, ``staging.trace``'s number inputs) or ndarray."""
+    if input_type.weak and not input_type.shape:
+        return "float" if input_type.dtype.kind == "f" else "int"
+    return "ndarray"
 
 
 next_use = itertools.count(1).__next__

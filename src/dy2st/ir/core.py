@@ -166,6 +166,23 @@ class Block:
         for op in self.ops:
             yield from op.walk()
 
+    def arguments_reaching(self, value: Value) -> set[int]:
+        """The positions of this block's arguments that ``value`` is computed from (through ops
+        and the ops nested in their regions)."""
+        found: set[int] = set()
+        seen: set[int] = set()
+        stack = [value]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if current.owner is self:
+                found.add(current.index)
+            elif current.op is not None:
+                stack.extend(operand for inner in current.op.walk() for operand in inner.operands)
+        return found
+
 
 class Region:
     """A single-block region owned by a control-flow op."""

@@ -237,11 +237,19 @@ def _cast_into(x, out, dtype=None):
     return out
 
 
+def _astype(x: Any, dtype: Any) -> Any:
+    """``x.astype(dtype)``; ``x`` may be a Python number (a graph input or ``float(t)``), which
+    NumPy's constructors take as they take a 0-d array (``np.float64(lr)``)."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.astype(dtype)
+    return np.asarray(x).astype(dtype)
+
+
 register(
     OpDef(
         ASTYPE,
         _astype_rule,
-        lambda x, dtype: x.astype(dtype),
+        _astype,
         out_kernel=_cast_into,
         returns_fresh=True,
         doc="ndarray.astype",

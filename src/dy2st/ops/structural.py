@@ -81,9 +81,12 @@ class Literal:
         return hash((type(self.value), repr(self.value)))
 
 
-def assert_kernel(pred, *, message, loc):
-    """Raise the user's assertion error when a tensor ``assert`` fails at run time."""
+def assert_kernel(pred, *formatted, message, loc):
+    """Raise the user's assertion error when a tensor ``assert`` fails at run time. ``message``:
+    the text, or a ``Formatted`` rendered from the ``formatted`` values (``f"n is {n}"``)."""
     if not np.all(pred):
+        if isinstance(message, Formatted):
+            message = message.render(iter(formatted))
         text = "assertion failed" + (f": {message}" if message else "")
         raise GraphAssertionError(text, loc)
 

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from dy2st.errors import GraphBuildError, user_location
-from dy2st.ops.structural import ASSERT
+from dy2st.ops.structural import ASSERT, Formatted
 from dy2st.runtime.control_flow.truth import truth_value
+from dy2st.staging.builder import FORMAT_MARK
 from dy2st.staging.tensor import Tensor, apply_effect
 
 
@@ -44,4 +45,10 @@ def convert_assert(pred: Any, message_fn: Callable[[], Any] | None = None) -> No
             "format the message from Python values, or print the tensor before the assert",
         )
     text = None if message is None else str(message)
+    formatted: list[Tensor] = []
+    if text is not None and FORMAT_MARK in text:  # f"n is {n}" of a tensor: formatted when it fails
+        builder = pred._builder
+        message = Formatted(builder.formatted_pieces(text, formatted))
+        apply_effect(ASSERT, truth_value(pred), *formatted, message=message, loc=user_location())
+        return
     apply_effect(ASSERT, truth_value(pred), message=text, loc=user_location())

@@ -77,9 +77,9 @@ def _convert_or_keep(fn):
 def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
     """``print`` while a graph is built: a print op that prints at every run, as the eager function
     prints at every call (also when no argument is a tensor). ``file=`` prints at build time."""
-    if file is not None or current_builder() is None:
-        return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
     builder = current_builder()
+    if file is not None or builder is None:
+        return builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
     template: list[Any] = []
     tensors: list[Tensor] = []
     for a in args:
@@ -87,27 +87,11 @@ def convert_print(*args, sep=" ", end="\n", file=None, flush=False):
             template.append(None)
             tensors.append(a)
         elif isinstance(a, str) and FORMAT_MARK in a:
-            pieces = _formatted_pieces(builder, a, tensors)
-            template.append(Formatted(pieces))
+            template.append(Formatted(builder.formatted_pieces(a, tensors)))
         else:
             template.append(Literal(a))
     apply_effect(PRINT, *tensors, template=tuple(template), sep=sep, end=end)
     return None
-
-
-def _formatted_pieces(builder: Any, text: str, tensors: list[Tensor]) -> tuple:
-    """``text`` split at the placeholders of formatted tensors: literal text, and for each tensor
-    its format spec (the tensor is appended to ``tensors``)."""
-    pieces: list[Any] = []
-    for k, part in enumerate(text.split(FORMAT_MARK)):
-        if k % 2 == 0:
-            if part:
-                pieces.append(part)
-            continue
-        tensor, spec = builder.formatted[int(part)]
-        tensors.append(tensor)
-        pieces.append((spec,))
-    return tuple(pieces)
 
 
 # A callable user object captured by a converted function calls back into converted code.

@@ -68,6 +68,24 @@ class Constant:
         return repr(self.value)
 
 
+# Python numbers a call passes as graph inputs rather than constants (docs/daily-use.md, "Python
+# numbers as graph inputs"); bools stay constants (flags that pick code paths), and so do ints
+# that a graph's int64 cannot hold.
+_INT64_RANGE = range(-(2**63), 2**63)
+
+
+def is_number_input(x: Any) -> bool:
+    """Is ``x`` a Python number a call passes to its graph as an input: a float, or an int that
+    fits in int64 (``type`` is exact: bools and NumPy scalars are not)?"""
+    kind = type(x)
+    return kind is float or (kind is int and x in _INT64_RANGE)
+
+
+def is_array_or_number_input(x: Any) -> bool:
+    """The leaves of an argument whose Python numbers are graph inputs."""
+    return is_number_input(x) or is_array(x)
+
+
 def _python_number(leaf: Any) -> Any:
     return leaf.item() if isinstance(leaf, (np.ndarray, np.generic)) else leaf
 
@@ -198,8 +216,8 @@ class TreeDef(NamedTuple):
         return all(child.alive() for child in self.children)
 
     def leaf_paths(self, name: str) -> list[str]:
-        """Readable names for the array leaves: ``x``, ``x_0``, ``x_w``..."""
-        if self.kind == LEAF:
+        """Readable names for the leaves: ``x``, ``x_0``, ``x_w``..."""
+        if self.kind in (LEAF, PYTHON_NUMBER):
             return [name]
         if self.kind in (TUPLE, LIST):
             labels: Iterable[Any] = range(len(self.children))
@@ -231,10 +249,15 @@ PYTHON_NUMBER_LEAF = TreeDef(PYTHON_NUMBER)
 
 
 def flatten(
-    obj: Any, leaves: list[Any], is_leaf: Callable[[Any], bool] = is_array, weak_objects: bool = False
+    obj: Any,
+    leaves: list[Any],
+    is_leaf: Callable[[Any], bool] = is_array,
+    weak_objects: bool = False,
+    typed_numbers: bool = False,
 ) -> TreeDef:
     """Append ``obj``'s leaves to ``leaves`` and return its structure. ``weak_objects``: opaque
-    objects are held by weak references where they allow one (``Identity``)."""
+    objects are held by weak references where they allow one (``Identity``). ``typed_numbers``:
+    a Python number leaf (``is_number_input``) is recorded by its type (a graph input's key)."""
     if is_leaf(obj):
         leaves.append(obj)
         if is_array(obj):
@@ -242,15 +265,21 @@ def flatten(
             # own, since a graph bakes in the argument's byte order where eager results keep it
             # (`np.zeros_like(x)`, `x` returned after `x += 1`).
             return TreeDef(LEAF, (), (tuple(obj.shape), obj.dtype, isinstance(obj, np.generic)))
+        if typed_numbers and is_number_input(obj):  # by its type alone: its value is the graph's input
+            return TreeDef(PYTHON_NUMBER, (), type(obj))
         return ANY_LEAF
     if type(obj) is tuple:
-        return TreeDef(TUPLE, tuple(flatten(x, leaves, is_leaf, weak_objects) for x in obj))
+        return TreeDef(TUPLE, tuple(flatten(x, leaves, is_leaf, weak_objects, typed_numbers) for x in obj))
     if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return TreeDef(NAMED_TUPLE, tuple(flatten(x, leaves, is_leaf, weak_objects) for x in obj), type(obj))
+        return TreeDef(
+            NAMED_TUPLE, tuple(flatten(x, leaves, is_leaf, weak_objects, typed_numbers) for x in obj), type(obj)
+        )
     if type(obj) is list:
-        return TreeDef(LIST, tuple(flatten(x, leaves, is_leaf, weak_objects) for x in obj))
+        return TreeDef(LIST, tuple(flatten(x, leaves, is_leaf, weak_objects, typed_numbers) for x in obj))
     if type(obj) is dict:
-        return TreeDef(DICT, tuple(flatten(v, leaves, is_leaf, weak_objects) for v in obj.values()), tuple(obj))
+        return TreeDef(
+            DICT, tuple(flatten(v, leaves, is_leaf, weak_objects, typed_numbers) for v in obj.values()), tuple(obj)
+        )
     if isinstance(obj, _CONSTANT_TYPES):
         return TreeDef(CONSTANT, (), Constant(obj))
     return TreeDef(OBJECT, (), Identity(obj, weak_objects))

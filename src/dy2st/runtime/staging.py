@@ -32,11 +32,21 @@ from dy2st.ir.symbolic import (
     attempt_guards,
     staging_user_code,
 )
-from dy2st.ir.types import TensorType, type_of_array
+from dy2st.ir.types import TensorType, type_of_array, type_of_python_scalar
 from dy2st.runtime.captures import MISSING, GlobalSource, ObjectSource, ReadSnapshot, capture_value
 from dy2st.runtime.control_flow.rolling import attempts, rolling
 from dy2st.runtime.control_flow.values import PythonNumber, size_number
-from dy2st.runtime.pytree import PYTHON_NUMBER_LEAF, Identity, TreeDef, constant_key, flatten, is_array, unflatten
+from dy2st.runtime.pytree import (
+    PYTHON_NUMBER_LEAF,
+    Identity,
+    TreeDef,
+    constant_key,
+    flatten,
+    is_array,
+    is_array_or_number_input,
+    is_number_input,
+    unflatten,
+)
 from dy2st.runtime.recursion import watch_recursion
 from dy2st.staging.builder import FORMAT_MARK, Decision, GraphBuilder
 from dy2st.staging.tensor import Tensor, as_value
@@ -113,6 +123,8 @@ class Program:
         if len(leaves) != len(inputs):
             return False
         for leaf, value in zip(leaves, inputs):
+            if is_number_input(leaf):  # its type is in the cache key
+                continue
             shape = value.type.shape
             if leaf.ndim != len(shape) or leaf.dtype != value.type.exact_dtype:
                 return False
@@ -233,11 +245,14 @@ def trace(
     name: str,
     dynamic: frozenset[tuple[int, int]] = frozenset(),
     concrete: bool = False,
+    numbers: frozenset[str] = frozenset(),
 ) -> Program:
     """Stage ``fn`` (a converted function) on the bound ``arguments``.
 
     ``dynamic`` lists the (array leaf, axis) pairs whose sizes get symbols instead of the call's
-    sizes (``symbolic_input_types``).
+    sizes (``symbolic_input_types``). ``numbers``: the parameters whose Python numbers
+    (``pytree.is_number_input``) are graph inputs, so that one graph serves every value; by
+    default none: every Python number is a constant of the graph.
 
     Loops over a Python ``range`` are rolled into ``while_loop`` ops where they can be; a build
     that fails with a loop rolled starts again with it unrolled (``control_flow/rolling.py``).
@@ -252,7 +267,7 @@ def trace(
         try:
             # Each attempt makes symbols of its own: a failed one's guards are dropped.
             with rolling(policy), attempt_guards(), staging_user_code():
-                program = _trace_once(fn, signature, arguments, name, dynamic, concrete)
+                program = _trace_once(fn, signature, arguments, name, dynamic, concrete, numbers)
         except Exception as error:
             if symbolic_size_needed(error) is not None:
                 raise
@@ -292,7 +307,8 @@ def symbolic_size_needed(error: BaseException | None) -> SymbolicSizeNeeded | No
 def symbolic_input_types(
     leaves: Sequence[Any], dynamic: frozenset[tuple[int, int]]
 ) -> tuple[list[TensorType], dict[Symbol, list[tuple[int, int]]]]:
-    """The input types of array ``leaves`` with the ``dynamic`` (leaf, axis) sizes symbolic.
+    """The input types of array ``leaves`` with the ``dynamic`` (leaf, axis) sizes symbolic (a
+    Python number leaf: its weak 0-d type).
 
     Dynamic dimensions of equal size in this call share one symbol ("duck sizing"), so that
     ``x + y`` of two arguments of one length needs no check; a later call where they differ
@@ -303,6 +319,9 @@ def symbolic_input_types(
     places: dict[Symbol, list[tuple[int, int]]] = {}
     types = []
     for index, leaf in enumerate(leaves):
+        if is_number_input(leaf):
+            types.append(type_of_python_scalar(leaf))
+            continue
         base = type_of_array(leaf)
         shape: list[Any] = list(base.shape)
         for axis, size in enumerate(leaf.shape):
@@ -316,10 +335,17 @@ def symbolic_input_types(
     return types, places
 
 
-def _flattened(value: Any) -> tuple[TreeDef, list[Any]]:
-    """``value``'s structure and its array leaves."""
+def flatten_argument(value: Any, leaves: list[Any], numbers_are_inputs: bool, weak_objects: bool = False) -> TreeDef:
+    """An argument's structure, appending its leaves to ``leaves``: its arrays, and its Python
+    numbers too when ``numbers_are_inputs``."""
+    is_leaf = is_array_or_number_input if numbers_are_inputs else is_array
+    return flatten(value, leaves, is_leaf, weak_objects, typed_numbers=numbers_are_inputs)
+
+
+def _flattened(value: Any, numbers_are_inputs: bool) -> tuple[TreeDef, list[Any]]:
+    """``value``'s structure and its leaves."""
     leaves: list[Any] = []
-    return flatten(value, leaves), leaves
+    return flatten_argument(value, leaves, numbers_are_inputs), leaves
 
 
 def _trace_once(
@@ -328,20 +354,25 @@ def _trace_once(
     arguments: dict[str, Any],
     name: str,
     dynamic: frozenset[tuple[int, int]],
-    concrete: bool = False,
+    concrete: bool,
+    numbers: frozenset[str],
 ) -> Program:
     builder = GraphBuilder(name)
     builder.concrete = {} if concrete else None
     with builder:
         inputs: list[Tensor] = []
         symbolic_arguments = {}
-        trees = {param: _flattened(value) for param, value in arguments.items()}
+        trees = {param: _flattened(value, param in numbers) for param, value in arguments.items()}
         input_types, symbols = symbolic_input_types([leaf for _, leaves in trees.values() for leaf in leaves], dynamic)
         types_in_order = iter(input_types)
         for param, (treedef, leaves) in trees.items():
-            tensors = []
+            tensors: list[Tensor] = []
             for leaf, path in zip(leaves, treedef.leaf_paths(param)):
                 placeholder = builder.add_input(next(types_in_order), path, leaf)
+                if is_number_input(leaf):
+                    # Immutable like the number: ``lr *= 0.5`` rebinds the name, as eagerly.
+                    tensors.append(PythonNumber(placeholder, builder, scalar=True))
+                    continue
                 tensor = Tensor(placeholder, builder, scalar=isinstance(leaf, np.generic))
                 builder.caller_arrays[id(tensor)] = tensor
                 tensors.append(tensor)

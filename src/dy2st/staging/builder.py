@@ -297,6 +297,21 @@ class GraphBuilder:
         self.formatted.append((tensor, spec))
         return f"{FORMAT_MARK}{len(self.formatted) - 1}{FORMAT_MARK}"
 
+    def formatted_pieces(self, text: str, tensors: list[Any]) -> tuple:
+        """``text`` split at the placeholders of formatted tensors (``format_placeholder``):
+        literal text, and for each tensor its format spec in a one-item tuple (the tensor is
+        appended to ``tensors``): the ``pieces`` of an ``ops.structural.Formatted``."""
+        pieces: list[Any] = []
+        for k, part in enumerate(text.split(FORMAT_MARK)):
+            if k % 2 == 0:
+                if part:
+                    pieces.append(part)
+                continue
+            tensor, spec = self.formatted[int(part)]
+            tensors.append(tensor)
+            pieces.append((spec,))
+        return tuple(pieces)
+
     def current_errstate(self) -> tuple[tuple[str, str], ...]:
         """The settings of the open ``np.errstate`` blocks, inner ones overriding outer ones."""
         merged: dict[str, str] = {}

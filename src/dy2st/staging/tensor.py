@@ -223,11 +223,15 @@ class Tensor:
 
     # --- what a symbolic tensor cannot be ------------------------------------------------
     def _concrete(self, what: str, note: str) -> TensorValueError:
-        return TensorValueError(
+        error = TensorValueError(
             f"the tensor {self.type} is used as {what}, but its value is only known when the graph runs",
             user_location(3),
             note,
         )
+        # Which graph inputs it was computed from: a Python number argument among them is then
+        # passed as a constant in the next build (``StaticFunction`` with number inputs).
+        error.needed = (self._value, self._builder.graph.body)
+        return error
 
     @property
     def _tracing(self) -> bool:

@@ -120,3 +120,8 @@ def trip_count(rng: np.random.Generator, high: int = 3) -> np.ndarray:
 
 def python_int(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 3))
+
+
+def python_float(rng: np.random.Generator) -> float:
+    """A Python float on a coarse grid, -0.0 among them."""
+    return float(rng.choice([-0.0, 0.0, 0.5, -1.5, 2.5, 0.75]))

@@ -8,7 +8,7 @@ returns Python ``int``/``float``; the converted function must return the same nu
 
 from __future__ import annotations
 
-from .base import Call, Family, grid, python_int, trip_count
+from .base import Call, Family, grid, python_float, python_int, trip_count
 
 LENGTH = 5
 
@@ -16,7 +16,7 @@ LENGTH = 5
 class PythonNumbers(Family):
     name = "python_numbers"
     summary = "Python ints/floats (also beyond 2**63) carried through tensor loops and returned"
-    parameters = "x, k, p"
+    parameters = "x, k, p, r"  # r: a Python float, a graph input like p (tests/test_number_inputs.py)
 
     def __init__(self, generator):
         super().__init__(generator)
@@ -55,6 +55,10 @@ class PythonNumbers(Family):
             # type queries answer for the eager value (runtime/type_queries.py)
             f"t = t + int(isinstance(x[{i}], np.floating)) + int(isinstance(x, np.ndarray))",
             "t = t + int(isinstance(f, float)) + int(type(t) is int) + int(isinstance(big, float))",
+            "f = f * r",
+            "f = f + r * t",
+            "t = t + int(r > 0) + p",
+            f"x[{i}] = x[{i}] * r",
         ]
         return [self.pick(forms)]
 
@@ -67,6 +71,8 @@ class PythonNumbers(Family):
                 "f < 0.3",
                 "big > 2**65",
                 "h > 2**63",
+                "r > 0.5",
+                "f < r",
             ]
         )
 
@@ -78,4 +84,4 @@ class PythonNumbers(Family):
 
     @classmethod
     def calls(cls, rng, count) -> list[Call]:
-        return [Call((grid(rng, LENGTH), trip_count(rng), python_int(rng))) for _ in range(count)]
+        return [Call((grid(rng, LENGTH), trip_count(rng), python_int(rng), python_float(rng))) for _ in range(count)]

@@ -436,15 +436,35 @@ class StoppableIterable:
 
     def __iter__(self):
         previous = _NOTHING
+        unbounded = not hasattr(self.iterable, "__len__")  # an iterator: perhaps endless
+        staged = 0
         for item in self.iterable:
             stop = self.stop_fn()
             if not isinstance(stop, Tensor):
                 if stop:
                     return
-            elif self.hold_at_break and previous is not _NOTHING:
-                item = cond(stop, lambda held=previous: held, lambda current=item: current)
+            else:
+                staged += 1
+                if unbounded and staged > TENSOR_BREAK_ITERATIONS_AT_MOST:
+                    raise _endless_loop_error()
+                if self.hold_at_break and previous is not _NOTHING:
+                    item = cond(stop, lambda held=previous: held, lambda current=item: current)
             previous = item
             yield item
+
+
+# How many iterations of a Python iterator a ``for`` with a tensor ``break`` stages before it is
+# refused: Python cannot tell when such a loop stops (``for i in itertools.count()``).
+TENSOR_BREAK_ITERATIONS_AT_MOST = 10_000
+
+
+def _endless_loop_error() -> GraphBuildError:
+    return GraphBuildError(
+        f"this 'for' over a Python iterator stops at a 'break' whose condition is a tensor, so Python "
+        f"cannot see when it ends; {TENSOR_BREAK_ITERATIONS_AT_MOST:,} iterations were staged",
+        user_location(3),
+        "loop over a range with a bound (for i in range(n)) or write a while loop on the condition",
+    )
 
 
 _NOTHING = object()
