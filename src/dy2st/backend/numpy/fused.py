@@ -141,11 +141,11 @@ class TileProgram:
                 names[op.results[0]] = self._literal(op)
                 continue
             result = op.results[0]
-            operands = [names[v] for v in op.operands]
             if result not in names:
                 names[result] = self._scratch_for(result, op, index, names, last_use, free)
-            body.append(self._call(op, operands, names[result]))
-            self.line_ops[len(body) + 1] = op
+            for line in self._call(op, names, names[result]):
+                body.append(line)
+                self.line_ops[len(body) + 1] = op
             self._release_dead(op, index, names, last_use, free)
         params = [f"i{k}" for k in range(len(block.args))] + [f"o{k}" for k in range(len(outputs))]
         params += [f"s{k}" for k in range(len(self.scratch))]
@@ -175,7 +175,10 @@ class TileProgram:
         small = " and ".join(f"{name}.nbytes <= {SMALL_FUSED_BYTES}" for name in vectors)
         params = ", ".join(f"i{k}" for k in range(len(block.args)))
         single = len(block.ops[-1].operands) == 1
-        into_out = single and self._outputs_written_after_inputs_read(block) and block.ops[-1].operands[0].op
+        last = block.ops[-1].operands[0].op
+        # Only a ufunc takes ``out=`` here: a group ending in a select (``np.where``) allocates.
+        ends_in_ufunc = last is not None and get_op(last.name).ufunc is not None
+        into_out = single and ends_in_ufunc and self._outputs_written_after_inputs_read(block)
         lines = [f"def entry({params}, out=None, out_may_overlap=False):"]
         first_line = self.source.count("\n") + 1  # of ``def entry``
 
@@ -217,24 +220,62 @@ class TileProgram:
             body.append(f"{names[op.results[0]]} = {kernel}({', '.join(arguments)})")
         return body, "".join(f"{names[v]}, " for v in block.ops[-1].operands)
 
-    def _call(self, op: Op, operands: list[str], target: str) -> str:
+    def _call(self, op: Op, names: dict[Value, str], target: str) -> list[str]:
+        """The lines that compute ``op`` on one tile into ``target``."""
+        operands = [names[v] for v in op.operands]
         if _row_reduction(op) is not None:
             # Tiles keep whole rows and may drop leading axes: the reduced axis is the last one.
             self.namespace[f"r_{op.name}"] = _row_reduction(op)
             keepdims = op.attrs.get("keepdims", False)
-            return f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"
+            return [f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"]
+        if get_op(op.name).select:
+            return self._select(op, names, target)
         ufunc = get_op(op.name).ufunc
-        assert ufunc is not None, f"{op.name} in a fused region has no ufunc"  # fusion admits ufunc ops only
+        assert ufunc is not None, f"{op.name} in a fused region has no ufunc"  # fusion admits ufuncs and selects
         self.namespace[f"u_{ufunc.__name__}"] = ufunc
-        return f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"
+        return [f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"]
+
+    def _select(self, op: Op, names: dict[Value, str], target: str) -> list[str]:
+        """``where(condition, x, y)`` into ``target`` with no temporary and no arithmetic (NumPy's
+        ``where`` has no ``out=``): fill the tile from ``y`` (nothing to do when ``target`` is
+        ``y``'s own buffer), then copy ``x`` over it where ``condition`` holds. Casting is
+        ``unsafe`` as in ``np.where``, which casts its operands to the result dtype whatever
+        their values (``np.where(c, int8_array, 1000)`` wraps 1000 to -24); arrays of the
+        operands' dtypes always fit, by the promotion rule that made the result dtype."""
+        self.namespace["u_copyto"] = np.copyto
+        condition, x, y = op.operands
+        lines = []
+        if names[y] != target:
+            lines.append(f"u_copyto({target}, {self._select_operand(y, names)}, casting='unsafe')")
+        x_name, mask = self._select_operand(x, names), names[condition]
+        lines.append(f"u_copyto({target}, {x_name}, casting='unsafe', where={mask})")
+        return lines
+
+    def _select_operand(self, value: Value, names: dict[Value, str]) -> str:
+        """A ``select`` operand as ``np.where`` converts it: a weak Python number becomes a NumPy
+        array first (a Python int as int64), so that the cast to the result dtype wraps as
+        ``np.where``'s does rather than raising as ``np.copyto`` does for a Python int."""
+        name = names[value]
+        if not value.type.weak:
+            return name
+        op = value.op
+        if op is not None and op.name == CONST:
+            try:
+                converted = np.asarray(op.attrs["value"])
+            except OverflowError:  # too large for int64: left to ``np.copyto``, which raises as ``np.where`` does
+                return name
+            constant = f"K{len(self.namespace)}"
+            self.namespace[constant] = converted
+            return constant
+        self.namespace["u_asarray"] = np.asarray
+        return f"u_asarray({name})"
 
     @staticmethod
     def _outputs_written_after_inputs_read(block: Block) -> bool:
         """Whether an ``out=`` buffer may be one of the inputs: no input is read after any output
         is written (an ufunc reading and writing the very same elements in one call is fine)."""
         ops = block.ops[:-1]
-        last_use = _last_uses(ops)
-        last_read = max((last_use.get(arg, -1) for arg in block.args), default=-1)
+        last_read = _last_input_read(ops, set(block.args))
         outputs = set(block.ops[-1].operands)
         first_write = min((i for i, op in enumerate(ops) if op.results and op.results[0] in outputs), default=len(ops))
         if any(_row_reduction(op) is not None for op in ops):
@@ -253,7 +294,7 @@ class TileProgram:
         """A scratch buffer for ``result``: a dying operand's buffer (in place), a free one, or new."""
         slot = (result.type.dtype, self._kind(result))
         if _row_reduction(op) is None:
-            for v in op.operands:
+            for v in _overwritable_operands(op):
                 name = names.get(v, "")
                 if name.startswith("s") and last_use[v] == index and self.scratch[int(name[1:])] == slot:
                     return name
@@ -281,6 +322,29 @@ def _unfused_kernel(op: Op):
         return opdef.ufunc
     assert opdef.kernel is not None, f"{op.name} in a fused region has no kernel"  # ufuncs and reductions
     return functools.partial(opdef.kernel, **attrs) if attrs else opdef.kernel
+
+
+def _overwritable_operands(op: Op) -> list[Value]:
+    """The operands whose buffer ``op``'s result may take over: any of a ufunc's (it reads each
+    element before writing it), only ``y`` of a ``select``, and only where ``y`` is not also its
+    condition or ``x`` (those are read after the tile is first written)."""
+    if not get_op(op.name).select:
+        return list(op.operands)
+    condition, x, y = op.operands
+    return [] if y is condition or y is x else [y]
+
+
+def _last_input_read(ops: list[Op], inputs: set[Value]) -> float:
+    """When the region last reads one of ``inputs``, counting op ``i``'s reads as at ``i``, except a
+    ``select``'s reads of its condition and ``x``: at ``i + 0.5``, after it first writes its result.
+    -1 if it reads none."""
+    last = -1.0
+    for index, op in enumerate(ops):
+        overwritable = _overwritable_operands(op)
+        for v in op.operands:
+            if v in inputs:
+                last = max(last, index + (0.0 if v in overwritable else 0.5))
+    return last
 
 
 def _last_uses(ops: list[Op]) -> dict[Value, int]:
