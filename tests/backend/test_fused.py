@@ -425,3 +425,22 @@ def test_a_group_with_where_runs_on_the_compiled_tier_and_matches_eager():
         assert_bit_identical(static(z, g, g * 2), select_chain(z, g, g * 2))
     graph = static.graph(z, g, g * 2)
     assert any(op.name == "fused" and not op.attrs.get("compiled_kernel") for op in graph.walk())
+
+
+def relu_backward(z, g):
+    return np.where(z > 0, g, np.where(z == 0, g * 0.5, 0.0))
+
+
+def mixed_select(z, g, k):
+    return np.where(z > 0, g, k) * 2
+
+
+def test_selects_of_one_dtype_run_bitwise_and_mixed_dtypes_by_copying():
+    """The ReLU adjoint's selects are integer ufuncs on bit views (a select with ``np.copyto``'s
+    ``where=`` branches per element, about 9x slower on a random mask); a select that must cast
+    an operand copies."""
+    z = special_values(np.float32, (16,), 13)
+    kernel = fused_kernel_of(relu_backward, z, z)
+    assert "bitwise_and" in kernel.program.source and "copyto" not in kernel.program.source
+    kernel = fused_kernel_of(mixed_select, z, z, np.arange(16))
+    assert "copyto" in kernel.program.source and "bitwise" not in kernel.program.source

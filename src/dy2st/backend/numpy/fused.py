@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numpy.fused_select import SelectWriter, late_operands
 from dy2st.backend.numpy.target import SMALL_FUSED_BYTES
 from dy2st.errors import runtime_error
 from dy2st.ir.core import CONST, Block, Op, Value, kernel_attrs
@@ -113,6 +114,7 @@ class TileProgram:
         self.namespace: dict[str, Any] = {"np": np}  # repr of a NumPy scalar literal: np.float64(1.0)
         self.line_ops: dict[int, Op] = {}
         self.scratch: list[tuple[np.dtype, str]] = []
+        self._free: dict[tuple[np.dtype, str], list[str]] = {}
         self.shape = iteration_shape(block)
         self.source = self._generate(block)
         self.source += self._generate_unfused(block)
@@ -134,7 +136,8 @@ class TileProgram:
         names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
         names.update({v: f"o{k}" for k, v in enumerate(outputs)})
         last_use = _last_uses(ops)
-        free: dict[tuple[np.dtype, str], list[str]] = {}
+        # Scratch buffers holding no live value, by (dtype, kind); a select takes its mask from them.
+        free = self._free
         body: list[str] = []
         for index, op in enumerate(ops):
             if op.name == CONST:
@@ -236,39 +239,20 @@ class TileProgram:
         return [f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"]
 
     def _select(self, op: Op, names: dict[Value, str], target: str) -> list[str]:
-        """``where(condition, x, y)`` into ``target`` with no temporary and no arithmetic (NumPy's
-        ``where`` has no ``out=``): fill the tile from ``y`` (nothing to do when ``target`` is
-        ``y``'s own buffer), then copy ``x`` over it where ``condition`` holds. Casting is
-        ``unsafe`` as in ``np.where``, which casts its operands to the result dtype whatever
-        their values (``np.where(c, int8_array, 1000)`` wraps 1000 to -24); arrays of the
-        operands' dtypes always fit, by the promotion rule that made the result dtype."""
-        self.namespace["u_copyto"] = np.copyto
-        condition, x, y = op.operands
-        lines = []
-        if names[y] != target:
-            lines.append(f"u_copyto({target}, {self._select_operand(y, names)}, casting='unsafe')")
-        x_name, mask = self._select_operand(x, names), names[condition]
-        lines.append(f"u_copyto({target}, {x_name}, casting='unsafe', where={mask})")
-        return lines
+        """The lines of a select (``np.where``), with a scratch tile for its mask if it needs one."""
+        kind = self._kind(op.results[0])
 
-    def _select_operand(self, value: Value, names: dict[Value, str]) -> str:
-        """A ``select`` operand as ``np.where`` converts it: a weak Python number becomes a NumPy
-        array first (a Python int as int64), so that the cast to the result dtype wraps as
-        ``np.where``'s does rather than raising as ``np.copyto`` does for a Python int."""
-        name = names[value]
-        if not value.type.weak:
-            return name
-        op = value.op
-        if op is not None and op.name == CONST:
-            try:
-                converted = np.asarray(op.attrs["value"])
-            except OverflowError:  # too large for int64: left to ``np.copyto``, which raises as ``np.where`` does
-                return name
-            constant = f"K{len(self.namespace)}"
-            self.namespace[constant] = converted
-            return constant
-        self.namespace["u_asarray"] = np.asarray
-        return f"u_asarray({name})"
+        def temporary(dtype: np.dtype) -> str:
+            pool = self._free.get((dtype, kind))
+            if pool:
+                return pool.pop()
+            self.scratch.append((dtype, kind))
+            return f"s{len(self.scratch) - 1}"
+
+        def release(name: str) -> None:
+            self._free.setdefault(self.scratch[int(name[1:])], []).append(name)
+
+        return SelectWriter(self.namespace, temporary, release).lines(op, names, target)
 
     @staticmethod
     def _outputs_written_after_inputs_read(block: Block) -> bool:
@@ -324,26 +308,29 @@ def _unfused_kernel(op: Op):
     return functools.partial(opdef.kernel, **attrs) if attrs else opdef.kernel
 
 
+def _late_operands(op: Op) -> set[int]:
+    """Positions of the operands ``op``'s lines read after they first write its result: none for
+    a ufunc (one call reads each element before writing it), some for a select."""
+    return late_operands(op) if get_op(op.name).select else set()
+
+
 def _overwritable_operands(op: Op) -> list[Value]:
-    """The operands whose buffer ``op``'s result may take over: any of a ufunc's (it reads each
-    element before writing it), only ``y`` of a ``select``, and only where ``y`` is not also its
-    condition or ``x`` (those are read after the tile is first written)."""
-    if not get_op(op.name).select:
-        return list(op.operands)
-    condition, x, y = op.operands
-    return [] if y is condition or y is x else [y]
+    """The operands whose buffer ``op``'s result may take over: those it reads no later than it
+    first writes the result, unless the same value is also an operand read later."""
+    late = _late_operands(op)
+    read_late = [v for i, v in enumerate(op.operands) if i in late]
+    return [v for i, v in enumerate(op.operands) if i not in late and not any(v is w for w in read_late)]
 
 
 def _last_input_read(ops: list[Op], inputs: set[Value]) -> float:
-    """When the region last reads one of ``inputs``, counting op ``i``'s reads as at ``i``, except a
-    ``select``'s reads of its condition and ``x``: at ``i + 0.5``, after it first writes its result.
-    -1 if it reads none."""
+    """When the region last reads one of ``inputs``: op ``i``'s reads count as at ``i``, or at
+    ``i + 0.5`` for reads after the op first writes its result (``_late_operands``). -1 if none."""
     last = -1.0
     for index, op in enumerate(ops):
-        overwritable = _overwritable_operands(op)
-        for v in op.operands:
+        late = _late_operands(op)
+        for position, v in enumerate(op.operands):
             if v in inputs:
-                last = max(last, index + (0.0 if v in overwritable else 0.5))
+                last = max(last, index + (0.5 if position in late else 0.0))
     return last
 
 
