@@ -444,3 +444,49 @@ def test_selects_of_one_dtype_run_bitwise_and_mixed_dtypes_by_copying():
     assert "bitwise_and" in kernel.program.source and "copyto" not in kernel.program.source
     kernel = fused_kernel_of(mixed_select, z, z, np.arange(16))
     assert "copyto" in kernel.program.source and "bitwise" not in kernel.program.source
+
+
+def where_on_carried_numbers(x, a, n):
+    s, k = 0.5, 1000
+    for _ in range(n):
+        x = np.where(x > s, x, s) * 1.0
+        a = np.where(a > 3, a, k) + 1
+        s, k = s + 0.25, k + 1
+    return x, a
+
+
+def test_where_of_python_numbers_carried_by_a_loop_casts_as_numpy_does():
+    """Loop-carried Python numbers are weak inputs of the group: ``s`` stays a Python float's
+    promotion (float32 result), ``k`` an int wrapped into int8 as ``np.where`` wraps it."""
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal(50_000).astype(np.float32)
+    a = rng.integers(-100, 100, 50_000).astype(np.int8)
+    static = dy2st.to_static(where_on_carried_numbers)
+    for _ in range(2):
+        assert_bit_identical(static(x, a, np.array(3)), where_on_carried_numbers(x, a, np.array(3)))
+
+
+def masked_softmax(x, mask):
+    y = np.where(mask, x, -np.inf)
+    e = np.exp(y - y.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def test_a_masked_softmax_fuses_the_select_with_its_row_reductions(tiny_tiles):
+    rng = np.random.default_rng(15)
+    x, mask = rng.standard_normal((9, 6)), rng.random((9, 6)) > 0.3
+    plain, fused = unfused_and_fused(masked_softmax, x, mask, member="where")
+    assert_bit_identical(fused, plain)
+    assert_bit_identical(fused, (masked_softmax(x, mask),))
+
+
+def select_then_add(x, y):
+    return np.where(x > 0, x, y * 2.0) + 1.0
+
+
+def test_where_in_a_group_of_symbolic_size_runs_small_vectors_inline_and_large_ones_tiled():
+    static = dy2st.to_static(select_then_add, dynamic=True)
+    rng = np.random.default_rng(16)
+    for n in (10, 100, 5000, 70_000, 70_000, 70_001, 12):
+        x, y = rng.standard_normal(n), rng.standard_normal(n)
+        assert_bit_identical((static(x, y),), (select_then_add(x, y),))
