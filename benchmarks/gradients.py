@@ -61,8 +61,11 @@ def _rnn_args(quick: bool) -> tuple:
 
 
 def _saved_bytes(name: str, args: tuple) -> int:
-    """What the backward pass needs from the forward one: the MLP's three hidden activations
-    (and their masks, recomputed), the RNN's hidden state at every step."""
+    """What the backward pass needs from the forward one: the MLP's three hidden activations,
+    the RNN's hidden state at every step. Not counted: the two boolean masks per ReLU that the
+    gradient also keeps from the forward pass (``z > 0`` and ``z == 0``, a quarter of an
+    activation each: 24 MiB at the full sizes); the tie mask cannot be recomputed from the
+    activation, which is 0 for every ``z <= 0``."""
     if name.startswith("MLP"):
         return 3 * args[-1].shape[0] * args[0].shape[1] * args[0].itemsize
     return args[3].shape[0] * args[4].nbytes

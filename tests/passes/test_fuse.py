@@ -338,3 +338,60 @@ def test_unrolled_steps_fuse_one_group_per_step_and_match_eager():
     assert names == ["matmul", "fused"] * 4 + ["return"]
     (result,) = execute(graph, h, x, W_STEP)
     assert result.tobytes() == unrolled(h, x).tobytes()
+
+
+def relu_backward(z, g):
+    return np.where(z > 0, g, np.where(z == 0, g * 0.5, 0.0))
+
+
+def test_where_joins_the_group_of_the_comparisons_and_arithmetic_around_it():
+    """The ReLU adjoint (what ``maximum``'s rule emits): masks, the halved tie and both selects
+    are one kernel, so no full-size temporary is left between them."""
+    graph = staged_graph(relu_backward, np.ones(4, np.float32), np.ones(4, np.float32))
+    assert run_pass(FuseElementwise, graph) is True
+    assert_ir(
+        graph,
+        """
+        func @relu_backward(%z: f32[4], %g: f32[4]) -> f32[4] {
+          %0 = fused %z, %g {name='fused_0'} : f32[4]
+          {
+            ^args(%z_1: f32[4], %g_1: f32[4])
+            %1 = greater %z_1, 0 : bool[4]
+            %2 = equal %z_1, 0 : bool[4]
+            %3 = multiply %g_1, 0.5 : f32[4]
+            %4 = where %2, %3, 0.0 : f32[4]
+            %5 = where %1, %g_1, %4 : f32[4]
+            yield %5
+          }
+          return %0
+        }
+    """,
+    )
+
+
+def where_on_numbers(x, k):
+    return np.where(k, x * 2.0, x)
+
+
+def test_where_on_a_condition_that_is_not_boolean_stays_out_of_the_group():
+    """The kernel uses the condition as a mask; an integer one would need a conversion first."""
+    graph = staged_graph(where_on_numbers, np.ones(4, np.float32), np.ones(4, np.int64))
+    assert_unchanged_by(FuseElementwise, graph)
+
+
+def mlp_layer_gradient(x, w, b):
+    h = np.maximum(x @ w + b, 0)
+    return (h * h).sum()
+
+
+def test_the_relu_adjoint_of_a_layer_fuses_into_one_group():
+    import dy2st
+
+    x, w, b = np.ones((8, 4), np.float32), np.ones((4, 4), np.float32), np.ones(4, np.float32)
+    graph = dy2st.grad(mlp_layer_gradient, argnums=(1, 2)).graph(x, w, b)
+    groups = [op for op in graph.walk() if op.name == "fused"]
+    selects = [op for op in graph.walk() if op.name == "where"]
+    assert selects and all(op.parent is not graph.body for op in selects)
+    backward = [g for g in groups if any(inner.name == "where" for inner in g.regions[0].block.ops)]
+    assert len(backward) == 1
+    assert [inner.name for inner in backward[0].regions[0].block.ops].count("where") == 2

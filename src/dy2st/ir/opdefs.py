@@ -59,6 +59,12 @@ class OpDef:
         right_identity: ``x op right_identity`` is ``x`` (``x * 1``, ``x - 0``): simplification.
         left_identity: ``left_identity op x`` is ``x`` (``1 * x``, ``0 + x``).
         involution: applying the op twice gives the operand back (``-(-x)``).
+        select: ``op(condition, x, y)`` picks each element of ``x`` where ``condition`` holds and of
+            ``y`` elsewhere, cast to the result dtype, with no arithmetic (``np.where``). Such an
+            elementwise op may join a fused group although it has no ufunc: the fused kernel
+            fills its tile from ``y`` and copies ``x`` over it where ``condition`` holds
+            (``np.copyto(..., where=)``), so it may write over ``y``'s buffer, never over the
+            other operands' (they are read after the tile is first written).
         index_operands: the position from which the operands are tensor indices (indexing
             ops): with any, the op may raise at run time although its types are valid.
         in_bounds: for indexing ops, ``in_bounds(operand_types, **attrs)`` says whether the
@@ -127,6 +133,7 @@ class OpDef:
     right_identity: float | None = None
     left_identity: float | None = None
     involution: bool = False
+    select: bool = False
     out_kernel: Callable[..., Any] | None = None
     in_place_safe: bool = False
     returns_fresh: bool = False

@@ -1,6 +1,7 @@
 """Elementwise NumPy functions that are not plain ufunc calls: where, clip, round.
 
-They broadcast their operands like ufuncs do and are flagged ``elementwise`` for fusion. ``clip``
+They broadcast their operands like ufuncs do and are flagged ``elementwise``; ``where`` is a
+``select`` too, which lets it join fused groups although it has no ufunc. ``clip``
 is staged exactly as NumPy's own ``_clip`` does it: a bound that is a Python int outside an integer
 array's range is dropped, and a missing bound turns the call into ``minimum``/``maximum``.
 
@@ -118,6 +119,7 @@ register(
         _where_rule,
         np.where,
         elementwise=True,
+        select=True,
         returns_fresh=True,
         doc="np.where(cond, x, y)",
         vjp=_where_vjp,

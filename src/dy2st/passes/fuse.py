@@ -1,9 +1,9 @@
 """Elementwise fusion: replace each group of elementwise ops by one ``fused`` op with a region.
 
-A group is a set of elementwise ufunc ops of one block that all produce the same shape (the group's
-iteration space); it grows along data edges, so chains and DAGs (diamonds, shared inputs) fuse.
-Operands of other shapes stay outside as inputs the kernel broadcasts, and scalar ``const`` ops are
-copied into the region. Before::
+A group is a set of elementwise ops of one block (ufuncs, and ``select`` ops: ``np.where``) that
+all produce the same shape (the group's iteration space); it grows along data edges, so chains and
+DAGs (diamonds, shared inputs) fuse. Operands of other shapes stay outside as inputs the kernel
+broadcasts, and scalar ``const`` ops are copied into the region. Before::
 
     %0 = multiply %x, 2.0 : f32[1000]
     %1 = tanh %0 : f32[1000]
@@ -44,6 +44,8 @@ import math
 import operator
 from typing import Any
 
+import numpy as np
+
 from dy2st.ir.core import CONST, ERRSTATE_ATTR, YIELD, Block, Op, Region, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.symbolic import size_holds
@@ -70,11 +72,17 @@ class FuseElementwise(Pass):
 
 
 def is_elementwise(op: Op) -> bool:
-    """An elementwise op with one result and a NumPy ufunc the fused kernel can call with ``out=``."""
+    """An elementwise op with one result that the fused kernel can write into a tile: a NumPy
+    ufunc (called with ``out=``) or a ``select`` (``np.where``) on a boolean condition, as
+    comparisons make it (the kernel uses it as a mask; another dtype would need a conversion)."""
     if op.regions or len(op.results) != 1 or op.name == CONST or ERRSTATE_ATTR in op.attrs:
         return False  # an op under `np.errstate` runs alone, inside its `with` (no group kernel has one)
     opdef = get_op(op.name)
-    return opdef.elementwise and opdef.ufunc is not None and opdef.ufunc.nout == 1
+    if not opdef.elementwise:
+        return False
+    if opdef.select:
+        return op.operands[0].type.dtype == np.bool_
+    return opdef.ufunc is not None and opdef.ufunc.nout == 1
 
 
 def is_row_reduction(op: Op) -> bool:

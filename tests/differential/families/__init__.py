@@ -14,6 +14,7 @@ from .python_numbers import PythonNumbers
 from .random_draws import RandomDraws
 from .rolled_loops import RolledLoops
 from .search_logic import SearchLogic
+from .select_chains import SelectChains
 from .stale_reads import StaleReads
 from .swaps import Swaps
 from .views import Views
@@ -35,6 +36,7 @@ FAMILIES: dict[str, type[Family]] = {
         DataDependent,
         NumpyCalls,
         ElementLoops,
+        SelectChains,
     )
 }
 

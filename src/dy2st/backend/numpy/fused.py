@@ -58,6 +58,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numpy.fused_select import SelectWriter, late_operands
 from dy2st.backend.numpy.target import SMALL_FUSED_BYTES
 from dy2st.errors import runtime_error
 from dy2st.ir.core import CONST, Block, Op, Value, kernel_attrs
@@ -113,6 +114,7 @@ class TileProgram:
         self.namespace: dict[str, Any] = {"np": np}  # repr of a NumPy scalar literal: np.float64(1.0)
         self.line_ops: dict[int, Op] = {}
         self.scratch: list[tuple[np.dtype, str]] = []
+        self._free: dict[tuple[np.dtype, str], list[str]] = {}
         self.shape = iteration_shape(block)
         self.source = self._generate(block)
         self.source += self._generate_unfused(block)
@@ -134,18 +136,19 @@ class TileProgram:
         names: dict[Value, str] = {arg: f"i{k}" for k, arg in enumerate(block.args)}
         names.update({v: f"o{k}" for k, v in enumerate(outputs)})
         last_use = _last_uses(ops)
-        free: dict[tuple[np.dtype, str], list[str]] = {}
+        # Scratch buffers holding no live value, by (dtype, kind); a select takes its mask from them.
+        free = self._free
         body: list[str] = []
         for index, op in enumerate(ops):
             if op.name == CONST:
                 names[op.results[0]] = self._literal(op)
                 continue
             result = op.results[0]
-            operands = [names[v] for v in op.operands]
             if result not in names:
                 names[result] = self._scratch_for(result, op, index, names, last_use, free)
-            body.append(self._call(op, operands, names[result]))
-            self.line_ops[len(body) + 1] = op
+            for line in self._call(op, names, names[result]):
+                body.append(line)
+                self.line_ops[len(body) + 1] = op
             self._release_dead(op, index, names, last_use, free)
         params = [f"i{k}" for k in range(len(block.args))] + [f"o{k}" for k in range(len(outputs))]
         params += [f"s{k}" for k in range(len(self.scratch))]
@@ -175,7 +178,10 @@ class TileProgram:
         small = " and ".join(f"{name}.nbytes <= {SMALL_FUSED_BYTES}" for name in vectors)
         params = ", ".join(f"i{k}" for k in range(len(block.args)))
         single = len(block.ops[-1].operands) == 1
-        into_out = single and self._outputs_written_after_inputs_read(block) and block.ops[-1].operands[0].op
+        last = block.ops[-1].operands[0].op
+        # Only a ufunc takes ``out=`` here: a group ending in a select (``np.where``) allocates.
+        ends_in_ufunc = last is not None and get_op(last.name).ufunc is not None
+        into_out = single and ends_in_ufunc and self._outputs_written_after_inputs_read(block)
         lines = [f"def entry({params}, out=None, out_may_overlap=False):"]
         first_line = self.source.count("\n") + 1  # of ``def entry``
 
@@ -217,24 +223,43 @@ class TileProgram:
             body.append(f"{names[op.results[0]]} = {kernel}({', '.join(arguments)})")
         return body, "".join(f"{names[v]}, " for v in block.ops[-1].operands)
 
-    def _call(self, op: Op, operands: list[str], target: str) -> str:
+    def _call(self, op: Op, names: dict[Value, str], target: str) -> list[str]:
+        """The lines that compute ``op`` on one tile into ``target``."""
+        operands = [names[v] for v in op.operands]
         if _row_reduction(op) is not None:
             # Tiles keep whole rows and may drop leading axes: the reduced axis is the last one.
             self.namespace[f"r_{op.name}"] = _row_reduction(op)
             keepdims = op.attrs.get("keepdims", False)
-            return f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"
+            return [f"r_{op.name}({operands[0]}, axis=-1, keepdims={keepdims!r}, out={target})"]
+        if get_op(op.name).select:
+            return self._select(op, names, target)
         ufunc = get_op(op.name).ufunc
-        assert ufunc is not None, f"{op.name} in a fused region has no ufunc"  # fusion admits ufunc ops only
+        assert ufunc is not None, f"{op.name} in a fused region has no ufunc"  # fusion admits ufuncs and selects
         self.namespace[f"u_{ufunc.__name__}"] = ufunc
-        return f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"
+        return [f"u_{ufunc.__name__}({', '.join(operands)}, out={target})"]
+
+    def _select(self, op: Op, names: dict[Value, str], target: str) -> list[str]:
+        """The lines of a select (``np.where``), with a scratch tile for its mask if it needs one."""
+        kind = self._kind(op.results[0])
+
+        def temporary(dtype: np.dtype) -> str:
+            pool = self._free.get((dtype, kind))
+            if pool:
+                return pool.pop()
+            self.scratch.append((dtype, kind))
+            return f"s{len(self.scratch) - 1}"
+
+        def release(name: str) -> None:
+            self._free.setdefault(self.scratch[int(name[1:])], []).append(name)
+
+        return SelectWriter(self.namespace, temporary, release).lines(op, names, target)
 
     @staticmethod
     def _outputs_written_after_inputs_read(block: Block) -> bool:
         """Whether an ``out=`` buffer may be one of the inputs: no input is read after any output
         is written (an ufunc reading and writing the very same elements in one call is fine)."""
         ops = block.ops[:-1]
-        last_use = _last_uses(ops)
-        last_read = max((last_use.get(arg, -1) for arg in block.args), default=-1)
+        last_read = _last_input_read(ops, set(block.args))
         outputs = set(block.ops[-1].operands)
         first_write = min((i for i, op in enumerate(ops) if op.results and op.results[0] in outputs), default=len(ops))
         if any(_row_reduction(op) is not None for op in ops):
@@ -253,7 +278,7 @@ class TileProgram:
         """A scratch buffer for ``result``: a dying operand's buffer (in place), a free one, or new."""
         slot = (result.type.dtype, self._kind(result))
         if _row_reduction(op) is None:
-            for v in op.operands:
+            for v in _overwritable_operands(op):
                 name = names.get(v, "")
                 if name.startswith("s") and last_use[v] == index and self.scratch[int(name[1:])] == slot:
                     return name
@@ -281,6 +306,32 @@ def _unfused_kernel(op: Op):
         return opdef.ufunc
     assert opdef.kernel is not None, f"{op.name} in a fused region has no kernel"  # ufuncs and reductions
     return functools.partial(opdef.kernel, **attrs) if attrs else opdef.kernel
+
+
+def _late_operands(op: Op) -> set[int]:
+    """Positions of the operands ``op``'s lines read after they first write its result: none for
+    a ufunc (one call reads each element before writing it), some for a select."""
+    return late_operands(op) if get_op(op.name).select else set()
+
+
+def _overwritable_operands(op: Op) -> list[Value]:
+    """The operands whose buffer ``op``'s result may take over: those it reads no later than it
+    first writes the result, unless the same value is also an operand read later."""
+    late = _late_operands(op)
+    read_late = [v for i, v in enumerate(op.operands) if i in late]
+    return [v for i, v in enumerate(op.operands) if i not in late and not any(v is w for w in read_late)]
+
+
+def _last_input_read(ops: list[Op], inputs: set[Value]) -> float:
+    """When the region last reads one of ``inputs``: op ``i``'s reads count as at ``i``, or at
+    ``i + 0.5`` for reads after the op first writes its result (``_late_operands``). -1 if none."""
+    last = -1.0
+    for index, op in enumerate(ops):
+        late = _late_operands(op)
+        for position, v in enumerate(op.operands):
+            if v in inputs:
+                last = max(last, index + (0.5 if position in late else 0.0))
+    return last
 
 
 def _last_uses(ops: list[Op]) -> dict[Value, int]:
