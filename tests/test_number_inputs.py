@@ -217,3 +217,17 @@ def test_the_retrace_warning_names_a_static_number():
     messages = [str(w.message) for w in caught if issubclass(w.category, dy2st.RetracingWarning)]
     assert len(messages) == 1
     assert "'lr'" in messages[0] and "static_argnums" in messages[0]
+
+
+def smooth(x, n, alpha):  # the example of docs/daily-use.md
+    for _ in range(n):
+        x = alpha * x + (1 - alpha) * np.roll(x, 1)
+    return x
+
+
+def test_the_documented_example():
+    converted = dy2st.to_static(smooth, static_argnames="n")
+    x = np.linspace(0.0, 1.0, 6)
+    for n, alpha in [(2, 0.5), (2, 0.25), (3, 0.5)]:
+        assert_like_eager(smooth, x, n, alpha, converted=converted)
+    assert converted.num_graphs == 2  # one per n
