@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
@@ -347,7 +348,7 @@ def op_compiles(op: Op) -> bool:
         return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
     if stores_element(op):
         return _element_store(op) or _part_store(op)
-    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op) or float_vector_sum(op)
+    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op) or float_vector_sum(op) or vector_extreme(op)
 
 
 def float_vector_sum(op: Op) -> bool:
@@ -365,6 +366,27 @@ def float_vector_sum(op: Op) -> bool:
     if attrs.get("axis") not in (None, 0, (0,)) or attrs.get("keepdims") or attrs.get("dtype") is not None:
         return False
     return result.dtype == source.dtype
+
+
+def vector_extreme(op: Op) -> bool:
+    """``x.max()`` or ``x.min()`` (``np.max``, ``np.amin``, ...) of a 1-d integer or float array, a
+    NumPy scalar of its dtype: compiled as NumPy's own reduction (``extremes``), which gives its
+    bits, ties of 0.0 and -0.0 and NaNs included. Float ones compile where ``extremes.lane_order``
+    found how this machine's NumPy reduces them."""
+    opdef = get_op(op.name)
+    if not opdef.reduction or opdef.row_reduction not in (np.maximum.reduce, np.minimum.reduce):
+        return False
+    source, result = op.operands[0].type, op.results[0].type
+    if len(op.operands) != 1 or source.ndim != 1 or source.weak or source.dtype.kind not in "iuf" or result.shape:
+        return False
+    if op.attrs.get("axis") not in (None, 0, (0,)) or op.attrs.get("keepdims") or result.dtype != source.dtype:
+        return False
+    return source.dtype.kind in "iu" or lane_order(source.dtype) is not None
+
+
+def is_maximum(op: Op) -> bool:
+    """Is the reduction ``op`` NumPy's max (else its min)?"""
+    return get_op(op.name).row_reduction == np.maximum.reduce
 
 
 def is_mean(op: Op) -> bool:
