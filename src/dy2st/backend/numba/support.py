@@ -3,7 +3,8 @@
 A ``while_loop`` compiles when everything it runs works on scalars and single elements (arithmetic,
 comparisons and math functions on 0-d values, reading and writing one element of an array,
 ``A[i, j]`` and ``A[i, j] = v`` in place, array sizes, ``if``/``else``, inner loops) or on small
-float arrays (views by ints and slices, vectorizable arithmetic, stores into parts). Those are the
+float arrays (views by ints and slices, vectorizable arithmetic, math functions, stores into parts,
+sums and maxima of vectors). Those are the
 loops that cost a Python round trip per element or per small array on the NumPy tier (a CRC over
 bytes, a triangular solve by elements, syrk's row updates), and where compiled code is 10-250x
 faster. Most reductions and NumPy function calls keep a loop on the NumPy tier. A fused group of
