@@ -413,7 +413,7 @@ class ElementLoops(Family):
                 f"s = s + x[:{i}].max()",  # empty at the first step: ValueError
             ]
         )
-        return [f"for {i} in range(n):", *indent(body.split("\n")), *indent(self.inner(scope, (i, VECTOR)))]
+        return [f"for {i} in range(n):", *indent(body.split("\n"))]  # alone: a loop the compiled tier takes
 
     def _math_on_arrays(self, scope) -> list[str]:
         """Math functions on parts of the float vectors inside an element loop, each result stored
@@ -431,7 +431,7 @@ class ElementLoops(Family):
                 f"y[:] = np.{self.pick(['log', 'log10', 'arcsin', 'arccosh'])}(x)",
             ]
         )
-        return [f"for {i} in range(n):", f"    {body}", *indent(self.inner(scope, (i, VECTOR)))]
+        return [f"for {i} in range(n):", f"    {body}"]  # alone: a loop the compiled tier takes
 
     def _dot_products(self, scope) -> list[str]:
         """Products of rows and columns in loops, as Cholesky, LU and Durbin write them: of
