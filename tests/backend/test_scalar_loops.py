@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import dy2st
+from eager_parity import same_value
 
 
 def newton_sqrt(a):
@@ -122,7 +123,9 @@ def test_a_small_step_overwrites_its_own_temporaries_and_matches_eager():
     for n in (0, 1, 5):
         got, want = static(xs, h, np.array(n)), rnn(xs, h, np.array(n))
         assert got.dtype == want.dtype and got is not h
-        np.testing.assert_array_equal(got, want)
+        # NumPy's bits; within the 4 ulp of its tanh where the compiled tier runs the loop (a math
+        # function on a small array, docs/compiled-tier.md)
+        same_value(got, want)
     source = static.executor_source(xs, h, np.array(5))
     # the sum's first add allocates; the second add and tanh write into it
     assert source.count("out=v") == 2

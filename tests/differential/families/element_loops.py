@@ -10,7 +10,9 @@ wider than the dtype); float math on elements (``np.sqrt``, ``np.exp``, ``np.tan
 ``max``/``min`` builtins, whose result depends on the order of a NaN operand, ``np.maximum``);
 if/elif/else, ``break`` and ``continue`` on element values; ``while`` loops whose trip counts
 depend on the data (insertion sort, Newton iterations, Collatz and popcount loops); and now and
-then an index one past the end, for which eager NumPy raises IndexError.
+then an index one past the end, for which eager NumPy raises IndexError. Array work as such kernels
+hold it: sums, means, maxima and minima of parts of the vectors, math functions on them, and
+products of rows.
 
 The arguments are a float vector ``x`` (float64 or float32, with NaN and infinities at times), an
 integer vector ``b`` of the same length (int64, int32, int8 or uint8, with zeros), a small matrix
@@ -277,6 +279,8 @@ class ElementLoops(Family):
             self._two_pointers,
             self._shortest_paths,
             self._vector_reductions,
+            self._vector_extremes,
+            self._math_on_arrays,
             self._dot_products,
         ]
         return self.pick(builders)(scope)
@@ -390,6 +394,44 @@ class ElementLoops(Family):
             ]
         )
         return [f"for {i} in range(n):", *indent(body.split("\n")), *indent(self.inner(scope, (i, VECTOR)))]
+
+    def _vector_extremes(self, scope) -> list[str]:
+        """Maxima and minima of vectors inside an element loop: prefixes (empty ones raise
+        ValueError), suffixes, reversed and strided views, rows, of floats with NaNs and zeros of
+        both signs and of integers (the compiled tier writes out NumPy's reduction)."""
+        i = self.fresh("i")
+        body = self.pick(
+            [
+                f"s = s + x[: {i} + 1].max()",
+                f"y[{i}] = np.max(x[{i}:]) - np.min(x[: {i} + 1])",
+                f"y[{i}] = np.amax(x[::-1][: {i} + 1]) + np.amin(x[::2])",
+                f"lo = np.minimum(lo, x[{i}:].min())",
+                f"if x[: {i} + 1].max() > {self.constant()}:\n    cnt += 1",
+                f"h = h + b[: {i} + 1].max() - np.min(b[{i}:])",
+                f"t = t + int(np.amax(b[::-1][{i}:]))",
+                f"y[{i}] = A[{i} % A.shape[0], :].max() + np.min(A[:, {i} % A.shape[1]])",
+                f"s = s + x[:{i}].max()",  # empty at the first step: ValueError
+            ]
+        )
+        return [f"for {i} in range(n):", *indent(body.split("\n"))]  # alone: a loop the compiled tier takes
+
+    def _math_on_arrays(self, scope) -> list[str]:
+        """Math functions on parts of the float vectors inside an element loop, each result stored
+        (the compiled tier's contract is per call: within 4 ulp of NumPy's; recurrences, which may
+        drift further, are left out)."""
+        i = self.fresh("i")
+        function = self.pick(["tanh", "exp", "sin", "cos", "arctan", "log1p", "expm1", "cbrt", "sinh"])
+        body = self.pick(
+            [
+                f"y[{i}:] = np.{function}(x[{i}:] * 0.5)",
+                f"y[: {i} + 1] = np.{function}(-abs(x[: {i} + 1]))",
+                f"y[::2] = np.{function}(x[::2]) * 2.0",
+                f"y[{i}:] = np.{self.pick(['arctan2', 'hypot'])}(x[{i}:], x[{i}])",
+                f"y[{i}] = np.{function}(x[{i}:])[0]",
+                f"y[:] = np.{self.pick(['log', 'log10', 'arcsin', 'arccosh'])}(x)",
+            ]
+        )
+        return [f"for {i} in range(n):", f"    {body}"]  # alone: a loop the compiled tier takes
 
     def _dot_products(self, scope) -> list[str]:
         """Products of rows and columns in loops, as Cholesky, LU and Durbin write them: of

@@ -247,7 +247,8 @@ class TieredExecutor(Executor):
         self.tier = "numpy"
 
     def failing_op(self, error: BaseException) -> Op | None:
-        """The op an error of compiled code names (an index out of bounds), else as the NumPy tier."""
-        message = error.args[0] if isinstance(error, IndexError) and error.args else None
+        """The op an error of compiled code names (an index out of bounds, an empty max), else as
+        the NumPy tier."""
+        message = error.args[0] if isinstance(error, (IndexError, ValueError)) and error.args else None
         found = self._errors.get(message) if isinstance(message, str) else None
         return found if found is not None else super().failing_op(error)

@@ -28,14 +28,17 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
+from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
 from dy2st.backend.numba.support import (
     float_vector_sum,
+    is_maximum,
     is_mean,
     reads_element,
     representation,
     small_matmul,
     stores_element,
+    vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
@@ -165,6 +168,8 @@ class LoopSource(ScalarSource):
             self.emit_store(op, depth)
         elif float_vector_sum(op):
             self.defer(op, depth, self.vector_sum(op))
+        elif vector_extreme(op):
+            self.emit_extreme(op, depth)
         elif small_matmul(op):
             # np.dot is matmul for 1-d and 2-d operands; Numba has no np.matmul.
             self.defer(op, depth, f"np.dot({self.name_of(op.operands[0])}, {self.name_of(op.operands[1])})")
@@ -178,6 +183,24 @@ class LoopSource(ScalarSource):
         if is_mean(op):
             return f"{dtype}(_numpy_mean({vector}, {dtype}(0.0)))"
         return f"_numpy_sum({vector}, {dtype}(0.0))"
+
+    def emit_extreme(self, op: Op, depth: int) -> None:
+        """``x.max()`` / ``x.min()`` of a 1-d array with NumPy's reduction (``extremes``), after
+        NumPy's check that the array is not empty, which names the user's line."""
+        vector = self.written_out(op.operands[0], depth)
+        maximum = is_maximum(op)
+        ufunc = np.maximum if maximum else np.minimum
+        where = f" ({op.loc.short})" if op.loc else ""
+        message = f"zero-size array to reduction operation {ufunc.__name__} which has no identity{where}"
+        self.errors[message] = op
+        self.line(depth, f"if {vector}.shape[0] == 0:")
+        self.line(depth + 1, f"raise ValueError({message!r})")
+        dtype = op.operands[0].type.dtype
+        if dtype.kind == "f":
+            order, nan = lane_order(dtype), f"{dtype_call(dtype)}(np.nan)"
+        else:  # any order gives an integer maximum's bits
+            order, nan = (0,), f"{dtype_call(dtype)}(0)"
+        self.defer(op, depth, f"_numpy_extreme({vector}, {maximum}, {order!r}, {nan})")
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dy2st.backend.numba.bounds import counter_offset
+from dy2st.backend.numba.extremes import EXTREMES_PRELUDE
 from dy2st.backend.numba.support import loop_dtypes, python_semantics, python_truth_test, representation
 from dy2st.ir.core import Op, Value
 from dy2st.ir.opcodes import CONST
@@ -334,6 +335,7 @@ def _numpy_float_divmod_{suffix}(a, b):
     return floordiv, mod
 """
 PRELUDE += "".join(_FLOAT_DIVMOD.format(suffix=s, cast=c) for s, c in (("f4", "np.float32"), ("f8", "np.float64")))
+PRELUDE += EXTREMES_PRELUDE
 
 _PYTHON_INT_HELPERS = {
     "+": "_python_add",

@@ -3,14 +3,16 @@
 A ``while_loop`` compiles when everything it runs works on scalars and single elements (arithmetic,
 comparisons and math functions on 0-d values, reading and writing one element of an array,
 ``A[i, j]`` and ``A[i, j] = v`` in place, array sizes, ``if``/``else``, inner loops) or on small
-float arrays (views by ints and slices, vectorizable arithmetic, stores into parts). Those are the
+float arrays (views by ints and slices, vectorizable arithmetic, math functions, stores into parts,
+sums and maxima of vectors). Those are the
 loops that cost a Python round trip per element or per small array on the NumPy tier (a CRC over
 bytes, a triangular solve by elements, syrk's row updates), and where compiled code is 10-250x
-faster. Reductions, ``@`` and NumPy function calls keep a loop on the NumPy tier. A fused group of
+faster. Most reductions and NumPy function calls keep a loop on the NumPy tier. A fused group of
 vectorizable arithmetic compiles into one loop over its elements (``fused_compiles``).
 
-Every rule here keeps NumPy's semantics exactly (``docs/compiled-tier.md``): where a construct could
-give another value, dtype or exception in compiled code, it is not compiled.
+Every rule here keeps NumPy's semantics (``docs/compiled-tier.md``): values, dtypes and exceptions
+are NumPy's, and where a construct could give another, it is not compiled. The one licensed
+difference is the math functions' (``MATH_UFUNCS``): each result within 4 ulp of NumPy's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
@@ -169,6 +172,10 @@ def python_semantics(op: Op) -> bool:
 # number keeps Numba's compile time near a second.
 SMALL_ARRAY_ELEMENTS = 4096
 MOST_ARRAY_OPS = 48
+# Math functions on arrays cost Numba a C library call per element, about 10x NumPy's SIMD loops
+# (tanh on float64: 7 ns against 0.7 ns an element): a loop of ``h = np.tanh(x[i] + h * 0.5 + b)``
+# ran 0.27x the NumPy tier at 32 elements, 0.87x at 128 and 3.8x at 512. Larger ones stay there.
+SMALL_MATH_ELEMENTS = 128
 # Loops longer than this (unrolled inner loops, long bodies) took Numba 14-25 s to compile.
 MOST_LOOP_OPS = 300
 
@@ -225,7 +232,8 @@ def small_int_constant(value: Value) -> int | None:
 
 
 def _array_work_is_small(loop: Op) -> bool:
-    """Are the arrays the loop's operations make few and small (``SMALL_ARRAY_ELEMENTS``)?"""
+    """Are the arrays the loop's operations make few and small (``SMALL_ARRAY_ELEMENTS``, and
+    ``SMALL_MATH_ELEMENTS`` for the results of math functions)?"""
     made = [
         r
         for op in loop.walk()
@@ -237,7 +245,15 @@ def _array_work_is_small(loop: Op) -> bool:
         return False
     outside = [v for v in loop.operands if v.type.ndim]
     bound = max((d for v in outside for d in _known_dims(v)), default=SMALL_ARRAY_ELEMENTS)
-    return all(_estimated_elements(v, bound) <= SMALL_ARRAY_ELEMENTS for v in made)
+    if not all(_estimated_elements(v, bound) <= SMALL_ARRAY_ELEMENTS for v in made):
+        return False
+    math_results = [op.results[0] for op in loop.walk() if _math_on_array(op)]
+    return all(_estimated_elements(v, bound) <= SMALL_MATH_ELEMENTS for v in math_results)
+
+
+def _math_on_array(op: Op) -> bool:
+    """A math function (``MATH_UFUNCS``) giving an array."""
+    return get_op(op.name).ufunc in MATH_UFUNCS and op.results[0].type.ndim > 0
 
 
 def _known_dims(value: Value) -> list[int]:
@@ -333,7 +349,7 @@ def op_compiles(op: Op) -> bool:
         return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
     if stores_element(op):
         return _element_store(op) or _part_store(op)
-    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op) or float_vector_sum(op)
+    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op) or float_vector_sum(op) or vector_extreme(op)
 
 
 def float_vector_sum(op: Op) -> bool:
@@ -351,6 +367,27 @@ def float_vector_sum(op: Op) -> bool:
     if attrs.get("axis") not in (None, 0, (0,)) or attrs.get("keepdims") or attrs.get("dtype") is not None:
         return False
     return result.dtype == source.dtype
+
+
+def vector_extreme(op: Op) -> bool:
+    """``x.max()`` or ``x.min()`` (``np.max``, ``np.amin``, ...) of a 1-d integer or float array, a
+    NumPy scalar of its dtype: compiled as NumPy's own reduction (``extremes``), which gives its
+    bits, ties of 0.0 and -0.0 and NaNs included. Float ones compile where ``extremes.lane_order``
+    found how this machine's NumPy reduces them."""
+    opdef = get_op(op.name)
+    if not opdef.reduction or opdef.row_reduction not in (np.maximum.reduce, np.minimum.reduce):
+        return False
+    source, result = op.operands[0].type, op.results[0].type
+    if len(op.operands) != 1 or source.ndim != 1 or source.weak or source.dtype.kind not in "iuf" or result.shape:
+        return False
+    if op.attrs.get("axis") not in (None, 0, (0,)) or op.attrs.get("keepdims") or result.dtype != source.dtype:
+        return False
+    return source.dtype.kind in "iu" or lane_order(source.dtype) is not None
+
+
+def is_maximum(op: Op) -> bool:
+    """Is the reduction ``op`` NumPy's max (else its min)?"""
+    return get_op(op.name).row_reduction == np.maximum.reduce
 
 
 def is_mean(op: Op) -> bool:
@@ -446,11 +483,12 @@ _ARRAY_KINDS = frozenset("f")
 
 def _array_ufunc(op: Op) -> bool:
     """A ufunc on arrays (and scalars) of float32/float64, giving an array, inside a loop: the
-    vectorizable arithmetic, which gives NumPy's bits (math functions on arrays stay NumPy's
-    vectorized loops, whose results Numba's library calls match only within a few ulp, and in a
-    recurrence the differences grow: tanh over six rows ended 64 ulp apart)."""
+    vectorizable arithmetic, which gives NumPy's bits, or a math function (``MATH_UFUNCS``), each
+    result within 4 ulp of NumPy's as on scalars."""
     ufunc = get_op(op.name).ufunc
-    if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
+    if ufunc is None or ufunc.nout != 1 or python_semantics(op):
+        return False
+    if ufunc not in VECTORIZED_UFUNCS and ufunc not in MATH_UFUNCS:
         return False
     if ufunc in (np.maximum, np.minimum, np.fmax, np.fmin, np.sign, np.copysign):
         return False  # Numba's array forms treat signed zeros otherwise; the scalar forms are NumPy's
@@ -567,6 +605,18 @@ VECTORIZED_UFUNCS = frozenset(
     | {np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_xor, np.logical_not}
     | {np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.isnan, np.isinf, np.isfinite}
     | {np.left_shift, np.right_shift}
+)
+
+
+# The math functions compiled loops apply to float arrays as they do to scalars: Numba calls the C
+# library's function on each element, within 4 ulp of NumPy's result (NumPy may use SIMD versions of
+# its own), the compiled tier's contract for transcendental functions (docs/compiled-tier.md). The
+# ufuncs of ``COMPILED_UFUNCS`` left out have scalar forms of NumPy's own (``scalar_source``) that
+# Numba's array forms do not share: floor division, remainders, ``power``.
+MATH_UFUNCS = frozenset(
+    {np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10, np.log1p, np.cbrt, np.hypot}
+    | {np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.arctan2, np.deg2rad, np.rad2deg}
+    | {np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh}
 )
 
 
