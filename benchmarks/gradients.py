@@ -61,13 +61,13 @@ def _rnn_args(quick: bool) -> tuple:
 
 
 def _saved_bytes(name: str, args: tuple) -> int:
-    """What the backward pass needs from the forward one: the MLP's three hidden activations,
-    the RNN's hidden state at every step. Not counted: the two boolean masks per ReLU that the
-    gradient also keeps from the forward pass (``z > 0`` and ``z == 0``, a quarter of an
-    activation each: 24 MiB at the full sizes); the tie mask cannot be recomputed from the
-    activation, which is 0 for every ``z <= 0``."""
+    """What the backward pass keeps from the forward one: the MLP's three hidden activations and,
+    per ReLU, the two boolean masks its adjoint reads (``z > 0`` and ``z == 0``, a quarter of an
+    activation each; the tie mask cannot be recomputed from the activation, which is 0 for every
+    ``z <= 0``); the RNN's hidden state at every step."""
     if name.startswith("MLP"):
-        return 3 * args[-1].shape[0] * args[0].shape[1] * args[0].itemsize
+        activation = args[-1].shape[0] * args[0].shape[1]
+        return 3 * activation * args[0].itemsize + 3 * 2 * activation
     return args[3].shape[0] * args[4].nbytes
 
 

@@ -133,10 +133,37 @@ def test_builds_are_logged_at_debug(caplog):
     with caplog.at_level(logging.DEBUG, logger="dy2st"):
         converted(np.ones(3), 0.5)
     messages = [r.getMessage() for r in caplog.records if r.name == "dy2st"]
-    assert any("built graph 1 of step for x: f64[3], lr: float in" in m for m in messages)
+    assert any("built graph 1 of step for x: f64[3], lr: float (a new signature) in" in m for m in messages)
     assert any(m.startswith("step: convert and stage took") for m in messages)
     assert any(m.startswith("step: pass cse (") for m in messages)
     assert any(m.startswith("step: generate the executor took") for m in messages)
+
+
+SCALE = 2.0
+WEIGHTS = np.ones(3)
+
+
+def scaled_by_globals(x):
+    return x * SCALE + WEIGHTS
+
+
+def test_the_log_says_why_each_graph_was_built(caplog):
+    global SCALE, WEIGHTS
+    converted = dy2st.to_static(scaled_by_globals)
+    with caplog.at_level(logging.DEBUG, logger="dy2st"):
+        try:
+            converted(np.ones(3))
+            SCALE = 3.0
+            converted(np.ones(3))
+            WEIGHTS = np.ones(3, np.float32)
+            converted(np.ones(3))
+        finally:
+            SCALE, WEIGHTS = 2.0, np.ones(3)
+    built = [r.getMessage() for r in caplog.records if r.getMessage().startswith("built graph")]
+    assert len(built) == 3
+    assert "(a new signature)" in built[0]
+    assert "(the value of 'SCALE' changed)" in built[1]
+    assert "(the array 'WEIGHTS' now has another type)" in built[2]
 
 
 def test_a_user_program_type_checks_with_mypy_strict(tmp_path):

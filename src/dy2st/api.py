@@ -257,6 +257,7 @@ class StaticFunction:
         # or needed as values by a build (``_build_graph``); the others' are graph inputs.
         self.static_params = static_parameters(self.signature, static_argnums, static_argnames)
         self._numbers_needed_as_values: set[str] = set()
+        self._build_reason: str | None = None  # why the graph about to be built is needed (logging)
         # Graphs for exact argument shapes, by cache key; graphs with symbolic sizes, by the key
         # with every shape reduced to its rank; and for those keys, the shapes seen so far.
         self._cache: dict[tuple[Any, ...], list[CompiledProgram]] = {}
@@ -496,6 +497,10 @@ class StaticFunction:
             captured = [source.read() for source in program.capture_sources]
             if program.captures_match(captured) and program.guards_hold():
                 return compiled, captured
+        if candidates and logger.isEnabledFor(logging.DEBUG):  # why the next build happens
+            self._build_reason = candidates[-1].program.why_not_usable(
+                [source.read() for source in candidates[-1].program.capture_sources]
+            )
         return None
 
     def _lookup(
@@ -552,6 +557,8 @@ class StaticFunction:
         once when the function has built many graphs, and drop the least recently used graph
         beyond ``max_graphs``."""
         self._drop_dead()
+        reason = self._build_reason or "a new signature"
+        self._build_reason = None
         start = time.perf_counter()
         compiled, key = self._build_graph(key, arguments, leaves)
         self._builds += 1
@@ -559,10 +566,11 @@ class StaticFunction:
         compiled.signature = describe_signature(list(arguments), key)
         compiled.usage[1] = next_use()
         logger.debug(
-            "built graph %d of %s for %s in %.1f ms%s",
+            "built graph %d of %s for %s (%s) in %.1f ms%s",
             self.num_graphs,
             self.fn.__qualname__,
             compiled.signature,
+            reason,
             compiled.build_seconds * 1e3,
             "".join(f"\n  {note}" for note in compiled.graph.notes),
         )

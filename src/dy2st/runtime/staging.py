@@ -204,6 +204,21 @@ class Program:
         """Is every Python value the graph baked in still what the graph was built with?"""
         return _keys_hold(self._guard_keys)
 
+    def why_not_usable(self, captured: list[Any]) -> str | None:
+        """Why this graph cannot serve a call whose captured arrays are ``captured`` (the name of
+        the global, closure or attribute that changed), or None when it can."""
+        for source, array, value in zip(self.capture_sources, captured, self.graph.captures):
+            if (
+                not isinstance(array, np.ndarray)
+                or array.shape != value.type.shape
+                or array.dtype != value.type.exact_dtype
+            ):
+                return f"the array {source.name!r} now has another type"
+        for source, key in self._guard_keys:
+            if constant_key(source.read()) != key:
+                return f"the value of {source.name!r} changed"
+        return None
+
     def other_guards_hold(self) -> bool:
         """``guards_hold`` without the ``global_identity_guards``, which the fast call checks."""
         return _keys_hold(self._other_guard_keys)
