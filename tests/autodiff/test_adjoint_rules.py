@@ -106,7 +106,9 @@ def test_where_and_clip():
     assert_gradient_matches(f, x, np.array(0.4), argnums=1)
 
 
-@pytest.mark.parametrize("name", ["sum", "mean", "max", "min", "var", "std"])
+@pytest.mark.parametrize(
+    "name", ["sum", "mean", "max", "min", "var", "std", "ptp", "nansum", "nanmean", "nanmax", "nanmin"]
+)
 @pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_reductions(name, axis, keepdims):
@@ -117,6 +119,30 @@ def test_reductions(name, axis, keepdims):
         return (np.sin(reduced) * np.broadcast_to(1.5, np.shape(reduced))).sum() + (weights * x).sum()
 
     assert_gradient_matches(f, _inputs(-2, 2))
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanmean", "nanmax", "nanmin"])
+@pytest.mark.parametrize("axis", [None, 1])
+def test_nan_reductions_skip_the_nans(name, axis):
+    mask = np.zeros((3, 4), bool)
+    mask[0, 1] = mask[2, 3] = True
+
+    def f(x):
+        with_nans = np.where(mask, np.nan, x)
+        return (getattr(np, name)(with_nans, axis=axis) * 1.5).sum()
+
+    assert_gradient_matches(f, _inputs(-2, 2))
+    import dy2st
+
+    g = dy2st.grad(f)(_inputs(-2, 2))
+    assert g[0, 1] == 0.0 and g[2, 3] == 0.0
+
+
+def test_ptp_splits_among_ties():
+    import dy2st
+
+    g = dy2st.grad(lambda x: np.ptp(x))(np.array([1.0, 3.0, 3.0, 1.0, 2.0]))
+    np.testing.assert_array_equal(g, [-0.5, 0.5, 0.5, -0.5, 0.0])
 
 
 def test_max_splits_the_gradient_among_ties():

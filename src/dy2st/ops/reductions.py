@@ -312,6 +312,54 @@ def _extreme_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [mul(e, hits, div(e, share, ties))]
 
 
+def _numbers_mask(e: Emitter, x: Value, like: Value) -> Value:
+    """1 where ``x`` is a number, 0 where it is NaN (what the ``nan*`` reductions skip)."""
+    return as_float(e, e.op("logical_not", e.op("isnan", x)), like)
+
+
+def _nansum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``nansum``: the cotangent of ``sum`` where the element is a number, 0 at its NaNs."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    total = spread(e, g, x, op.attrs.get("axis"), op.attrs.get("keepdims", False))
+    return [mul(e, _numbers_mask(e, x, total), total)]
+
+
+def _nanmean_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``nanmean``: the cotangent shared among the numbers of each slice, 0 at its NaNs (NaN
+    where a slice has no number, as the mean itself)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x, axis = op.operands[0], op.attrs.get("axis")
+    numbers = _numbers_mask(e, x, g)
+    count = e.op("sum", numbers, axis=axis, keepdims=True)
+    return [mul(e, numbers, div(e, expand_reduced(e, g, x.type, axis, op.attrs.get("keepdims", False)), count))]
+
+
+def _ptp_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``ptp`` is ``max - min``: the gradient of the maximum minus that of the minimum (each
+    split among its ties)."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
+    share = expand_reduced(e, g, x.type, axis, keepdims)
+    to_max, to_min = (
+        _to_ties(e, x, e.op(extreme, x, axis=axis, keepdims=True), axis, share) for extreme in ("max", "min")
+    )
+    return [e.op("subtract", to_max, to_min)]
+
+
+def _to_ties(e: Emitter, x: Value, extreme: Value, axis: Any, share: Value) -> Value:
+    """``share`` split equally among the elements of ``x`` equal to ``extreme`` (kept dims)."""
+    hits = as_float(e, e.op("equal", x, extreme), share)
+    return mul(e, hits, div(e, share, e.op("sum", hits, axis=axis, keepdims=True)))
+
+
 def _var_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     """``var``: ``2 (x - mean) / (n - ddof)``; ``std``: that over ``2 std``."""
     (g,) = cts
@@ -390,7 +438,9 @@ def _onnx_reduction(w, op) -> list[str]:
 
 
 _ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _extreme_vjp, "prod": _prod_vjp}
-_ADJOINTS.update({"var": _var_vjp, "std": _var_vjp})
+_ADJOINTS.update({"var": _var_vjp, "std": _var_vjp, "ptp": _ptp_vjp})
+# NaNs are never equal to the result, so max/min's rule skips them as nanmax/nanmin do.
+_ADJOINTS.update({"nansum": _nansum_vjp, "nanmean": _nanmean_vjp, "nanmax": _extreme_vjp, "nanmin": _extreme_vjp})
 
 
 for _name, _func in REDUCTIONS.items():
