@@ -323,6 +323,7 @@ class ElementLoops(Family):
                 f"x[{i}] = x[{i} - 1] * 0.5 + x[{i}]",
                 f"y[{i}] = y[{i} - 1] + x[{i}]",
                 f"y[{i}] = np.tanh(y[{i} - 1]) + x[{i}] * 0.5",
+                f"y[{i}] = np.where(y[{i} - 1] > x[{i}], y[{i} - 1], x[{i}] * 0.5)",  # a compiled select
                 f"b[{i}] = b[{i} - 1] + b[{i}]",
                 f"b[{i}] = b[{i}] ^ (b[{i} - 1] >> 1)",
             ]

@@ -36,6 +36,7 @@ from dy2st.backend.numba.support import (
     is_mean,
     reads_element,
     representation,
+    scalar_select,
     small_matmul,
     stores_element,
     vector_extreme,
@@ -170,6 +171,11 @@ class LoopSource(ScalarSource):
             self.defer(op, depth, self.vector_sum(op))
         elif vector_extreme(op):
             self.emit_extreme(op, depth)
+        elif scalar_select(op):
+            condition, x, y = op.operands
+            result = op.results[0].type.dtype
+            chosen = f"({self.converted(x, result)} if {self.name_of(condition)} else {self.converted(y, result)})"
+            self.defer(op, depth, chosen)
         elif small_matmul(op):
             # np.dot is matmul for 1-d and 2-d operands; Numba has no np.matmul.
             self.defer(op, depth, f"np.dot({self.name_of(op.operands[0])}, {self.name_of(op.operands[1])})")

@@ -349,7 +349,30 @@ def op_compiles(op: Op) -> bool:
         return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
     if stores_element(op):
         return _element_store(op) or _part_store(op)
-    return _scalar_ufunc(op) or _array_ufunc(op) or small_matmul(op) or float_vector_sum(op) or vector_extreme(op)
+    return (
+        _scalar_ufunc(op)
+        or scalar_select(op)
+        or _array_ufunc(op)
+        or small_matmul(op)
+        or float_vector_sum(op)
+        or vector_extreme(op)
+    )
+
+
+def scalar_select(op: Op) -> bool:
+    """``np.where(c, x, y)`` of 0-d values, compiled as ``x if c else y``: the condition a bool,
+    each of ``x`` and ``y`` already of the result's dtype or a Python float cast to a float
+    result (a cast NumPy does the same way; a Python int NumPy may wrap around is left out)."""
+    if not get_op(op.name).select or not all(v.type.ndim == 0 for v in (*op.operands, *op.results)):
+        return False
+    condition, *choices = op.operands
+    result = op.results[0].type.dtype
+    if condition.type.dtype != np.bool_ or not supported_dtype(result):
+        return False
+    return all(
+        representation(v) == result or (v.type.weak and v.type.dtype.kind == "f" and result.kind == "f")
+        for v in choices
+    )
 
 
 def float_vector_sum(op: Op) -> bool:
