@@ -107,7 +107,8 @@ def test_where_and_clip():
 
 
 @pytest.mark.parametrize(
-    "name", ["sum", "mean", "max", "min", "var", "std", "ptp", "nansum", "nanmean", "nanmax", "nanmin"]
+    "name",
+    ["sum", "mean", "max", "min", "var", "std", "ptp", "nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"],
 )
 @pytest.mark.parametrize("axis", [None, 0, 1, (0, 1)])
 @pytest.mark.parametrize("keepdims", [False, True])
@@ -121,7 +122,7 @@ def test_reductions(name, axis, keepdims):
     assert_gradient_matches(f, _inputs(-2, 2))
 
 
-@pytest.mark.parametrize("name", ["nansum", "nanmean", "nanmax", "nanmin"])
+@pytest.mark.parametrize("name", ["nansum", "nanmean", "nanmax", "nanmin", "nanvar", "nanstd"])
 @pytest.mark.parametrize("axis", [None, 1])
 def test_nan_reductions_skip_the_nans(name, axis):
     mask = np.zeros((3, 4), bool)
@@ -136,6 +137,17 @@ def test_nan_reductions_skip_the_nans(name, axis):
 
     g = dy2st.grad(f)(_inputs(-2, 2))
     assert g[0, 1] == 0.0 and g[2, 3] == 0.0
+
+
+def test_nanvar_and_nanstd_with_ddof():
+    mask = np.zeros((3, 4), bool)
+    mask[1, 2] = True
+
+    def f(x):
+        with_nans = np.where(mask, np.nan, x)
+        return np.nanstd(with_nans, axis=0, ddof=1).sum() + np.nanvar(with_nans, ddof=1, keepdims=True).sum()
+
+    assert_gradient_matches(f, _inputs(-2, 2))
 
 
 def test_ptp_splits_among_ties():

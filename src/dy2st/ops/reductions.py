@@ -339,6 +339,25 @@ def _nanmean_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [mul(e, numbers, div(e, expand_reduced(e, g, x.type, axis, op.attrs.get("keepdims", False)), count))]
 
 
+def _nanvar_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``nanvar``/``nanstd``: ``var``/``std``'s rule over the numbers of each slice, 0 at its
+    NaNs."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
+    nans = e.op("isnan", x)
+    count = e.op("sum", as_float(e, e.op("logical_not", nans), g), axis=axis, keepdims=True)
+    dof = e.op("subtract", count, float(op.attrs.get("ddof", 0)))
+    difference = e.op("subtract", x, e.op("nanmean", x, axis=axis, keepdims=True))
+    centred = e.op("where", nans, 0.0, difference)  # not a product: NaN * 0 is NaN
+    share = expand_reduced(e, g, x.type, axis, keepdims)
+    if op.name == "nanstd":
+        return [mul(e, centred, div(e, div(e, share, expand_reduced(e, op.result, x.type, axis, keepdims)), dof))]
+    return [mul(e, centred, div(e, mul(e, share, 2.0), dof))]
+
+
 def _ptp_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     """``ptp`` is ``max - min``: the gradient of the maximum minus that of the minimum (each
     split among its ties)."""
@@ -441,6 +460,7 @@ _ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _ex
 _ADJOINTS.update({"var": _var_vjp, "std": _var_vjp, "ptp": _ptp_vjp})
 # NaNs are never equal to the result, so max/min's rule skips them as nanmax/nanmin do.
 _ADJOINTS.update({"nansum": _nansum_vjp, "nanmean": _nanmean_vjp, "nanmax": _extreme_vjp, "nanmin": _extreme_vjp})
+_ADJOINTS.update({"nanvar": _nanvar_vjp, "nanstd": _nanvar_vjp})
 
 
 for _name, _func in REDUCTIONS.items():
