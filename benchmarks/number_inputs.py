@@ -3,9 +3,10 @@
     python benchmarks/number_inputs.py
 
 A step ``x - lr * np.sin(x)`` on 64 floats, called with a new Python float ``lr`` at every call
-(a schedule) and with the same one, three ways in one run: eagerly, converted (``lr`` is a graph
-input), and converted with ``static_argnames="lr"`` (every value builds a graph, as every Python
-number did before number inputs). Each converted function is built once before the timings.
+(a schedule) and with the same one, three ways in one run: eagerly, converted (``lr`` becomes a
+graph input once its value changes), and converted with ``static_argnames="lr"`` (every value
+builds a graph, as every Python number did before number inputs). The graphs are built before
+the timings.
 Medians of interleaved repeats, and the ratios to eager.
 """
 
@@ -52,7 +53,8 @@ def main() -> None:
         for repeat in range(REPEATS):
             converted = dy2st.to_static(step)
             constant = dy2st.to_static(step, static_argnames="lr", max_graphs=CALLS * REPEATS)
-            converted(x, -1.0)  # the first build, outside the timings
+            converted(x, -1.0)  # the builds, outside the timings: the first value's graph, and
+            converted(x, -2.0)  # the graph lr is an input of once it has changed
             constant(x, -1.0)
             for column, fn in enumerate((step, converted, constant)):
                 rows["new lr at each call"][column].append(_schedule_time(fn, x, 0.1 + repeat))

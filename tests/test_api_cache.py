@@ -53,13 +53,13 @@ def test_new_python_constant_builds_a_new_graph():
     static, eager = make_counted()
     x = np.arange(4.0)
     np.testing.assert_array_equal(static(x, 2), eager(x, 2))
-    np.testing.assert_array_equal(static(x, 3), eager(x, 3))  # an int is a graph input
-    assert static.num_graphs == 1
-    np.testing.assert_array_equal(static(x, 3, mode="mul"), eager(x, 3, mode="mul"))  # a str is not
+    np.testing.assert_array_equal(static(x, 3), eager(x, 3))  # a new int: a graph input from now on
     assert static.num_graphs == 2
+    np.testing.assert_array_equal(static(x, 3, mode="mul"), eager(x, 3, mode="mul"))  # a str: a constant
+    assert static.num_graphs == 3
     static(x, 2)
     static(x, factor=3, mode="mul")
-    assert static.num_graphs == 2
+    assert static.num_graphs == 3
 
 
 def test_constants_of_different_types_are_different_signatures():
@@ -129,7 +129,7 @@ def test_positional_python_numbers_take_the_fast_path_keyed_by_type_and_bits():
         return x * s + n, np.float64(1.0) / s
 
     calls = [(2.0, 1), (2.0, 1), (0.0, 1), (-0.0, 1), (-0.0, True), (float("nan"), 1), (2, 1)]
-    for options, graphs in (({"static_argnums": (1, 2)}, 6), ({}, 3)):
+    for options, graphs in (({"static_argnums": (1, 2)}, 6), ({}, 4)):
         static = dy2st.to_static(scaled, **options)
         x = np.ones(3)
         with warnings.catch_warnings():
@@ -141,6 +141,7 @@ def test_positional_python_numbers_take_the_fast_path_keyed_by_type_and_bits():
                 assert np.array_equal(reciprocal, expected_reciprocal, equal_nan=True)
                 assert type(reciprocal) is type(expected_reciprocal)
         # Static: one fast call per (type, bits) of the numbers: 2.0, 0.0, -0.0 with 1 and with True,
-        # NaN, 2. Graph inputs: one per type (float with int, float with bool, int with int).
+        # NaN, 2. Automatic: the constants 2.0 and 1, then inputs: one graph per type (float with
+        # int, float with bool, int with int).
         assert len(static._fast_calls) == graphs
         assert static.num_graphs == graphs

@@ -28,7 +28,8 @@ def test_negative_zero_as_a_graph_input():
     with np.errstate(divide="ignore"):
         np.testing.assert_array_equal(static(x, 0.0), scaled_reciprocal(x, 0.0))
         np.testing.assert_array_equal(static(x, -0.0), scaled_reciprocal(x, -0.0))  # -inf, not inf
-    assert static.num_graphs == 1
+        np.testing.assert_array_equal(static(x, 0.0), scaled_reciprocal(x, 0.0))  # the input graph
+    assert static.num_graphs == 2  # 0.0 as a constant, then k an input
 
 
 def test_a_nan_argument_reuses_its_graph():

@@ -1,7 +1,8 @@
-"""Python numbers passed as values are graph inputs: one graph serves every learning rate, step
-size or index; ``static_argnums``/``static_argnames`` name the parameters whose values specialise
-the graph instead, and a parameter the build needs as a value (a shape) becomes such a constant
-by itself (docs/daily-use.md, "Python numbers as graph inputs")."""
+"""Python numbers whose values change between calls become graph inputs: after the first value's
+graph, one graph serves every learning rate, step size or index (``dynamic=True``: from the first
+call; ``dynamic=False``: never); ``static_argnums``/``static_argnames`` name the parameters whose
+values specialise the graph instead, and a parameter the build needs as a value (a shape)
+becomes such a constant by itself (docs/daily-use.md, "Python numbers as graph inputs")."""
 
 from __future__ import annotations
 
@@ -25,9 +26,21 @@ def test_a_float_argument_is_a_graph_input():
     for lr in (0.1, 0.25, -3.5, 0.0, -0.0, float("inf"), float("nan"), 1e300):
         with np.errstate(all="ignore"):
             np.testing.assert_array_equal(converted(x, lr), step(x, lr))
-    assert converted.num_graphs == 1
-    assert converted.cache_info().graphs[0].signature == "x: f64[5], lr: float"
-    assert converted.cache_info().graphs[0].calls == 8
+    assert converted.num_graphs == 2  # the first value's graph, then one for every value
+    first, every = converted.cache_info().graphs
+    assert (first.signature, first.calls) == ("x: f64[5], lr: 0.1", 1)
+    assert (every.signature, every.calls) == ("x: f64[5], lr: float", 7)
+
+
+def test_dynamic_true_makes_numbers_inputs_from_the_first_call_and_false_never():
+    x = np.linspace(0.0, 1.0, 5)
+    eager_inputs = dy2st.to_static(step, dynamic=True)
+    constants = dy2st.to_static(step, dynamic=False)
+    for lr in (0.1, 0.2, 0.3):
+        assert_like_eager(step, x, lr, converted=eager_inputs)
+        assert_like_eager(step, x, lr, converted=constants)
+    assert eager_inputs.num_graphs == 1
+    assert constants.num_graphs == 3
 
 
 def test_float32_arrays_stay_float32_with_a_float_input():
@@ -57,11 +70,11 @@ def test_one_graph_serves_every_index_and_trip_count():
     converted = dy2st.to_static(indexes)
     for k in (0, 1, 3, 5):
         converted(np.arange(6.0), k)
-    assert converted.num_graphs == 1
+    assert converted.num_graphs == 2  # k=0's, then one for every k
     looping = dy2st.to_static(loops)
     for n in (0, 1, 7, 30):
         assert_like_eager(loops, np.arange(4.0), n, converted=looping)
-    assert looping.num_graphs == 1
+    assert looping.num_graphs == 2
 
 
 def an_out_of_range_index(x, k):
@@ -85,8 +98,10 @@ def test_a_number_needed_as_a_value_becomes_a_constant_by_itself():
     for n in (2, 3):
         for lr in (0.5, 0.25, 2.0):
             assert_like_eager(sized, x, n, lr, converted=converted)
-    assert converted.num_graphs == 2  # one per n; lr stays a graph input
+    # (2, 0.5) builds with constants; (2, 0.25) with lr an input; n=3 tries n as an input too,
+    # which np.zeros(n) needs as a value: then one graph per n, lr a graph input.
     assert [g.signature for g in converted.cache_info().graphs] == [
+        "x: f64[3], n: 2, lr: 0.5",
         "x: f64[3], n: 2, lr: float",
         "x: f64[3], n: 3, lr: float",
     ]
@@ -98,9 +113,9 @@ def uses_math(x, t):
 
 def test_a_python_math_function_of_a_number_makes_it_a_constant():
     converted = dy2st.to_static(uses_math)
-    for t in (1.0, 2.0):
+    for t in (1.0, 2.0, 3.0):
         assert_like_eager(uses_math, np.arange(3.0), t, converted=converted)
-    assert converted.num_graphs == 2
+    assert converted.num_graphs == 3
 
 
 def branches_on_a_number(x, lr):
@@ -113,7 +128,7 @@ def test_a_branch_on_a_number_input_runs_in_the_graph():
     converted = dy2st.to_static(branches_on_a_number)
     for lr in (0.7, 0.2, 0.5, float("nan")):
         assert_like_eager(branches_on_a_number, np.arange(3.0), lr, converted=converted)
-    assert converted.num_graphs == 1
+    assert converted.num_graphs == 2
 
 
 def returns_numbers(x, lr, n):
@@ -131,7 +146,8 @@ def test_an_int_beyond_int64_and_a_bool_are_constants():
     converted = dy2st.to_static(returns_numbers)
     assert_like_eager(returns_numbers, np.arange(3.0), 0.5, 2**70, converted=converted)
     assert_like_eager(returns_numbers, np.arange(3.0), 0.5, 2**71, converted=converted)
-    assert converted.num_graphs == 2
+    assert_like_eager(returns_numbers, np.arange(3.0), 0.5, 2**72, converted=converted)
+    assert converted.num_graphs == 3
     flagged = dy2st.to_static(lambda x, flag: x * 2 if flag else x)
     flagged(np.ones(2), True)
     flagged(np.ones(2), False)
@@ -144,7 +160,9 @@ def test_a_float_and_an_int_get_graphs_of_their_own():
     assert_like_eager(step, x, 2, converted=converted)
     assert_like_eager(step, x, 2.0, converted=converted)
     assert_like_eager(step, x, 3, converted=converted)
-    assert converted.num_graphs == 2
+    assert_like_eager(step, x, 4.0, converted=converted)
+    assert_like_eager(step, x, 5, converted=converted)
+    assert converted.num_graphs == 3  # the constant 2; then inputs: every float, every int
 
 
 def from_a_dict(x, config):
@@ -155,15 +173,15 @@ def test_numbers_inside_containers_are_inputs():
     converted = dy2st.to_static(from_a_dict)
     for scale in (0.5, 2.0, 3.0):
         assert_like_eager(from_a_dict, np.arange(3.0), {"scale": scale, "shift": 1}, converted=converted)
-    assert converted.num_graphs == 1
+    assert converted.num_graphs == 2
 
 
 def test_keyword_calls_take_number_inputs_too():
     converted = dy2st.to_static(step)
     x = np.arange(3.0)
-    for lr in (0.1, 0.2):
+    for lr in (0.1, 0.2, 0.3):
         np.testing.assert_array_equal(converted(x, lr=lr), step(x, lr))
-    assert converted.num_graphs == 1
+    assert converted.num_graphs == 2
 
 
 @pytest.mark.parametrize("option", [{"static_argnums": 1}, {"static_argnums": -1}, {"static_argnames": "lr"}])
@@ -230,4 +248,16 @@ def test_the_documented_example():
     x = np.linspace(0.0, 1.0, 6)
     for n, alpha in [(2, 0.5), (2, 0.25), (3, 0.5)]:
         assert_like_eager(smooth, x, n, alpha, converted=converted)
-    assert converted.num_graphs == 2  # one per n
+    assert converted.num_graphs == 3  # (2, 0.5); n=2 with alpha an input; n=3
+
+
+def test_the_log_says_which_numbers_became_inputs(caplog):
+    import logging
+
+    converted = dy2st.to_static(step)
+    with caplog.at_level(logging.DEBUG, logger="dy2st"):
+        converted(np.ones(3), 0.1)
+        converted(np.ones(3), 0.2)
+    built = [r.getMessage() for r in caplog.records if r.getMessage().startswith("built graph")]
+    assert "(a new signature)" in built[0]
+    assert "(a new value of lr, now graph inputs)" in built[1]

@@ -57,7 +57,16 @@ from dy2st.passes import optimize
 from dy2st.passes.pipeline import CLEANUP_PIPELINE, VERIFY_EVERY_PASS
 from dy2st.runtime import control_flow
 from dy2st.runtime.functions import converted_function, register_wrapper_type, unwrap_converted
-from dy2st.runtime.pytree import CONSTANT, LEAF, OBJECT, PYTHON_NUMBER, TreeDef, is_number_input, unflatten
+from dy2st.runtime.pytree import (
+    CONSTANT,
+    LEAF,
+    OBJECT,
+    PYTHON_NUMBER,
+    TreeDef,
+    constant_key,
+    is_number_input,
+    unflatten,
+)
 from dy2st.runtime.staging import Program, flatten_argument, symbolic_size_needed, trace
 from dy2st.static_args import shifted_past_self, static_parameters
 
@@ -257,6 +266,11 @@ class StaticFunction:
         # or needed as values by a build (``_build_graph``); the others' are graph inputs.
         self.static_params = static_parameters(self.signature, static_argnums, static_argnames)
         self._numbers_needed_as_values: set[str] = set()
+        # Automatic number inputs (``dynamic=None``): the numbers each parameter held at its first
+        # build, and the parameters whose numbers have changed since (graph inputs from then on).
+        self._first_numbers: dict[str, tuple[Any, ...]] = {}
+        self._varying_numbers: set[str] = set()
+        self._number_policy = 0  # bumped when a parameter's numbers become inputs or constants
         self._build_reason: str | None = None  # why the graph about to be built is needed (logging)
         # Graphs for exact argument shapes, by cache key; graphs with symbolic sizes, by the key
         # with every shape reduced to its rank; and for those keys, the shapes seen so far.
@@ -408,7 +422,7 @@ class StaticFunction:
         if self._fell_back:
             return self.fn(*args, **kwargs)
         key, arguments, leaves = self._bind(args, kwargs, numbers=True)
-        needed_before = len(self._numbers_needed_as_values)
+        policy_before = self._number_policy
         try:
             compiled, captured = self._lookup(key, arguments, leaves)
         except UnsupportedSyntaxError as e:
@@ -423,7 +437,7 @@ class StaticFunction:
                 # the Python function raises it after doing so (staging.Program has no such graph).
                 return self.fn(*args, **kwargs)
             raise
-        if len(self._numbers_needed_as_values) != needed_before:  # the build made some constants
+        if self._number_policy != policy_before:  # the build made some numbers inputs or constants
             key, arguments, leaves = self._bind(args, kwargs, numbers=True)
         compiled.usage[0] += 1
         compiled.usage[1] = next_use()
@@ -473,16 +487,40 @@ class StaticFunction:
         return key, leaves
 
     def _number_params(self, arguments: dict[str, Any]) -> frozenset[str]:
-        """The parameters whose Python numbers are graph inputs (docs/daily-use.md): all but those
-        named static and those a build needed as values."""
-        return frozenset(name for name in arguments if name not in self.static_params) - self._numbers_needed_as_values
+        """The parameters whose Python numbers are graph inputs (docs/daily-use.md): with
+        ``dynamic=None``, those whose numbers changed between builds; with ``dynamic=True``, all;
+        with ``dynamic=False``, none; never those named static or a build needed as values."""
+        return frozenset(name for name in arguments if self._number_input(name))
+
+    def _number_input(self, name: str) -> bool:
+        if name in self.static_params or name in self._numbers_needed_as_values or self.dynamic is False:
+            return False
+        return self.dynamic is True or name in self._varying_numbers
+
+    def _notice_changing_numbers(self, arguments: dict[str, Any]) -> bool:
+        """Record the numbers of each parameter at a build (automatic number inputs); those that
+        differ from its first build's become graph inputs. Returns whether any did."""
+        if self.dynamic is not None:
+            return False
+        changed = False
+        for name, value in arguments.items():
+            if name in self.static_params or name in self._numbers_needed_as_values or name in self._varying_numbers:
+                continue
+            numbers = _numbers_key(value)
+            first = self._first_numbers.setdefault(name, numbers)
+            if numbers and first != numbers:
+                self._varying_numbers.add(name)
+                changed = True
+        if changed:
+            self._number_policy += 1
+            self._number_constants = self._positional_number_constants()
+        return changed
 
     def _positional_number_constants(self) -> tuple[bool, ...]:
         """For each named positional parameter, whether a Python number there is a constant (the
         fast path's key holds its value) rather than a graph input (its type)."""
         return tuple(
-            name in self.static_params or name in self._numbers_needed_as_values
-            for name in list(self.signature.parameters)[: max(self._positional_arity, 0)]
+            not self._number_input(name) for name in list(self.signature.parameters)[: max(self._positional_arity, 0)]
         )
 
     def _find(self, key: tuple[Any, ...], leaves: list[Any]) -> tuple[CompiledProgram, list[Any]] | None:
@@ -559,6 +597,9 @@ class StaticFunction:
         self._drop_dead()
         reason = self._build_reason or "a new signature"
         self._build_reason = None
+        if self._notice_changing_numbers(arguments):
+            reason = f"a new value of {', '.join(sorted(self._varying_numbers))}, now graph inputs"
+            key, leaves = self._key_and_leaves(arguments, self._number_params(arguments))
         start = time.perf_counter()
         compiled, key = self._build_graph(key, arguments, leaves)
         self._builds += 1
@@ -698,6 +739,7 @@ class StaticFunction:
                     ", ".join(sorted(needed)),
                 )
                 self._numbers_needed_as_values |= needed
+                self._number_policy += 1
                 self._number_constants = self._positional_number_constants()
                 numbers = self._number_params(arguments)
                 key, leaves = self._key_and_leaves(arguments, numbers)
@@ -793,6 +835,13 @@ def _input_positions(positional: tuple[Any, ...], constants: tuple[bool, ...]) -
     return tuple(
         i for i, a in enumerate(positional) if type(a) is np.ndarray or (is_number_input(a) and not constants[i])
     )
+
+
+def _numbers_key(value: Any) -> tuple[Any, ...]:
+    """The Python numbers an argument holds that could be graph inputs, by type and value."""
+    leaves: list[Any] = []
+    flatten_argument(value, leaves, True)
+    return tuple(constant_key(leaf) for leaf in leaves if is_number_input(leaf))
 
 
 def _holds_numbers(value: Any) -> bool:

@@ -61,10 +61,10 @@ examples:
 argument values (--arg NAME=VALUE):
   f32[512,512]  float32[512,512]  int64[]  bool[4]   an array of that dtype and shape
                                                     (IR names f32/i64/bool or NumPy names)
-  3  2.5                                            a Python number: a graph input (i64[], f64[]),
-                                                    as in a call, unless static_argnums names it
-  True  'relu'  None                                a Python constant (the graph is
-                                                    specialised on its value)
+  3  2.5  True  'relu'  None                         a Python constant (the graph is
+                                                    specialised on its value; in a program, a
+                                                    number whose value changes between calls
+                                                    becomes a graph input: docs/daily-use.md)
   (f32[3], f32[3])  [i64[2], 4]  {'w': f32[3]}      containers nesting both
   Only shapes and dtypes matter: arrays are stand-ins that allocate no memory.
 
