@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from dy2st.api import BoundStaticFunction, Converted, StaticFunction, to_static
+from dy2st.api import BoundStaticFunction, Converted, StaticFunction, rank_key, to_static
 from dy2st.autodiff import differentiate
 from dy2st.backend.numba.executor import make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
@@ -59,12 +59,15 @@ class _Differentiated:
         if not self.argnums or not all(isinstance(k, int) for k in self.argnums):
             raise TypeError(f"argnums must be an int or a non-empty tuple of ints, got {argnums!r}")
         self._cache: dict[tuple[Any, ...], list[_GradientProgram]] = {}
+        # Gradient graphs with symbolic sizes, by the key with shapes reduced to ranks (the
+        # converted function's automatic rule: a size that changes between calls is symbolic).
+        self._dynamic_cache: dict[tuple[Any, ...], list[_GradientProgram]] = {}
         functools.update_wrapper(cast(Any, self), self.static.fn)
 
     @property
     def num_graphs(self) -> int:
         """How many gradient graphs are cached (one per input signature)."""
-        return sum(len(v) for v in self._cache.values())
+        return sum(len(v) for v in (*self._cache.values(), *self._dynamic_cache.values()))
 
     @public_api
     def graph(self, *args: Any, optimize: bool = True, **kwargs: Any) -> Graph:
@@ -100,14 +103,36 @@ class _Differentiated:
         self, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool
     ) -> tuple[_GradientProgram, list[Any], list[Any], list[bool]]:
         key, arguments, leaves, numbers = self._bound((*self.prefix, *args), kwargs)
-        for candidate in self._cache.get(key, ()):
+        candidates = self._cache.get(key, ())
+        if not candidates and not seeded:
+            candidates = [c for c in self._dynamic_cache.get(rank_key(key), ()) if c.program.sizes_fit(leaves)]
+        for candidate in candidates:
             captured = [source.read() for source in candidate.program.capture_sources]
             if candidate.program.captures_match(captured) and candidate.program.guards_hold():
                 return candidate, leaves, captured, numbers
         with _BUILD_LOCK:
-            built = self._build(arguments, leaves, seeded)
-        self._cache.setdefault(key, []).append(built)
+            built = self._build_and_cache(key, arguments, leaves, seeded)
         return built, leaves, [source.read() for source in built.program.capture_sources], numbers
+
+    def _build_and_cache(
+        self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any], seeded: bool
+    ) -> _GradientProgram:
+        """Build the gradient graph with the sizes the converted function's rule makes symbolic
+        (not for ``vjp``, whose cotangent inputs have the outputs' shapes), and with static sizes
+        if that fails: symbolic sizes never make a gradient fail that builds without them."""
+        dynamic = frozenset() if seeded else self.static._dynamic_dims(key, leaves)
+        if dynamic:
+            try:
+                built = self._build(arguments, leaves, seeded, dynamic)
+            except Exception:
+                pass
+            else:
+                table, place = (self._dynamic_cache, rank_key(key)) if built.program.is_dynamic else (self._cache, key)
+                table.setdefault(place, []).append(built)
+                return built
+        built = self._build(arguments, leaves, seeded)
+        self._cache.setdefault(key, []).append(built)
+        return built
 
     def _bound(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -147,15 +172,37 @@ class _Differentiated:
             numbers.append(is_number)
         return tuple(listed), numbers
 
-    def _build(self, arguments: dict[str, Any], leaves: list[Any], seeded: bool) -> _GradientProgram:
-        staged = self._staged(arguments, leaves, seeded)
+    def _build(
+        self,
+        arguments: dict[str, Any],
+        leaves: list[Any],
+        seeded: bool,
+        dynamic: frozenset[tuple[int, int]] = frozenset(),
+    ) -> _GradientProgram:
+        staged = self._staged(arguments, leaves, seeded, dynamic)
         graph = optimize(staged.graph, passes=[*numpy_passes(), *tier_passes(self.static.backend)])
         staged.graph = graph
         staged.executor = make_executor(graph, staged.program.writebacks, self.static.backend)
         return staged
 
-    def _staged(self, arguments: dict[str, Any], leaves: list[Any], seeded: bool) -> _GradientProgram:
-        """The gradient graph before the passes (no executor yet)."""
+    def _staged(
+        self,
+        arguments: dict[str, Any],
+        leaves: list[Any],
+        seeded: bool,
+        dynamic: frozenset[tuple[int, int]] = frozenset(),
+    ) -> _GradientProgram:
+        """The gradient graph before the passes (no executor yet), with the ``dynamic`` (leaf,
+        axis) sizes symbolic; the decisions staging and the adjoint rules make about them are the
+        program's ``size_guards``."""
+        with recording_guards() as size_guards, numbering_data_dependent_sizes():
+            staged = self._staged_with_guards(arguments, leaves, seeded, dynamic)
+        staged.program.size_guards = list(size_guards)
+        return staged
+
+    def _staged_with_guards(
+        self, arguments: dict[str, Any], leaves: list[Any], seeded: bool, dynamic: frozenset[tuple[int, int]]
+    ) -> _GradientProgram:
         names = list(arguments)
         ranges: dict[str, tuple[TreeDef, list[int]]] = {}
         for name, value in arguments.items():
@@ -165,8 +212,7 @@ class _Differentiated:
         wrt_names = [names[p] for p in self._positions()]
         for name in wrt_names:
             self._check_differentiable(name, arguments[name])
-        with recording_guards(), numbering_data_dependent_sizes():
-            program = self.static._stage(arguments)
+        program = self.static._stage(arguments, dynamic)
         graph = program.graph
         _check_outputs(program, self.static.fn, seeded)
         ret = graph.body.ops[-1]

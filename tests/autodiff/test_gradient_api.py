@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from finite_differences import assert_gradient_matches
 
 import dy2st
 from dy2st.ir.opcodes import TAPE_PUSH, WHILE_LOOP
@@ -246,3 +247,27 @@ def test_vjp_of_a_function_that_updates_a_global_array():
     (gx,) = back(np.ones(2))
     np.testing.assert_allclose(gx, 2.0 * np.cos(x))
     assert SEEN[0] == before[0] + 2.0  # the forward call and the vjp's graph each update it once
+
+
+def batch_loss(w, x):
+    h = np.tanh(x @ w)
+    return (h * h).mean() + np.maximum(w, 0.0).sum()
+
+
+def test_a_changing_batch_size_builds_one_symbolic_gradient_graph():
+    grad = dy2st.grad(batch_loss)
+    w = np.random.default_rng(0).normal(size=(4, 3))
+    for n in (5, 9, 17, 33, 9):
+        x = np.random.default_rng(n).normal(size=(n, 4))
+        assert_gradient_matches(batch_loss, w, x)
+        grad(w, x)
+    assert grad.num_graphs == 2  # n=5's, then one with the batch size symbolic
+    assert "n0" in str(grad.graph(w, np.ones((12, 4))))
+
+
+def test_vjp_keeps_a_graph_per_shape():
+    for n in (5, 9):
+        x = np.random.default_rng(n).normal(size=(n, 4))
+        out, pullback = dy2st.vjp(lambda x: np.tanh(x) * 2.0, x)
+        (g,) = pullback(np.ones_like(out))
+        np.testing.assert_allclose(g, 2.0 * (1.0 - np.tanh(x) ** 2))
