@@ -261,3 +261,31 @@ def test_the_log_says_which_numbers_became_inputs(caplog):
     built = [r.getMessage() for r in caplog.records if r.getMessage().startswith("built graph")]
     assert "(a new signature)" in built[0]
     assert "(a new value of lr, now graph inputs)" in built[1]
+
+
+RATES = {0.1: 2.0, 0.2: 3.0}
+
+
+def looked_up(x, lr):
+    return x * RATES.get(lr, 1.0) + float(lr in {0.2, 0.4})
+
+
+def looked_up_by_a_counter(x):
+    out = x * 0.0
+    for i in range(x.shape[0]):
+        out[i] = {0: 5.0, 1: 7.0}.get(i, 1.0)
+    return out
+
+
+def array_as_a_key(x):
+    return {x: 1}
+
+
+def test_a_dict_lookup_by_a_number_gives_the_eager_answer():
+    # Hashing a stand-in would look up the wrong key and silently take the default: a number
+    # used as a key is needed as a value, so the parameter becomes a constant.
+    converted = dy2st.to_static(looked_up)
+    for lr in (0.1, 0.2, 0.4, 0.1, 0.3):
+        assert_like_eager(looked_up, np.ones(2), lr, converted=converted)
+    assert_like_eager(looked_up_by_a_counter, np.ones(40))
+    assert_like_eager(array_as_a_key, np.ones(2))  # TypeError: unhashable, as eagerly

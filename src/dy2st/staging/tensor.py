@@ -219,9 +219,15 @@ class Tensor:
     def __repr__(self) -> str:
         return f"<dy2st.Tensor {self.type} (symbolic)>"
 
-    __hash__ = object.__hash__
-
     # --- what a symbolic tensor cannot be ------------------------------------------------
+    def __hash__(self) -> int:
+        """Refused, so that a dict lookup or set membership never answers for the stand-in
+        (``TABLE.get(lr, 1.0)`` would silently miss): an ndarray is unhashable in NumPy too, and
+        a NumPy scalar or Python number hashes by a value only known when the graph runs. dy2st
+        keys its own tables by ``id``."""
+        if self.type.shape or not (self._scalar or self.type.weak):
+            raise TypeError("unhashable type: 'numpy.ndarray'")
+        raise self._concrete("a dict key or set member", "look the value up outside the function, or use np.where")
     def _concrete(self, what: str, note: str) -> TensorValueError:
         error = TensorValueError(
             f"the tensor {self.type} is used as {what}, but its value is only known when the graph runs",
