@@ -493,9 +493,20 @@ class StaticFunction:
         return frozenset(name for name in arguments if self._number_input(name))
 
     def _number_input(self, name: str) -> bool:
-        if name in self.static_params or name in self._numbers_needed_as_values or self.dynamic is False:
+        if self._numbers_fixed(name) or self.dynamic is False:
             return False
         return self.dynamic is True or name in self._varying_numbers
+
+    def _numbers_fixed(self, name: str) -> bool:
+        """Are the parameter's numbers constants whatever the calls pass: named static, or
+        needed as values by a build?"""
+        return name in self.static_params or name in self._numbers_needed_as_values
+
+    def _number_policy_changed(self) -> None:
+        """Some parameter's numbers became inputs or constants: calls bind anew (``_call_slow``)
+        and the fast path keys them anew."""
+        self._number_policy += 1
+        self._number_constants = self._positional_number_constants()
 
     def _notice_changing_numbers(self, arguments: dict[str, Any]) -> bool:
         """Record the numbers of each parameter at a build (automatic number inputs); those that
@@ -504,7 +515,7 @@ class StaticFunction:
             return False
         changed = False
         for name, value in arguments.items():
-            if name in self.static_params or name in self._numbers_needed_as_values or name in self._varying_numbers:
+            if self._numbers_fixed(name) or name in self._varying_numbers:
                 continue
             numbers = _numbers_key(value)
             first = self._first_numbers.setdefault(name, numbers)
@@ -512,8 +523,7 @@ class StaticFunction:
                 self._varying_numbers.add(name)
                 changed = True
         if changed:
-            self._number_policy += 1
-            self._number_constants = self._positional_number_constants()
+            self._number_policy_changed()
         return changed
 
     def _positional_number_constants(self) -> tuple[bool, ...]:
@@ -729,7 +739,7 @@ class StaticFunction:
             try:
                 return self._build_for_sizes(key, arguments, leaves, numbers), key
             except Exception as error:
-                given = {name for name in numbers if _holds_numbers(arguments[name])}
+                given = {name for name in numbers if _numbers_key(arguments[name])}
                 if not given:
                     raise
                 needed = self._numbers_needed(error, arguments, numbers) or given
@@ -739,8 +749,7 @@ class StaticFunction:
                     ", ".join(sorted(needed)),
                 )
                 self._numbers_needed_as_values |= needed
-                self._number_policy += 1
-                self._number_constants = self._positional_number_constants()
+                self._number_policy_changed()
                 numbers = self._number_params(arguments)
                 key, leaves = self._key_and_leaves(arguments, numbers)
 
@@ -754,7 +763,9 @@ class StaticFunction:
         positions = block.arguments_reaching(value)
         params, start = set(), 0
         for name, value_given in arguments.items():
-            count = len(self._key_and_leaves({name: value_given}, numbers)[1])
+            leaves: list[Any] = []
+            flatten_argument(value_given, leaves, name in numbers)
+            count = len(leaves)
             if name in numbers and any(start <= p < start + count for p in positions):
                 params.add(name)
             start += count
@@ -842,13 +853,6 @@ def _numbers_key(value: Any) -> tuple[Any, ...]:
     leaves: list[Any] = []
     flatten_argument(value, leaves, True)
     return tuple(constant_key(leaf) for leaf in leaves if is_number_input(leaf))
-
-
-def _holds_numbers(value: Any) -> bool:
-    """Does this argument hold a Python number that can be a graph input?"""
-    leaves: list[Any] = []
-    flatten_argument(value, leaves, True)
-    return any(is_number_input(leaf) for leaf in leaves)
 
 
 def _needed_places(needed: Any, leaves: list[Any], dynamic: frozenset[tuple[int, int]]) -> set[tuple[int, int]]:

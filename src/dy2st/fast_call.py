@@ -106,7 +106,6 @@ def build_fast_call(
         lines.append(f"    {', '.join(everything)}, = args")
     if xs:
         kinds = [_input_kind(value.type) for value in program.graph.inputs]
-        names.update({"int": int, "float": float})
         checks = [f"type({x}) is not {kind}" for x, kind in zip(xs, kinds)]
         lines += [f"    if {' or '.join(checks)}:", "        return CHANGED"]
     cs = []

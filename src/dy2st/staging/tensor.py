@@ -228,6 +228,7 @@ class Tensor:
         if self.type.shape or not (self._scalar or self.type.weak):
             raise TypeError("unhashable type: 'numpy.ndarray'")
         raise self._concrete("a dict key or set member", "look the value up outside the function, or use np.where")
+
     def _concrete(self, what: str, note: str) -> TensorValueError:
         error = TensorValueError(
             f"the tensor {self.type} is used as {what}, but its value is only known when the graph runs",
