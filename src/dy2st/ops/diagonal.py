@@ -107,7 +107,20 @@ register(
         doc="np.diagonal (a read-only view)",
     )
 )
-register(OpDef("diag", _diag_rule, lambda x, k: np.diag(x, k), doc="np.diag: build or extract a diagonal"))
+
+
+def _diag_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``diag`` of a vector builds a matrix with it on the ``k`` diagonal: the vector's cotangent
+    is that diagonal of the matrix's cotangent. (``diag`` of a matrix is staged as ``diagonal``.)"""
+    (g,) = cts
+    if g is None:
+        return [None]
+    return [e.op("diagonal", g, offset=op.attrs["k"], axis1=0, axis2=1)]
+
+
+register(
+    OpDef("diag", _diag_rule, lambda x, k: np.diag(x, k), doc="np.diag: build or extract a diagonal", vjp=_diag_vjp)
+)
 
 
 @handles(np.tril)

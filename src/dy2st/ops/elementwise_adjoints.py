@@ -187,6 +187,65 @@ def _remainder(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [g, neg(e, mul(e, g, e.op("floor_divide", a, b)))]
 
 
+def _fmod(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``fmod(a, b) = a - trunc(a / b) * b`` (the quotient rounds toward zero, unlike ``%``)."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    a, b = op.operands
+    return [g, neg(e, mul(e, g, e.op("trunc", div(e, a, b))))]
+
+
+def _divmod(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``divmod(a, b)`` is ``(a // b, a % b)``: the quotient is piecewise constant, the
+    remainder differentiates as ``%``."""
+    _, g = cts
+    if g is None:
+        return [None, None]
+    a, b = op.operands
+    return [g, neg(e, mul(e, g, op.results[0]))]
+
+
+def _modf(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``modf(x)`` is ``(x - trunc(x), trunc(x))``: the fraction has gradient 1, the integral
+    part 0."""
+    return [cts[0]]
+
+
+def _frexp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``frexp(x)`` is ``(x * 2**-e, e)``: the mantissa scales by the exact power of two ``2**-e``
+    (piecewise; the exponent is an integer and carries no gradient)."""
+    g = cts[0]
+    if g is None:
+        return [None]
+    return [e.op("ldexp", g, neg(e, op.results[1]))]
+
+
+def _ldexp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``ldexp(x, n) = x * 2**n``: the gradient is scaled by the same exact power of two; ``n``
+    is an integer."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    return [e.op("ldexp", g, op.operands[1]), None]
+
+
+def _heaviside(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``heaviside(x, h)`` is a step in ``x`` (zero gradient) that takes the value ``h`` where
+    ``x == 0``: the gradient to ``h`` flows there only."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    at_zero = e.op("equal", op.operands[0], 0.0)
+    return [None, e.op("where", at_zero, g, 0.0)]
+
+
+def _nextafter(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``nextafter(x, y)`` moves ``x`` by one unit in the last place: gradient 1 to ``x``, as for
+    ``x + spacing``; ``y`` only chooses the direction."""
+    return [cts[0], None]
+
+
 UFUNC_ADJOINTS: dict[np.ufunc, AdjointRule] = {
     **{ufunc: _unary(derivative) for ufunc, derivative in _UNARY_DERIVATIVES.items()},
     **dict.fromkeys((np.sign, np.floor, np.ceil, np.trunc, np.rint, np.spacing), _zero),
@@ -207,6 +266,14 @@ UFUNC_ADJOINTS: dict[np.ufunc, AdjointRule] = {
     np.logaddexp: _logaddexp("exp"),
     np.logaddexp2: _logaddexp("exp2"),
     np.remainder: _remainder,
+    np.fmod: _fmod,
+    np.floor_divide: _zero,
+    np.divmod: _divmod,
+    np.modf: _modf,
+    np.frexp: _frexp,
+    np.ldexp: _ldexp,
+    np.heaviside: _heaviside,
+    np.nextafter: _nextafter,
     np.copysign: _copysign,
 }
 """The adjoint rule of each differentiable ufunc; ufuncs of booleans and integers need none."""

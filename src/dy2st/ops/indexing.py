@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.errors import DifferentiationError, GraphBuildError, build_error, user_location
+from dy2st.errors import DifferentiationError, GraphBuildError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, get_op, infer_types, register
@@ -37,7 +37,7 @@ from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, zeros
 from dy2st.ops.arguments import normalize_axes, reject_unsupported
 from dy2st.ops.join import array_from_nested, contains_tensor
-from dy2st.staging.handlers import CREATION_HANDLERS, INDEXING, handles, method
+from dy2st.staging.handlers import CREATION_HANDLERS, INDEXING, UFUNC_METHOD_HANDLERS, handles, method
 from dy2st.staging.literal_values import literal_value
 from dy2st.staging.tensor import Tensor, apply
 from dy2st.staging.views import OpView, make_view
@@ -519,6 +519,18 @@ def _getitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [e.op(INDEX_ADD, zeros(e, x), g, *indices, template=template), *([None] * len(indices))]
 
 
+def _index_add_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``x`` with ``value`` added at ``x[index]``: ``x``'s cotangent passes through, and each
+    value's is the cotangent read where it was added (repeated places each read it)."""
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    _x, _value, *indices = op.operands
+    template = op.attrs["template"]
+    kind = "getitem" if is_basic(template, [v.type for v in indices]) else "gather"
+    return [g, e.op(kind, g, *indices, template=template), *([None] * len(indices))]
+
+
 def _setitem_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     """``x[index] = value``: the cotangent of ``x`` is zero where the value was written, and the
     value's is the cotangent read there (summed over broadcasting by the caller)."""
@@ -607,6 +619,7 @@ register(
         _index_add_kernel,
         returns_fresh=True,
         index_operands=2,
+        vjp=_index_add_vjp,
         doc="x with value added at x[index] (np.add.at): the cotangent of indexing",
     )
 )
@@ -765,6 +778,22 @@ def setitem(tensor, index: Any, value: Any):
         # NumPy assigns a sequence as the array it makes of it (`a[0] = [1.0, x[2]]`).
         value = array_from_nested("assignment", value) if contains_tensor(value) else np.asarray(value)
     return apply("setitem", tensor, value, *tensors, template=template)
+
+
+def add_at(a, indices, b=None):
+    """Staged ``np.add.at(a, indices, b)``: ``b`` added at ``a[indices]`` in place, repeated
+    indices adding up. Other arrays than a function's own (a NumPy array captured from outside)
+    go to the generic layer, which writes them as eager code does."""
+    if not isinstance(a, Tensor) or b is None:
+        raise UnsupportedOpError("np.add.at of an array that is not one of the function's", user_location())
+    template, tensors = split_index(indices if isinstance(indices, tuple) else (indices,))
+    _refuse_out_of_bounds_where_it_always_runs("np.add.at", a, template, tensors)
+    if isinstance(b, (list, tuple)):
+        b = array_from_nested("np.add.at", b) if contains_tensor(b) else np.asarray(b)
+    a._assign(apply(INDEX_ADD, a, b, *tensors, template=template), "np.add.at")
+
+
+UFUNC_METHOD_HANDLERS["add.at"] = add_at
 
 
 @handles(np.take)

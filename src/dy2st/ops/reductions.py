@@ -408,19 +408,81 @@ def _prod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (g,) = cts
     if g is None:
         return [None]
+    return [_products_of_others(e, op, op.operands[0], g)]
+
+
+def _nanprod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``nanprod`` multiplies the numbers, NaNs counting as 1: ``prod``'s rule on that array,
+    with 0 at the NaNs."""
+    (g,) = cts
+    if g is None:
+        return [None]
     x = op.operands[0]
+    nans = e.op("isnan", x)
+    others = _products_of_others(e, op, e.op("where", nans, 1, x), g)
+    return [e.op("where", nans, 0, others)]
+
+
+def _products_of_others(e: Emitter, op: Op, x: Value, g: Value) -> Value:
+    """``g`` times, for each element of ``x``, the product of the other elements of its slice
+    of the reduction ``op``."""
     axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
     axes = reduced_axes(axis, x.type.ndim)
     if has_symbolic(x.type.shape):
-        raise DifferentiationError("the gradient of np.prod of an array of a size known only at run time", op.loc)
+        raise DifferentiationError(f"the gradient of np.{op.name} of an array of a size known only at run time", op.loc)
     if len(axes) > 1 and axes != tuple(range(x.type.ndim)):
-        raise DifferentiationError("the gradient of np.prod over several axes (but not all)", op.loc)
+        raise DifferentiationError(f"the gradient of np.{op.name} over several axes (but not all)", op.loc)
     along = axes[0] if len(axes) == 1 else 0
     rows = x if len(axes) <= 1 else e.op("reshape", x, shape=(x.type.size,))
     others = mul(e, _exclusive_products(e, rows, along, False), _exclusive_products(e, rows, along, True))
     if len(axes) > 1:
         others = e.op("reshape", others, shape=tuple(x.type.shape))
-    return [mul(e, others, expand_reduced(e, g, x.type, axis, keepdims))]
+    return mul(e, others, expand_reduced(e, g, x.type, axis, keepdims))
+
+
+def _median_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """The median is the mean of the two middle elements of each sorted slice (one when the
+    slice's length is odd): each gets half the cotangent, split equally among elements tied with
+    it, as for ``max``. ``nanmedian`` counts the numbers of each slice only; NaNs get 0."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
+    if has_symbolic(x.type.shape):
+        raise DifferentiationError(f"the gradient of np.{op.name} of an array of a size known only at run time", op.loc)
+    axes = reduced_axes(axis, x.type.ndim)
+    flat = len(axes) == x.type.ndim
+    if len(axes) > 1 and not flat:
+        raise DifferentiationError(f"the gradient of np.{op.name} over several axes (but not all)", op.loc)
+    rows = e.op("reshape", x, shape=(int(x.type.size),)) if flat else x
+    along = 0 if flat else axes[0]
+    half = mul(e, expand_reduced(e, g, x.type, axis, keepdims), 0.5)
+    if flat:
+        half = e.op("reshape", half, shape=(1,))
+    lower, upper = _middle_values(e, rows, along, op.name == "nanmedian")
+    total = e.op("add", _to_ties(e, rows, lower, along, half), _to_ties(e, rows, upper, along, half))
+    return [e.op("reshape", total, shape=tuple(x.type.shape)) if flat else total]
+
+
+def _middle_values(e: Emitter, x: Value, axis: int, skip_nans: bool) -> tuple[Value, Value]:
+    """The lower and upper middle elements of each slice of ``x`` along ``axis`` once sorted
+    (kept dims); with ``skip_nans``, of its numbers (NaNs sort last)."""
+    ordered = e.op("sort", x, axis=axis)
+    length = x.type.shape[axis]
+    if not skip_nans:
+        return tuple(  # type: ignore[return-value]
+            e.op("getitem", ordered, template=(slice(None),) * axis + (slice(k, k + 1),))
+            for k in ((length - 1) // 2, length // 2)
+        )
+    count = e.op("sum", _numbers_mask(e, x, x), axis=axis, keepdims=True)
+    shape = tuple(length if k == axis else 1 for k in range(x.type.ndim))
+    positions = e.op("reshape", e.op("arange", start=0, stop=length, step=1, dtype=x.type.dtype), shape=shape)
+    middles = []
+    for numerator in (e.op("subtract", count, 1.0), count):
+        place = e.op("equal", positions, e.op("floor_divide", numerator, 2.0))
+        middles.append(e.op("sum", e.op("where", place, ordered, 0), axis=axis, keepdims=True))
+    return middles[0], middles[1]
 
 
 def _exclusive_products(e: Emitter, x: Value, axis: int, from_end: bool) -> Value:
@@ -460,7 +522,8 @@ _ADJOINTS = {"sum": _sum_vjp, "mean": _mean_vjp, "max": _extreme_vjp, "min": _ex
 _ADJOINTS.update({"var": _var_vjp, "std": _var_vjp, "ptp": _ptp_vjp})
 # NaNs are never equal to the result, so max/min's rule skips them as nanmax/nanmin do.
 _ADJOINTS.update({"nansum": _nansum_vjp, "nanmean": _nanmean_vjp, "nanmax": _extreme_vjp, "nanmin": _extreme_vjp})
-_ADJOINTS.update({"nanvar": _nanvar_vjp, "nanstd": _nanvar_vjp})
+_ADJOINTS.update({"nanvar": _nanvar_vjp, "nanstd": _nanvar_vjp, "nanprod": _nanprod_vjp})
+_ADJOINTS.update({"median": _median_vjp, "nanmedian": _median_vjp})
 
 
 for _name, _func in REDUCTIONS.items():

@@ -87,11 +87,42 @@ def _cumsum_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         return [None]
     axis = op.attrs.get("axis")
     along = 0 if axis is None else axis
-    total = reversed_along(e, e.op("cumsum", reversed_along(e, g, along), axis=along), along)
+    total = _sum_from_end(e, g, along)
     return [reshaped_like(e, total, op.operands[0]) if axis is None else total]
 
 
-_SCAN_ADJOINTS = {"cumsum": _cumsum_vjp}
+def _sum_from_end(e: Emitter, x: Value, axis: int) -> Value:
+    """``x`` summed from each element to the end along ``axis``."""
+    return reversed_along(e, e.op("cumsum", reversed_along(e, x, axis), axis=axis), axis)
+
+
+def _cumprod_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``y_i = x_0 ... x_i``: element ``j`` gets ``sum_{i>=j} g_i y_i / x_j``. Exact where ``x`` has
+    zeros, without dividing by them: before a slice's first zero the division is by a nonzero;
+    the first zero gets the same sum with itself replaced by 1 in the products; every element
+    after it multiplies into products that hold that zero, so it gets nothing."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x, axis = op.operands[0], op.attrs.get("axis")
+    along = 0
+    if axis is None:
+        x = e.op("reshape", x, shape=tuple(op.result.type.shape)) if x.type.ndim != 1 else x
+    else:
+        along = axis
+    is_zero = e.op("equal", x, 0)
+    zeros_so_far = e.op("cumsum", is_zero, axis=along)
+    before_zero = e.op("equal", zeros_so_far, 0)
+    first_zero = e.op("logical_and", is_zero, e.op("equal", zeros_so_far, 1))
+    nonzero_before = e.op("where", before_zero, x, 1)
+    to_earlier = e.op("divide", _sum_from_end(e, e.op("multiply", g, op.result), along), nonzero_before)
+    zero_replaced = e.op("cumprod", e.op("where", first_zero, 1, x), axis=along)
+    to_first_zero = _sum_from_end(e, e.op("multiply", g, zero_replaced), along)
+    total = e.op("where", before_zero, to_earlier, e.op("where", first_zero, to_first_zero, 0))
+    return [reshaped_like(e, total, op.operands[0]) if axis is None else total]
+
+
+_SCAN_ADJOINTS = {"cumsum": _cumsum_vjp, "cumprod": _cumprod_vjp}
 
 for _name, _func in SCANS.items():
     register(

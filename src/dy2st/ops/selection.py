@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
-from dy2st.ir.core import Op
+from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import data_dependent_size, dims_equal, has_symbolic
@@ -140,8 +140,7 @@ def _selected_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
         return [None, e.op("index_add", zeros(e, x), g, places, template=template)]
     if has_symbolic(x.type.shape):
         raise DifferentiationError(f"the gradient of {op.name} of an array of a size known only at run time", op.loc)
-    flat = e.op("full", shape=(x.type.size,), fill_value=0, dtype=x.type.dtype)
-    spread = e.op("index_add", flat, g, places, template=(TENSOR_SLOT,))
+    spread = e.op("index_add", zeros_flat(e, x), g, places, template=(TENSOR_SLOT,))
     return [None, e.op("reshape", spread, shape=tuple(x.type.shape))]
 
 
@@ -211,6 +210,33 @@ def _putmask_kernel(a, mask, values):
     return out
 
 
+def _putmask_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Where the mask is true the result is a value, elsewhere the array's element. Element ``n``
+    (flat) takes ``values.flat[n % values.size]``, so a shorter ``values`` collects the
+    cotangents of every place that repeats it."""
+    (g,) = cts
+    if g is None:
+        return [None, None, None]
+    a, mask, values = op.operands
+    to_array = e.op("where", mask, 0, g)
+    taken = e.op("where", mask, g, 0)
+    if values.type.shape == a.type.shape:
+        return [to_array, None, taken]
+    if has_symbolic(a.type.shape) or has_symbolic(values.type.shape):
+        raise DifferentiationError("the gradient of np.putmask with values of a size known only at run time", op.loc)
+    if values.type.size == 0:
+        return [to_array, None, None]
+    flat = e.op("reshape", taken, shape=(a.type.size,))
+    places = np.arange(int(a.type.size)) % int(values.type.size)
+    spread = e.op("index_add", zeros_flat(e, values), flat, template=(places,))
+    return [to_array, None, e.op("reshape", spread, shape=tuple(values.type.shape))]
+
+
+def zeros_flat(e: Emitter, like: Value) -> Value:
+    """A flat array of zeros with as many elements as ``like`` (of static size)."""
+    return e.op("full", shape=(like.type.size,), fill_value=0, dtype=like.type.dtype)
+
+
 register(
     OpDef(
         "putmask",
@@ -218,6 +244,7 @@ register(
         _putmask_kernel,
         returns_fresh=True,
         updates_operand=0,
+        vjp=_putmask_vjp,
         doc="a with np.putmask(a, mask, values), functionally",
     )
 )

@@ -10,12 +10,13 @@ its operand is updated, and updating it is refused.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
 import numpy as np
 
-from dy2st.errors import GraphBuildError, UnsupportedOpError, user_location
+from dy2st.errors import DifferentiationError, GraphBuildError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
@@ -728,12 +729,32 @@ def _windows_kernel(x, window_shape, axis):
     return np.lib.stride_tricks.sliding_window_view(x, window_shape, axis)
 
 
+def _windows_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """Every element of a window is an element of ``x``, and an element of ``x`` is in several
+    windows: each adds its cotangent back to the element's flat place, found by taking the same
+    windows of the places themselves."""
+    (g,) = cts
+    if g is None:
+        return [None]
+    x = op.operands[0]
+    if has_symbolic(x.type.shape):
+        raise DifferentiationError(
+            "the gradient of sliding_window_view of an array of a size known only at run time", op.loc
+        )
+    shape = tuple(int(n) for n in x.type.shape)
+    places = _windows_kernel(np.arange(math.prod(shape)).reshape(shape), op.attrs["window_shape"], op.attrs["axis"])
+    flat = e.op("full", shape=(math.prod(shape),), fill_value=0, dtype=x.type.dtype)
+    spread = e.op("index_add", flat, g, template=(np.ascontiguousarray(places),))
+    return [e.op("reshape", spread, shape=shape)]
+
+
 register(
     OpDef(
         "sliding_window_view",
         _windows_rule,
         _windows_kernel,
         view=True,
+        vjp=_windows_vjp,
         doc="np.lib.stride_tricks.sliding_window_view (a read-only view)",
     )
 )

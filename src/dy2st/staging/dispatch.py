@@ -9,6 +9,7 @@ naming the function and the user's line where it cannot stage the call either.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -73,16 +74,31 @@ def call_ufunc(ufunc, method: str, inputs, kwargs):
         return _generic("ufunc", ufunc, method, inputs, kwargs)
     if method == "outer" and ufunc.nin == 2 and ufunc.nout == 1 and UFUNC_OPS.get(ufunc) and not kwargs:
         return UFUNC_METHOD_HANDLERS["outer"](ufunc, *inputs)
-    if method == "reduce" and ufunc in _REDUCE_AS and "out" not in kwargs:
-        handler = FUNCTION_HANDLERS[_REDUCE_AS[ufunc]]
-        try:
-            return handler(*inputs, **{"axis": 0, **kwargs})
-        except GraphBuildError as refused:
-            return generic_or_raise(refused, "ufunc", ufunc, method, inputs, kwargs)
+    handled = _staged_ufunc_method(ufunc, method, inputs, kwargs)
+    if handled is not _NOT_GIVEN:
+        return handled
     result = _eagerly_on_literals(getattr(ufunc, method), inputs, kwargs)
     if result is not _NOT_GIVEN:
         return result
     return _generic("ufunc", ufunc, method, inputs, kwargs)
+
+
+def _staged_ufunc_method(ufunc, method: str, inputs, kwargs) -> Any:
+    """``ufunc.at`` and ``ufunc.reduce`` staged by the rule of their family (``np.add.at`` by
+    ``ops/indexing.py``, ``np.add.reduce`` as ``np.sum``), or ``_NOT_GIVEN``."""
+    if method == "at":
+        handler = UFUNC_METHOD_HANDLERS.get(f"{ufunc.__name__}.at")
+        if handler is None or kwargs:
+            return _NOT_GIVEN
+        call = functools.partial(handler, *inputs)
+    elif method == "reduce" and ufunc in _REDUCE_AS and "out" not in kwargs:
+        call = functools.partial(FUNCTION_HANDLERS[_REDUCE_AS[ufunc]], *inputs, **{"axis": 0, **kwargs})
+    else:
+        return _NOT_GIVEN
+    try:
+        return call()
+    except GraphBuildError as refused:
+        return generic_or_raise(refused, "ufunc", ufunc, method, inputs, kwargs)
 
 
 def call_function(func, args, kwargs):
