@@ -546,3 +546,28 @@ def test_sliding_window_view_adds_up_the_windows():
         return (windows**3).sum() + (rows * rows).sum()
 
     assert_gradient_matches(f, _inputs(-1, 1))
+
+
+@pytest.mark.parametrize(
+    "ord, axis",
+    [(1, 1), (3, 0), (0.5, 1), (np.inf, None), (-np.inf, 1), (1, None), (-1, None), (np.inf, (0, 1)), ("fro", None)],
+    ids=str,
+)
+def test_norms_of_other_orders(ord, axis):
+    def f(x):
+        return np.linalg.norm(x, ord=ord, axis=axis).sum()
+
+    assert_gradient_matches(f, np.array([[0.3, -1.2, 2.5], [0.7, -0.4, 1.1]]))
+
+
+def test_roll_by_a_shift_computed_in_the_graph():
+    def f(x):
+        shift = int(x[0] > 0) + 2  # known when the graph runs: the generic layer calls np.roll
+        y = x
+        for i in range(4):  # a rolled loop's counter too
+            y = np.roll(y, i) * 1.5 + x
+        return (np.roll(y, shift) * np.arange(1.0, 7.0)).sum()
+
+    x = np.array([0.3, -1.2, 2.5, 0.7, -0.4, 1.1])
+    assert_gradient_matches(f, x)
+    assert_gradient_matches(f, -x)

@@ -182,3 +182,44 @@ def convolution_by_windows(image, kernel):
 
 def test_convolution_with_sliding_windows():
     assert_equivalent(convolution_by_windows, sample((5, 6), np.float32), sample((2, 3), np.float32, 1))
+
+
+def norm_of_order(x, ord, axis, keepdims):
+    return np.linalg.norm(x, ord=ord, axis=axis, keepdims=keepdims)
+
+
+# Orders whose staged form NumPy's own code runs op for op (3 and 4 would be x*x*x and (x*x)*(x*x) after simplification,
+# within the 2 ulp the design licenses).
+NORM_ORDERS = [None, 1, 2, -1, -2, 0.5, 2.5, -3.5, np.inf, -np.inf, 0, "fro", "nuc"]
+
+
+@pytest.mark.filterwarnings("ignore::dy2st.RetracingWarning")
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4), (0,), (3, 0)])
+@pytest.mark.parametrize("ord", NORM_ORDERS, ids=str)
+def test_every_norm_order_matches_numpy(shape, ord):
+    """Vector norms of every order and the matrix norms 1, -1, inf, -inf, 'fro' are staged as
+    NumPy computes them; the SVD norms and NumPy's own errors come from NumPy."""
+    converted = dy2st.to_static(norm_of_order, static_argnames=("ord", "axis", "keepdims"))
+    x = np.random.default_rng(len(shape)).standard_normal(shape)
+    x.flat[:1] = 0.0
+    for axis in [None, 0, -1, (0, 1), (1, 0), (0, 2)]:
+        for keepdims in (False, True):
+            with np.errstate(all="ignore"):
+                try:
+                    want = norm_of_order(x, ord, axis, keepdims)
+                except Exception as error:
+                    with pytest.raises(type(error)):
+                        converted(x, ord, axis, keepdims)
+                    continue
+                got = converted(x, ord, axis, keepdims)
+            assert type(got) is type(want) and np.shape(got) == np.shape(want)
+            # A NumPy scalar's ** calls the C library's pow; the graph's 0-d power is the ufunc's
+            # (SIMD) loop: within an ulp, the design's tolerance. Everything else is exact.
+            np.testing.assert_allclose(got, want, rtol=0 if ord not in (2.5, -3.5) else 4e-16)
+
+
+def test_norms_of_orders_other_than_two_are_staged_not_called():
+    graph = dy2st.to_static(lambda x: np.linalg.norm(x, ord=1, axis=0) + np.linalg.norm(x, ord=np.inf)).graph(
+        np.ones((3, 4))
+    )
+    assert "numpy_call" not in str(graph)

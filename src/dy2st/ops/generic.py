@@ -389,6 +389,16 @@ def require_plain_call(op: Op) -> None:
         )
 
 
+def plain_call_rule(rule: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+    """``rule``, for the plain form ``f(a, b, ...)`` of a generic call only (others refused)."""
+
+    def checked(e: Emitter, op: Op, cts: list[Value | None]) -> list[Any]:
+        require_plain_call(op)
+        return rule(e, op, cts)
+
+    return checked
+
+
 def _item_vjp(e: Emitter, op: Op, cts: list[Value | None]) -> list[Any]:
     """``x.item()``, ``x.item(k)``, ``x.item(i, j)``: the cotangent goes to that element."""
     (g,) = cts

@@ -13,7 +13,7 @@ from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import Cotangents, swap_last_axes
 from dy2st.ops.arguments import build_error, normalize_axes, reject_unsupported
 from dy2st.ops.elementwise import promotion_operand
-from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, emit_numpy_call, require_plain_call
+from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, emit_numpy_call, plain_call_rule
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -195,22 +195,12 @@ def _cholesky_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     return [phi(e.op("add", s_bar, swap_last_axes(e, s_bar)))]
 
 
-def _plain(rule):
-    """A rule for the plain form ``f(a, b, ...)`` of a generic call."""
-
-    def checked(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
-        require_plain_call(op)
-        return rule(e, op, cts)
-
-    return checked
-
-
 NUMPY_CALL_ADJOINTS.update(
     {
-        "np.linalg.inv": _plain(_inv_vjp),
-        "np.linalg.solve": _plain(_solve_vjp),
-        "np.linalg.det": _plain(_det_vjp),
-        "np.linalg.cholesky": _plain(_cholesky_vjp),
+        "np.linalg.inv": plain_call_rule(_inv_vjp),
+        "np.linalg.solve": plain_call_rule(_solve_vjp),
+        "np.linalg.det": plain_call_rule(_det_vjp),
+        "np.linalg.cholesky": plain_call_rule(_cholesky_vjp),
     }
 )
 
@@ -248,25 +238,85 @@ def outer(a, b, out=None):
 
 @handles(np.linalg.norm)
 def norm(x, ord=None, axis=None, keepdims=False):
-    """Staged ``np.linalg.norm`` for ``ord=None`` (2-norm / Frobenius), real arrays.
+    """Staged ``np.linalg.norm`` of real arrays: the vector norms of every order and the matrix
+    norms ``1, -1, inf, -inf, 'fro'`` (the spectral and nuclear norms need an SVD: the generic
+    layer calls NumPy for them).
 
-    Emits the very ops NumPy's implementation runs (``dot`` of the flattened array without an
-    axis, ``sum`` of squares with one), so the rounding matches eager NumPy.
+    Emits the very ops NumPy's implementation runs (``dot`` of the flattened array for the
+    2-norm without an axis, ``sum`` of squares with one, ``abs`` then a reduction for the others),
+    so the rounding matches eager NumPy and each differentiates by its reduction's rule.
     """
-    reject_unsupported("np.linalg.norm", ord=(ord, None))
     if x.dtype.kind == "c":
         raise UnsupportedOpError("np.linalg.norm of a complex tensor is not supported", user_location())
     if x.dtype.kind not in "fc":
         x = apply("astype", x, dtype=np.dtype(float))
-    if axis is None:
+    two_norm = ord is None or (ord in ("f", "fro") and x.ndim == 2) or (_is_number(ord) and ord == 2 and x.ndim == 1)
+    if axis is None and two_norm:
         flat = apply("reshape", x, shape=(x.size,))
         result = apply("sqrt", apply("dot", flat, flat))
         return apply("reshape", result, shape=(1,) * x.ndim) if keepdims else result
-    axes = normalize_axes(axis, x.ndim, "np.linalg.norm")
-    if len(axes) > 2:
-        raise build_error("np.linalg.norm", ValueError("Improper number of dimensions to norm."))
-    squares = apply("multiply", x, x)
-    return apply("sqrt", apply("sum", squares, axis=tuple(sorted(axes)), keepdims=bool(keepdims)))
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.ndim, "np.linalg.norm")
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, bool(keepdims))
+    if len(axes) == 2:
+        return _matrix_norm(x, ord, axes, bool(keepdims))
+    raise build_error("np.linalg.norm", ValueError("Improper number of dimensions to norm."))
+
+
+def _is_number(ord) -> bool:
+    return isinstance(ord, (int, float, np.integer, np.floating)) and not isinstance(ord, bool)
+
+
+def _vector_norm(x, ord, axes: tuple[int, ...], keepdims: bool):
+    """NumPy's vector norms along one axis, op for op."""
+    if ord is None or (_is_number(ord) and ord == 2):
+        return np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdims))
+    if not _is_number(ord):
+        raise build_error("np.linalg.norm", ValueError(f"Invalid norm order '{ord}' for vectors"))
+    if ord == np.inf:
+        _require_nonempty(x, axes, "the infinity norm")  # NumPy's max(initial=0) of no element is 0
+        return np.max(np.abs(x), axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(np.abs(x), axis=axes, keepdims=keepdims)
+    if ord == 0:
+        return np.sum((x != 0).astype(x.dtype), axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return np.sum(np.abs(x), axis=axes, keepdims=keepdims)
+    total = np.sum(np.abs(x) ** ord, axis=axes, keepdims=keepdims)
+    return total ** np.reciprocal(ord, dtype=total.dtype)
+
+
+def _matrix_norm(x, ord, axes: tuple[int, int], keepdims: bool):
+    """NumPy's matrix norms over two axes: the largest or smallest column (``1``) or row
+    (``inf``) sum of absolute values, or the Frobenius norm."""
+    rows, cols = axes
+    if rows == cols:
+        raise build_error("np.linalg.norm", ValueError("Duplicate axes given."))
+    if ord in (None, "fro", "f"):
+        result = np.sqrt(np.sum(x * x, axis=axes))
+    elif _is_number(ord) and ord in (1, -1, np.inf, -np.inf):
+        summed, kept = (rows, cols) if ord in (1, -1) else (cols, rows)
+        kept -= kept > summed  # the summed axis is gone
+        sums = np.sum(np.abs(x), axis=summed)
+        if ord > 0:
+            _require_nonempty(sums, (kept,), "this matrix norm")
+            result = np.max(sums, axis=kept)
+        else:
+            result = np.min(sums, axis=kept)
+    else:
+        raise UnsupportedOpError(f"np.linalg.norm with ord={ord!r} (an SVD)", user_location())
+    if keepdims:
+        result = np.expand_dims(result, tuple(sorted(axes)))
+    return result
+
+
+def _require_nonempty(x, axes: tuple[int, ...], what: str) -> None:
+    """NumPy gives 0 for the maximum of no element here; the staged ``max`` would raise. Sizes
+    that may be 0 go to the generic layer, which calls NumPy."""
+    for k in axes:
+        size = x.shape[k]
+        if not isinstance(size, int) or size == 0:
+            raise UnsupportedOpError(f"np.linalg.norm: {what} of an axis that may be empty", user_location())
 
 
 def _tensordot_axes(axes, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int]]:

@@ -16,7 +16,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import UnsupportedOpError, user_location
+from dy2st.ir.core import Op
+from dy2st.ir.emit import Emitter
+from dy2st.ops.adjoint import Cotangents
 from dy2st.ops.arguments import build_error, normalize_axes
+from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, emit_numpy_call, plain_call_rule
 from dy2st.staging.handlers import handles
 from dy2st.staging.tensor import Tensor, apply
 
@@ -112,6 +116,19 @@ def roll(a, shift, axis=None):
             tail = tuple(slice(None) if j != k else slice(None, size - offset) for j in range(a.ndim))
             result = np.concatenate((result[head], result[tail]), axis=k)
     return result if result is not a else apply("copy", a, order="K")
+
+
+def _roll_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``np.roll(x, k)`` with a shift known when the graph runs (the generic layer calls NumPy):
+    the cotangent rolled back by ``-k``; the shift is an integer."""
+    (g,) = cts
+    if g is None:
+        return [None, None]
+    _x, shift = op.operands
+    return [emit_numpy_call(e, "np.roll", g, e.op("negative", shift), result=g.type), None]
+
+
+NUMPY_CALL_ADJOINTS["np.roll"] = plain_call_rule(_roll_vjp)
 
 
 def _at_least(name: str, ndim: int, arrays: tuple) -> Any:
