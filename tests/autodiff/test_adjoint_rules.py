@@ -571,3 +571,35 @@ def test_roll_by_a_shift_computed_in_the_graph():
     x = np.array([0.3, -1.2, 2.5, 0.7, -0.4, 1.1])
     assert_gradient_matches(f, x)
     assert_gradient_matches(f, -x)
+
+
+QUANTILES = {
+    "percentile": lambda x: np.percentile(x, 30),
+    "quantile_axis_keepdims": lambda x: np.quantile(x, [0.2, 0.9], axis=1, keepdims=True).sum(),
+    "percentile_array": lambda x: (np.percentile(x, np.array([10.0, 50.0, 100.0]), axis=0) * WEIGHTS[:, :4]).sum(),
+    "ends": lambda x: np.quantile(x, 0.0) + np.quantile(x, 1.0),
+    "negative_axis": lambda x: np.percentile(x, 37.5, axis=-1).sum(),
+}
+
+
+@pytest.mark.parametrize("name", list(QUANTILES))
+def test_percentile_and_quantile_interpolate_between_two_elements(name):
+    assert_gradient_matches(QUANTILES[name], _inputs(-2, 2))
+
+
+def test_quantile_with_another_method_is_refused_at_the_users_line():
+    def f(x):
+        return np.percentile(x, 30.0, method="nearest")
+
+    with pytest.raises(dy2st.DifferentiationError, match="np.percentile") as info:
+        dy2st.grad(f)(np.arange(3.0))
+    assert 'method="nearest"' in str(info.value)
+
+
+def test_in_place_sort_through_a_view():
+    def f(x):
+        y = x * 1.0
+        y[:, 1:].sort(axis=0)
+        return (y * WEIGHTS).sum()
+
+    assert_gradient_matches(f, _inputs(-1, 1))

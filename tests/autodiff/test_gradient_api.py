@@ -80,12 +80,12 @@ def test_non_scalar_results_are_refused_by_grad():
 
 def test_an_op_without_an_adjoint_rule_names_the_op_and_the_users_line():
     def f(x):
-        return np.percentile(x, 30.0)
+        return np.convolve(x, x).sum()
 
-    with pytest.raises(dy2st.DifferentiationError, match="percentile") as info:
+    with pytest.raises(dy2st.DifferentiationError, match="np.convolve") as info:
         dy2st.grad(f)(np.arange(3.0))
     assert "test_gradient_api.py" in str(info.value)
-    assert "np.percentile(x, 30.0)" in str(info.value)
+    assert "np.convolve(x, x)" in str(info.value)
 
 
 def test_gradient_graphs_are_cached_per_signature():

@@ -24,6 +24,33 @@ def test_sort_and_argsort(dtype):
     assert_equivalent(sorts, sample((4, 5), dtype))
 
 
+def sorts_in_place(x, y):
+    y.sort()  # an argument: the caller sees it sorted
+    a = x.copy()
+    a[1:].sort(axis=0)  # through a view: the base takes the update
+    b = x * 2
+    b.sort(axis=0, kind="stable")
+    row = b[0]
+    row.sort()
+    return a, b, row
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_ndarray_sort_sorts_in_place(dtype):
+    assert_equivalent(sorts_in_place, sample((4, 5), dtype), sample((6,), dtype))
+    graph = dy2st.to_static(sorts_in_place).graph(sample((4, 5), dtype), sample((6,), dtype))
+    assert "numpy_call" not in str(graph)
+
+
+def sort_everything_in_place(x):
+    x.sort(axis=None)
+
+
+def test_ndarray_sort_without_an_axis_raises_numpys_type_error():
+    with pytest.raises(TypeError):
+        dy2st.to_static(sort_everything_in_place)(np.arange(3.0))
+
+
 def tiles_and_repeats(x):
     return (
         np.tile(x, 2),

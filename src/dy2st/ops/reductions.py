@@ -18,11 +18,13 @@ import numpy as np
 from dy2st.errors import DifferentiationError, build_error, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
+from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import has_symbolic
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import (
     Cotangents,
+    add,
     as_float,
     div,
     expand_reduced,
@@ -32,6 +34,7 @@ from dy2st.ops.adjoint import (
     spread,
 )
 from dy2st.ops.arguments import reject_unsupported
+from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, SLOT
 from dy2st.ops.scans import reversed_along
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
@@ -495,6 +498,77 @@ def _exclusive_products(e: Emitter, x: Value, axis: int, from_end: bool) -> Valu
     before = e.op("getitem", x, template=(slice(None),) * axis + (slice(None, -1),))
     products = e.op("cumprod", e.op("concatenate", ones, before, axis=axis), axis=axis)
     return reversed_along(e, products, axis) if from_end else products
+
+
+_QUANTILE_SCALES = {"np.quantile": 1.0, "np.percentile": 100.0}
+_QUANTILE_KEYWORDS = {"axis", "keepdims", "method"}
+
+
+def _quantile_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
+    """``np.quantile``/``np.percentile`` with the default ``method="linear"`` (called by the
+    generic layer): a quantile interpolates between two elements of each sorted slice, ``lower``
+    weighted ``1 - t`` and ``upper`` weighted ``t``; each gets its share of the cotangent, split
+    equally among the elements tied with it (as ``median``, the 50th percentile)."""
+    (g,) = cts
+    if g is None:
+        return [None] * len(op.operands)
+    x, axis, keepdims, fractions = _quantile_call(op)
+    axes = reduced_axes(axis, x.type.ndim)
+    flat = len(axes) == x.type.ndim
+    rows = e.op("reshape", x, shape=(int(x.type.size),)) if flat else x
+    along = 0 if flat else axes[0]
+    length = int(rows.type.shape[along])
+    ordered = e.op("sort", rows, axis=along)
+    total: Value | None = None
+    for place in np.ndindex(fractions.shape):
+        share = e.op("getitem", g, template=place) if place else g
+        share = expand_reduced(e, share, x.type, axis, keepdims)
+        if flat:
+            share = e.op("reshape", share, shape=(1,))
+        virtual = float(fractions[place]) * (length - 1)
+        lower = min(int(np.floor(virtual)), length - 1)
+        weight = virtual - lower
+        for position, part in ((lower, 1.0 - weight), (min(lower + 1, length - 1), weight)):
+            if part == 0.0:
+                continue
+            element = e.op("getitem", ordered, template=(slice(None),) * along + (slice(position, position + 1),))
+            total = add(e, total, _to_ties(e, rows, element, along, mul(e, share, part)))
+    if total is not None and flat:
+        total = e.op("reshape", total, shape=tuple(x.type.shape))
+    return [total, *([None] * (len(op.operands) - 1))]
+
+
+def _quantile_call(op: Op) -> tuple[Value, Any, bool, np.ndarray]:
+    """The array, ``axis``, ``keepdims`` and the quantiles (fractions) of a generic call of
+    ``np.quantile``/``np.percentile`` whose gradient dy2st knows; other forms are refused."""
+    function, arguments = op.attrs["function"], op.attrs["arguments"]
+    keywords = dict(op.attrs["keywords"])
+    x = op.operands[0]
+    operands = iter(op.operands[1:])
+    given = [_literal(item, operands) for item in arguments[1:]]
+    unknown = set(keywords) - _QUANTILE_KEYWORDS or keywords.get("method", "linear") != "linear"
+    if arguments[0] is not SLOT or unknown or len(given) != 1 or given[0] is None:
+        raise DifferentiationError(f"the gradient of {function} other than {function}(x, q, axis=, keepdims=)", op.loc)
+    axis = keywords.get("axis")
+    if has_symbolic(x.type.shape) or not (axis is None or isinstance(axis, int)):
+        raise DifferentiationError(f"the gradient of {function} over several axes or sizes known at run time", op.loc)
+    fractions = np.asarray(given[0], dtype=float) / _QUANTILE_SCALES[function]
+    axis = None if axis is None else axis % x.type.ndim
+    return x, axis, bool(keywords.get("keepdims", False)), fractions
+
+
+def _literal(item: Any, operands: Any) -> Any:
+    """An argument of a generic call as a Python value: a literal, or a constant operand in its
+    slot (None when the slot holds a value computed in the graph)."""
+    if item is not SLOT:
+        return item
+    producer = next(operands).op
+    while producer is not None and producer.name == "copy":  # np.array(literal) copies the constant
+        producer = producer.operands[0].op
+    return producer.attrs["value"] if producer is not None and producer.name == CONST else None
+
+
+NUMPY_CALL_ADJOINTS.update(dict.fromkeys(_QUANTILE_SCALES, _quantile_vjp))
 
 
 _ONNX_REDUCERS = {

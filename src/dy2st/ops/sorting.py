@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dy2st.errors import DifferentiationError
+from dy2st.errors import DifferentiationError, UnsupportedOpError, user_location
 from dy2st.ir.core import Op
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import OpDef, register
@@ -102,3 +102,12 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """Staged ``np.argsort`` / ``ndarray.argsort``."""
     return apply("argsort", a, **_sort_attrs("np.argsort", a, axis, kind, order, stable))
+
+
+@method("sort")
+def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
+    """Staged ``ndarray.sort``: the array itself sorted (through a view, its base takes the
+    update). ``axis=None``, which NumPy refuses here, goes to the generic layer for NumPy's error."""
+    if axis is None:
+        raise UnsupportedOpError("ndarray.sort(axis=None)", user_location())
+    a._assign(apply("sort", a, **_sort_attrs("ndarray.sort", a, axis, kind, order, stable)), "ndarray.sort")
