@@ -9,6 +9,7 @@ the graphs of ``to_static``. See docs/autodiff.md.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -372,6 +373,25 @@ def value_and_grad(
     return ValueAndGradFunction(fun, argnums, checkpoint)
 
 
+_VJP_FUNCTIONS = "_dy2st_vjp_functions"
+"""The attribute of a function that holds its ``vjp`` programs by ``argnums``: ``vjp`` is called
+once per step of a training loop, and each call would otherwise convert the function and build
+its gradient graph again (milliseconds). The table lives and dies with the function."""
+
+
+def _vjp_function(fun: Callable[..., Any], positions: int | Sequence[int]) -> _VjpFunction:
+    """The ``vjp`` program of ``fun`` for these positions, made once per function where the
+    function can hold it (plain functions and converted ones; not bound methods or builtins)."""
+    table = getattr(fun, "__dict__", None)
+    if inspect.ismethod(fun) or not isinstance(table, dict):  # a method reads its function's table
+        return _VjpFunction(fun, positions)
+    programs = table.setdefault(_VJP_FUNCTIONS, {})
+    key = positions if isinstance(positions, int) else tuple(positions)
+    if key not in programs:
+        programs[key] = _VjpFunction(fun, positions)
+    return programs[key]
+
+
 @public_api
 def vjp(
     fun: Callable[..., Any], *args: Any, argnums: int | Sequence[int] | None = None
@@ -385,8 +405,8 @@ def vjp(
         cotangent per differentiated argument.
     """
     positions = tuple(range(len(args))) if argnums is None else argnums
-    differentiated = _VjpFunction(fun, positions)
-    outputs = differentiated.static(*args)
+    differentiated = _vjp_function(fun, positions)
+    outputs = differentiated.static(*differentiated.prefix, *args)
 
     @public_api
     def vjp_fun(*cotangents: Any) -> tuple[Any, ...]:

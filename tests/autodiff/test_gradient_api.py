@@ -271,3 +271,30 @@ def test_vjp_keeps_a_graph_per_shape():
         out, pullback = dy2st.vjp(lambda x: np.tanh(x) * 2.0, x)
         (g,) = pullback(np.ones_like(out))
         np.testing.assert_allclose(g, 2.0 * (1.0 - np.tanh(x) ** 2))
+
+
+def test_vjp_of_the_same_function_reuses_its_gradient_graph():
+    def f(x, w):
+        return np.tanh(x @ w)
+
+    x, w = np.ones((4, 3)), np.full((3, 2), 0.5)
+    for step in range(3):
+        out, back = dy2st.vjp(f, x, w * step)
+        gx, gw = back(np.ones((4, 2)))
+        np.testing.assert_allclose(gw, x.T @ (1.0 - np.tanh(x @ (w * step)) ** 2))
+    programs = f.__dict__["_dy2st_vjp_functions"]
+    assert [program.num_graphs for program in programs.values()] == [1]
+
+
+def test_vjp_of_methods_of_two_instances_keeps_them_apart():
+    class Scaled:
+        def __init__(self, scale):
+            self.scale = scale
+
+        def apply(self, x):
+            return x * self.scale
+
+    x = np.arange(3.0)
+    for scale in (np.array(2.0), np.array(5.0)):
+        _, back = dy2st.vjp(Scaled(scale).apply, x)
+        np.testing.assert_array_equal(back(np.ones(3))[0], np.full(3, float(scale)))
