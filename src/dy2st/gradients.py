@@ -30,7 +30,7 @@ from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, RETURNS_CALLER_ARRAY, W
 from dy2st.ir.symbolic import numbering_data_dependent_sizes, recording_guards
 from dy2st.passes import optimize
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
-from dy2st.runtime.staging import Program
+from dy2st.runtime.staging import Program, flatten_argument
 
 _BUILD_LOCK = threading.RLock()
 
@@ -63,6 +63,10 @@ class _Differentiated:
         # Gradient graphs with symbolic sizes, by the key with shapes reduced to ranks (the
         # converted function's automatic rule: a size that changes between calls is symbolic).
         self._dynamic_cache: dict[tuple[Any, ...], list[_GradientProgram]] = {}
+        # Python numbers follow the converted function's rule (a parameter whose number changes
+        # between calls becomes a graph input) until a gradient graph fails to build with them
+        # as inputs; from then on they are constants of this function's gradient graphs.
+        self._numbers_constant = False
         functools.update_wrapper(cast(Any, self), self.static.fn)
 
     @property
@@ -76,7 +80,7 @@ class _Differentiated:
         appended, after the optimizing passes unless ``optimize=False``."""
         if not optimize:
             _, arguments, leaves, _ = self._bound((*self.prefix, *args), kwargs)
-            return self._staged(arguments, leaves, self._seeded).graph
+            return self._staged(arguments, leaves, self._seeded, numbers=self._number_params(arguments)).graph
         return self._compiled(args, kwargs, seeded=self._seeded)[0].graph
 
     @property
@@ -112,28 +116,51 @@ class _Differentiated:
             if candidate.program.captures_match(captured) and candidate.program.guards_hold():
                 return candidate, leaves, captured, numbers
         with _BUILD_LOCK:
-            built = self._build_and_cache(key, arguments, leaves, seeded)
+            built, leaves = self._build_and_cache(key, arguments, leaves, seeded)
         return built, leaves, [source.read() for source in built.program.capture_sources], numbers
 
     def _build_and_cache(
         self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any], seeded: bool
+    ) -> tuple[_GradientProgram, list[Any]]:
+        """Build the gradient graph and the leaves it takes: with the Python numbers that changed
+        between calls as inputs (the converted function's rule), or as constants if that fails;
+        with the sizes the rule makes symbolic (not for ``vjp``, whose cotangent inputs have the
+        outputs' shapes), or static ones if that fails. Neither ever makes a gradient fail that
+        builds without them."""
+        if not self._numbers_constant and self.static._notice_changing_numbers(arguments):
+            key, leaves = self.static._key_and_leaves(arguments, self._number_params(arguments))
+        numbers = self._number_params(arguments)
+        try:
+            return self._build_with_sizes(key, arguments, leaves, seeded, numbers), leaves
+        except Exception:
+            if not numbers:
+                raise
+        self._numbers_constant = True
+        key, leaves = self.static._key_and_leaves(arguments, ())
+        return self._build_with_sizes(key, arguments, leaves, seeded, frozenset()), leaves
+
+    def _build_with_sizes(
+        self, key: tuple[Any, ...], arguments: dict[str, Any], leaves: list[Any], seeded: bool, numbers: frozenset[str]
     ) -> _GradientProgram:
-        """Build the gradient graph with the sizes the converted function's rule makes symbolic
-        (not for ``vjp``, whose cotangent inputs have the outputs' shapes), and with static sizes
-        if that fails: symbolic sizes never make a gradient fail that builds without them."""
+        """Build and cache the gradient graph, with symbolic sizes where the rule asks for them
+        and they build."""
         dynamic = frozenset() if seeded else self.static._dynamic_dims(key, leaves)
         if dynamic:
             try:
-                built = self._build(arguments, leaves, seeded, dynamic)
+                built = self._build(arguments, leaves, seeded, dynamic, numbers)
             except Exception:
                 pass
             else:
                 table, place = (self._dynamic_cache, rank_key(key)) if built.program.is_dynamic else (self._cache, key)
                 table.setdefault(place, []).append(built)
                 return built
-        built = self._build(arguments, leaves, seeded)
+        built = self._build(arguments, leaves, seeded, numbers=numbers)
         self._cache.setdefault(key, []).append(built)
         return built
+
+    def _number_params(self, arguments: dict[str, Any]) -> frozenset[str]:
+        """The parameters whose Python numbers are inputs of the gradient graph."""
+        return frozenset() if self._numbers_constant else self.static._number_params(arguments)
 
     def _bound(
         self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -141,7 +168,7 @@ class _Differentiated:
         """The cache key, arguments and array leaves of a call (Python floats among the
         differentiated arguments made arrays), and which differentiated arguments were floats."""
         args, numbers = self._floats_as_arrays(args)
-        key, arguments, leaves = self.static._bind(args, kwargs)
+        key, arguments, leaves = self.static._bind(args, kwargs, numbers=not self._numbers_constant)
         return key, arguments, leaves, numbers
 
     def _positions(self) -> list[int]:
@@ -179,8 +206,9 @@ class _Differentiated:
         leaves: list[Any],
         seeded: bool,
         dynamic: frozenset[tuple[int, int]] = frozenset(),
+        numbers: frozenset[str] = frozenset(),
     ) -> _GradientProgram:
-        staged = self._staged(arguments, leaves, seeded, dynamic)
+        staged = self._staged(arguments, leaves, seeded, dynamic, numbers)
         graph = optimize(staged.graph, passes=[*numpy_passes(), *tier_passes(self.static.backend)])
         staged.graph = graph
         staged.executor = make_executor(graph, staged.program.writebacks, self.static.backend)
@@ -192,28 +220,35 @@ class _Differentiated:
         leaves: list[Any],
         seeded: bool,
         dynamic: frozenset[tuple[int, int]] = frozenset(),
+        numbers: frozenset[str] = frozenset(),
     ) -> _GradientProgram:
         """The gradient graph before the passes (no executor yet), with the ``dynamic`` (leaf,
-        axis) sizes symbolic; the decisions staging and the adjoint rules make about them are the
-        program's ``size_guards``."""
+        axis) sizes symbolic and the Python numbers of the parameters ``numbers`` inputs; the
+        decisions staging and the adjoint rules make about sizes are the program's
+        ``size_guards``."""
         with recording_guards() as size_guards, numbering_data_dependent_sizes():
-            staged = self._staged_with_guards(arguments, leaves, seeded, dynamic)
+            staged = self._staged_with_guards(arguments, leaves, seeded, dynamic, numbers)
         staged.program.size_guards = list(size_guards)
         return staged
 
     def _staged_with_guards(
-        self, arguments: dict[str, Any], leaves: list[Any], seeded: bool, dynamic: frozenset[tuple[int, int]]
+        self,
+        arguments: dict[str, Any],
+        leaves: list[Any],
+        seeded: bool,
+        dynamic: frozenset[tuple[int, int]],
+        numbers: frozenset[str],
     ) -> _GradientProgram:
         names = list(arguments)
         ranges: dict[str, tuple[TreeDef, list[int]]] = {}
         for name, value in arguments.items():
             start = sum(len(r[1]) for r in ranges.values())
             found: list[Any] = []
-            ranges[name] = (flatten(value, found), list(range(start, start + len(found))))
+            ranges[name] = (flatten_argument(value, found, name in numbers), list(range(start, start + len(found))))
         wrt_names = [names[p] for p in self._positions()]
         for name in wrt_names:
             self._check_differentiable(name, arguments[name])
-        program = self.static._stage(arguments, dynamic)
+        program = self.static._stage(arguments, dynamic, numbers)
         graph = program.graph
         _check_outputs(program, self.static.fn, seeded)
         ret = graph.body.ops[-1]

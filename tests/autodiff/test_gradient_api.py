@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from finite_differences import assert_gradient_matches
+from finite_differences import assert_gradient_matches, numerical_gradient
 
 import dy2st
 from dy2st.ir.opcodes import TAPE_PUSH, WHILE_LOOP
@@ -298,3 +298,40 @@ def test_vjp_of_methods_of_two_instances_keeps_them_apart():
     for scale in (np.array(2.0), np.array(5.0)):
         _, back = dy2st.vjp(Scaled(scale).apply, x)
         np.testing.assert_array_equal(back(np.ones(3))[0], np.full(3, float(scale)))
+
+
+def test_python_numbers_that_change_become_inputs_of_the_gradient_graph():
+    def loss(w, x, reg):
+        return ((x @ w) ** 2).sum() + reg * (w * w).sum()
+
+    g = dy2st.grad(loss)
+    w, x = np.array([0.5, -1.0, 2.0]), np.ones((4, 3))
+    for reg in (0.1, 0.2, 0.3, 0.7):
+        np.testing.assert_allclose(g(w, x, reg), 2 * x.T @ (x @ w) + 2 * reg * w)
+    assert g.num_graphs == 2  # the first value's, then one for every value
+    assert type(dy2st.grad(loss, argnums=2)(w, x, 0.25)) is float
+
+
+def test_a_changing_step_count_rolls_the_differentiated_loop():
+    def iterate(x, steps):
+        for _ in range(steps):
+            x = np.sin(x) * 1.1
+        return x.sum()
+
+    g = dy2st.value_and_grad(iterate)
+    x = np.array([0.3, -0.2, 0.9])
+    for steps in (2, 5, 3, 0):
+        value, grad = g(x, steps)
+        assert value == pytest.approx(iterate(x, steps))
+        np.testing.assert_allclose(grad, numerical_gradient(iterate, (x, steps), 0), rtol=1e-6)
+    assert g.num_graphs == 2
+
+
+def test_a_number_needed_as_a_value_keeps_the_gradient_graphs_specialised():
+    def padded(x, n):
+        return (np.concatenate([x, np.zeros(n)]) ** 2).sum() * n
+
+    g = dy2st.grad(padded)
+    x = np.array([1.0, 2.0])
+    for n in (1, 2, 3):
+        np.testing.assert_allclose(g(x, n), 2 * x * n)
