@@ -19,6 +19,8 @@ import numpy as np
 from run import interleaved_medians, traced_peak
 
 import dy2st
+from dy2st.backend.numpy.target import NUMPY_TARGET
+from dy2st.passes.memory_plan import memory_report
 
 RNG = np.random.default_rng(0)
 
@@ -109,7 +111,9 @@ def measure(name: str, loss, args: tuple, argnums: tuple[int, ...], quick: bool)
     value, grads = both(*args)
     assert np.allclose(value, loss(*args), rtol=1e-4)
     eager_time, forward_time, grad_time = interleaved_medians([loss, forward, both], args, repeats, min_seconds)
-    forward_peak, grad_peak = traced_peak(forward, args), traced_peak(both, args)
+    # As in run.py: what one call allocates, plus the buffers the memory plan keeps across calls.
+    forward_peak = traced_peak(forward, args) + memory_report(forward.graph(*args), NUMPY_TARGET).persistent
+    grad_peak = traced_peak(both, args) + memory_report(both.graph(*args), NUMPY_TARGET).persistent
     saved = _saved_bytes(name, args)
     jax_time = _jax_column("mlp" if name.startswith("MLP") else "rnn", args, argnums, repeats, min_seconds)
     mib = 1 << 20

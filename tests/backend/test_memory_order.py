@@ -225,3 +225,20 @@ def arrays_made_in_an_order(x):
 def test_np_array_and_asarray_keep_the_order_they_are_asked_for():
     x = np.random.default_rng(3).standard_normal((300, 200))
     assert_like_eager(arrays_made_in_an_order, x)
+
+
+def layer_then_reduced(x, w, b):
+    h = np.maximum(x @ w + b, 0.0)  # matmul results are C-ordered, b has no memory order
+    return h.sum(axis=0)
+
+
+def test_elementwise_work_on_c_ordered_values_is_planned_before_a_reduction():
+    """NumPy lays out an elementwise result of C-ordered operands (and rows, numbers) C-ordered,
+    so a planned buffer holds it in eager's order: the reductions read it in the same order."""
+    args = (RNG.standard_normal((300, 200)), RNG.standard_normal((200, 250)), RNG.standard_normal(250))
+    graph = dy2st.to_static(layer_then_reduced).graph(*args)
+    fused = [op for op in graph.walk() if op.name == "fused"]
+    assert fused and not any(op.attrs.get("eager_layout") for op in fused)
+    assert any("out_buffer" in op.attrs for op in fused)
+    assert_like_eager(layer_then_reduced, *args)
+    assert_like_eager(layer_then_reduced, np.asfortranarray(args[0]), np.asfortranarray(args[1]), args[2])

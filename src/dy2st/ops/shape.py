@@ -75,6 +75,7 @@ def _same_type(types, order="K"):
 
 
 RESHAPE, TRANSPOSE, ASTYPE, BYTE_ORDER_CAST, COPY = "reshape", "transpose", "astype", "byte_order_cast", "copy"
+BROADCAST_TO = "broadcast_to"
 """Opcodes other layers build or rewrite (simplification composes them)."""
 
 
@@ -139,7 +140,7 @@ def reshaped_like(e: Emitter, x: Value, like: Value) -> Value:
 def broadcast_like(e: Emitter, x: Value, like: Value) -> Value:
     """``x`` broadcast to ``like``'s shape (see ``reshaped_like``)."""
     if not has_symbolic(like.type.shape):
-        return e.op("broadcast_to", x, shape=tuple(like.type.shape))
+        return e.op(BROADCAST_TO, x, shape=tuple(like.type.shape))
     return e.op(BROADCAST_LIKE, x, like)
 
 
@@ -584,7 +585,7 @@ def _broadcast_to_rule(types, shape):
 
 register(
     OpDef(
-        "broadcast_to",
+        BROADCAST_TO,
         _broadcast_to_rule,
         lambda x, shape: np.broadcast_to(x, shape),
         view=True,
@@ -598,7 +599,7 @@ register(
 @handles(np.broadcast_to)
 def broadcast_to(array, shape, subok=False):
     """Staged ``np.broadcast_to``; ``array`` may also be a concrete array."""
-    return as_array(read_only_view("broadcast_to", array, shape=static_shape(shape, "np.broadcast_to")))
+    return as_array(read_only_view(BROADCAST_TO, array, shape=static_shape(shape, "np.broadcast_to")))
 
 
 @handles(np.expand_dims)

@@ -31,7 +31,9 @@ is Fortran-ordered), and a float reduction rounds by the order it reads memory i
 reduction reads, and the values their order derives from, are left to NumPy
 (``eager_ordered_values``; a matmul result is C-ordered either way and keeps its buffer), a fused op
 among them is marked ``eager_layout`` (its kernel then gives NumPy's order), and a reduction is
-planned only when its result has at most one axis longer than 1.
+planned only when its result has at most one axis longer than 1. Values NumPy lays out C-ordered
+whatever the caller passes (elementwise work on matmul results and rows: ``c_ordered_values``)
+need no such care, and are planned unless that raises the planned peak.
 """
 
 from __future__ import annotations
@@ -42,8 +44,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, WRITES_UPDATE, YIELD, Block, Graph, Op, Value
+from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import has_symbolic, hint_of, is_data_dependent
+from dy2st.ops.shape import BROADCAST_TO
 from dy2st.passes.alias import may_alias_inputs
 from dy2st.passes.base import Pass
 
@@ -248,20 +252,52 @@ def reads_memory_order(op: Op) -> bool:
     return opdef.region_kernel and any(reads_memory_order(inner) for inner in op.regions[0].block.ops)
 
 
-def eager_ordered_values(sched: Schedule) -> set[Value]:
+def eager_ordered_values(sched: Schedule, trust_c_order: bool = True) -> set[Value]:
     """Values that must have the memory order eager NumPy gives them: the operands of ops that
     read it (``reads_memory_order``), and, since NumPy gives a result the order of its operands
     (``order='K'``; a view keeps its base's), every value that order derives from, back to the
     graph's arguments, whose order is the caller's. Planned buffers are C-ordered, so none of
-    these is planned; a fused op among them keeps NumPy's order itself (``eager_layout``)."""
+    these is planned; a fused op among them keeps NumPy's order itself (``eager_layout``).
+    ``trust_c_order``: leave out the values NumPy lays out C-ordered anyway
+    (``c_ordered_values``), which a planned buffer holds in eager's order."""
     pending = [v for op in sched.ops if reads_memory_order(op) for v in op.operands]
+    c_ordered = c_ordered_values(sched) if trust_c_order else set()
     ordered: set[Value] = set()
     while pending:
         value = pending.pop()
-        if value not in ordered and has_memory_order(value):
+        if value not in ordered and has_memory_order(value) and value not in c_ordered:
             ordered.add(value)
             pending.extend(_order_sources(value))
     return ordered
+
+
+def c_ordered_values(sched: Schedule) -> set[Value]:
+    """Values eager NumPy lays out C-ordered whatever the order of the caller's arrays: results
+    of ops whose result is always C-ordered (matmul), and of elementwise ops (and fused groups of
+    them) whose operands are all C-ordered or have no memory order. NumPy gives an elementwise
+    result the order of its operands (``order='K'``), and an operand broadcast from a shape with
+    at most one axis longer than 1 does not weigh in, so such a result is C-ordered; a planned
+    (C-ordered) buffer then holds it in NumPy's own order."""
+    known: set[Value] = set()
+    for op in sched.ops:
+        opdef = get_op(op.name)
+        follows_operands = opdef.elementwise or (
+            opdef.region_kernel
+            and all(inner.name == CONST or get_op(inner.name).elementwise for inner in op.regions[0].block.ops[:-1])
+        )
+        if opdef.c_ordered_result or (follows_operands and all(_orderless_or_in(v, known) for v in op.operands)):
+            known.update(op.results)
+    return known
+
+
+def _orderless_or_in(value: Value, known: set[Value]) -> bool:
+    """Is ``value`` C-ordered (in ``known``), without memory order, or a broadcast of a value
+    without memory order (``broadcast_to`` of a row or a number: its strides are those of the
+    smaller array, zero elsewhere)?"""
+    if value in known or not has_memory_order(value):
+        return True
+    owner = value.owner
+    return isinstance(owner, Op) and owner.name == BROADCAST_TO and not has_memory_order(owner.operands[0])
 
 
 def has_memory_order(value: Value) -> bool:
@@ -388,7 +424,23 @@ def _outputs(graph: Graph, roots: dict[Value, set[Value]]) -> tuple[set[Value], 
 
 
 def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
-    """Assign buffer slots to the results of out-capable ops (see the module docstring)."""
+    """Assign buffer slots to the results of out-capable ops (see the module docstring).
+
+    Values NumPy lays out C-ordered may be planned even where a reduction reads them, but a slot
+    is held for the whole call while NumPy frees an array at its last use: where planning them
+    raises the planned peak (a gradient graph, whose saved activations peak while such a slot
+    waits for its value), the plan that leaves them to NumPy is kept instead."""
+    sched = schedule(graph)
+    trusted, strict = (eager_ordered_values(sched, trust) for trust in (True, False))
+    relaxed = _plan(graph, target, trusted)
+    if trusted == strict:
+        return relaxed
+    fallback = _plan(graph, target, strict)
+    return fallback if _planned_peak(graph, fallback) < _planned_peak(graph, relaxed) else relaxed
+
+
+def _plan(graph: Graph, target: MemoryTarget, eager_ordered: set[Value]) -> Plan:
+    """The plan that leaves ``eager_ordered`` values to NumPy (``eager_ordered_values``)."""
     sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     roots = view_roots(sched, target)
@@ -400,7 +452,6 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
     handovers = _cond_handovers(sched, roots, intervals, outputs, output_views)
     for value, last in handovers.items():  # the buffer lives on as the cond result
         intervals[value][1] = max(intervals[value][1], last)
-    eager_ordered = eager_ordered_values(sched)
     # A buffer is C-ordered: fine where NumPy's result is C-ordered too, whatever the operands.
     order_kept = {v for v in eager_ordered if isinstance(v.owner, Op) and get_op(v.owner.name).c_ordered_result}
     unplannable = (
@@ -595,8 +646,23 @@ def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Memory
     call's; values of data-dependent size (``x[:i]`` in a rolled loop) are not counted, since
     they have no size before the graph runs."""
     sched = schedule(graph)
-    intervals = live_intervals(graph, sched)
     plan = plan_memory(graph, target)
+    allocated, intervals = _allocations(graph, sched)
+    persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
+    length = len(sched.ops)
+    return MemoryReport(
+        planned_peak=_planned_peak(graph, plan, sched, allocated, intervals),
+        lower_bound=_peak(allocated, intervals, length),
+        eager_estimate=_peak(allocated, _eager_intervals(sched, intervals), length),
+        persistent=persistent,
+        slots=len(plan.slot_types),
+    )
+
+
+def _allocations(graph: Graph, sched: Schedule) -> tuple[dict[Value, int], dict[Value, list[int]]]:
+    """The bytes of each value a run allocates (for the building call's sizes) and the live
+    intervals to count them over."""
+    intervals = live_intervals(graph, sched)
     allocated = {v: _known_bytes(v) for op in sched.ops if _allocating(op) for v in op.results}
     # Region results are buffers too (a branch's or the last iteration's), unless they may be inputs.
     aliasing = may_alias_inputs(graph)
@@ -604,19 +670,26 @@ def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Memory
         intervals[value] = span
         if value not in aliasing:
             allocated[value] = _known_bytes(value)
+    return allocated, intervals
+
+
+def _planned_peak(
+    graph: Graph,
+    plan: Plan,
+    sched: Schedule | None = None,
+    allocated: dict[Value, int] | None = None,
+    intervals: dict[Value, list[int]] | None = None,
+) -> int:
+    """The peak bytes of a run under ``plan``: every slot, for the whole call, plus the values
+    NumPy allocates, while they live."""
+    sched = sched or schedule(graph)
+    if allocated is None or intervals is None:
+        allocated, intervals = _allocations(graph, sched)
     unplanned = {
         v: n for v, n in allocated.items() if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)
     }
     slot_bytes = sum(nbytes for nbytes, _ in plan.slot_types.values())
-    persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
-    length = len(sched.ops)
-    return MemoryReport(
-        planned_peak=slot_bytes + _peak(unplanned, intervals, length),
-        lower_bound=_peak(allocated, intervals, length),
-        eager_estimate=_peak(allocated, _eager_intervals(sched, intervals), length),
-        persistent=persistent,
-        slots=len(plan.slot_types),
-    )
+    return slot_bytes + _peak(unplanned, intervals, len(sched.ops))
 
 
 def _known_bytes(value: Value) -> int:
