@@ -9,7 +9,7 @@ import pytest
 from finite_differences import assert_gradient_matches, numerical_gradient
 
 import dy2st
-from dy2st.ir.opcodes import TAPE_PUSH, TAPE_ROWS_NEW
+from dy2st.ir.opcodes import TAPE_PUSH, TAPE_ROWS_NEW, WHILE_LOOP
 from dy2st.ir.symbolic import is_symbolic
 
 rng = np.random.default_rng(14)
@@ -44,9 +44,26 @@ def test_the_rnn_saves_its_hidden_state_once_and_recomputes_the_inputs_it_reads(
     for k in range(3):
         assert_gradient_matches(rnn, *args, argnums=k)
     graph = dy2st.grad(rnn, argnums=(0, 1, 2)).graph(*args)
-    # One array: the state each step starts from, and the last state (7 rows); xs[i] is read again.
-    assert stacked_shapes(graph) == [(7, 4)]
+    # The tape is one array: the state each step starts from, and the last state (7 rows); xs[i]
+    # is read again. The backward loop keeps the cotangent of each step's pre-activation (6 rows)
+    # for the weights' gradients, xs.T @ G and H.T @ G after it.
+    assert stacked_shapes(graph) == [(7, 4), (6, 4)]
     assert pushes(graph) == 0
+
+
+def first_steps(wx, wh, xs, h):
+    for i in range(5):
+        h = np.tanh(wh @ h + xs[i] @ wx)  # W @ h: the outer product of g and h
+    return (h * h).sum()
+
+
+@pytest.mark.parametrize("argnums", [0, 1])
+def test_weight_gradients_summed_after_the_loop_over_part_of_an_input(argnums):
+    """The loop reads the first 5 of 8 rows of xs: the sum after the loop takes those rows."""
+    wx, wh, _, xs, h = rnn_args(8)
+    assert_gradient_matches(first_steps, wx, wh, xs, h, argnums=argnums)
+    graph = dy2st.grad(first_steps, argnums=(0, 1)).graph(wx, wh, xs, h)
+    assert sorted(stacked_shapes(graph)) == [(5, 4), (6, 4)]  # the cotangent rows and the state
 
 
 def test_a_trip_count_that_changes_between_calls_is_a_symbolic_row_count():
@@ -221,3 +238,23 @@ def test_checkpointed_counted_loops_stack_what_each_iteration_starts_from():
     recomputed = dy2st.grad(rnn, argnums=1, checkpoint=True)
     np.testing.assert_allclose(recomputed(*args), saved, rtol=1e-12)
     assert stacked_shapes(recomputed.graph(*args)) == [(6, 4)]
+
+
+def test_both_loops_of_the_rnn_gradient_compile_and_agree_with_the_numpy_tier():
+    pytest.importorskip("numba")
+    from dy2st.backend.numba.executor import TieredExecutor
+    from dy2st.backend.numba.support import COMPILED_LOOP, numba_blas_available
+
+    if not numba_blas_available():
+        pytest.skip("compiled matrix products need SciPy's BLAS")
+    args = rnn_args(30, hidden=8)
+    compiled = dy2st.value_and_grad(dy2st.to_static(rnn, backend="compiled"), argnums=(0, 1, 2))
+    loops = [op for op in compiled.graph(*args).body.ops if op.name == WHILE_LOOP]
+    assert len(loops) == 2 and all(op.attrs.get(COMPILED_LOOP) for op in loops)
+    value, grads = compiled(*args)
+    executor = compiled._compiled(args, {}, compiled._seeded)[0].executor
+    assert isinstance(executor, TieredExecutor) and executor.tier == "compiled"
+    want_value, want_grads = dy2st.value_and_grad(dy2st.to_static(rnn, backend="numpy"), argnums=(0, 1, 2))(*args)
+    np.testing.assert_allclose(value, want_value, rtol=1e-13)
+    for got, want in zip(grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)

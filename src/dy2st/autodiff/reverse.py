@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from dy2st.autodiff.clone import clone_ops
 from dy2st.autodiff.counted import CountedLoop, counted_loop
+from dy2st.autodiff.outer_sums import FactorRows, outer_product_sums, sum_after_loop
 from dy2st.autodiff.stacked import can_stack, read_rows, recomputable, record_rows
 from dy2st.errors import DifferentiationError
 from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value, replace_uses
@@ -297,14 +298,32 @@ class Backprop:
         step.set_ops([*front.block.ops, *(op for op in step.ops[1:] if op not in clones or op in live)])
         replace_uses(step, renamed)
         finish = step.ops.pop()
-        step.append(Op(YIELD, [python_int_sum(e.into(step), step.args[0], 1), *finish.operands[1:]], [], loc=e.loc))
+        finish = step.append(
+            Op(YIELD, [python_int_sum(e.into(step), step.args[0], 1), *finish.operands[1:]], [], loc=e.loc)
+        )
+        # Checkpointing keeps the least memory: its weight cotangents stay sums in the loop.
+        factors = FactorRows(e, step, row, tape.count, counted.rows)
+        deferred = [] if self.checkpoint else outer_product_sums(step, 1 + len(carried))
+        deferred = [outer for outer in deferred if factors.affordable(outer)]
+        for outer in deferred:
+            finish.operands[outer.position] = step.args[outer.position]  # the sum passes through
+            factors.plan(outer.left)
+            factors.plan(outer.right)
+        factors.write(finish)
+        for array in factors.initial:
+            check.add_arg(array.type, "saved")
         backward = e.append(
             WHILE_LOOP,
-            [0, *start_cotangents, *start_sums],
+            [0, *start_cotangents, *start_sums, *factors.initial],
             regions=[Region(check), Region(step)],
-            result_types=arg_types,
+            result_types=[a.type for a in step.args],
         )
-        return backward.results[1:]
+        results = list(backward.results)
+        for outer in deferred:
+            left = factors.rows_of(e, outer.left, backward.results)
+            right = factors.rows_of(e, outer.right, backward.results)
+            results[outer.position] = sum_after_loop(e, results[outer.position], left, right)
+        return results[1 : len(arg_types)]
 
     def _iteration_adjoint(
         self, e: Emitter, op: Op, carried: list[int], free: list[Value], arg_types: list[TensorType]

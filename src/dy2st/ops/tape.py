@@ -194,3 +194,14 @@ def trip_count(e: Emitter, start: int, bound: Value | int) -> Value:
     if isinstance(bound, int):
         return e.value(max(bound - start, 0))
     return e.op(AS_PYTHON_NUMBER, e.op("maximum", e.op("subtract", bound, start), 0))
+
+
+def first_rows(e: Emitter, array: Value, count: int) -> Value:
+    """``array[:count]`` (a view), for a number of rows known when the graph is built."""
+    return e.op("getitem", array, template=(slice(None, count),))
+
+
+def sum_of_outer_products(e: Emitter, left_rows: Value, right_rows: Value) -> Value:
+    """The sum over rows ``j`` of the outer products of ``left_rows[j]`` and ``right_rows[j]``:
+    ``left_rows.T @ right_rows``, one matrix product instead of one outer product per row."""
+    return e.op("matmul", e.op("transpose", left_rows, axes=(1, 0)), right_rows)
