@@ -20,10 +20,9 @@ from dy2st.ir.core import Block, Op, Value, use_counts
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.symbolic import Dim
-from dy2st.ops.adjoint import add
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.shape import EXPAND_DIMS
-from dy2st.ops.tape import first_rows, new_rows, stackable, sum_of_outer_products, write_row
+from dy2st.ops.tape import first_rows, new_rows, stackable, write_row
 
 _row_numbers = itertools.count()
 
@@ -159,10 +158,3 @@ def _defined_in(value: Value, block: Block) -> bool:
     if value in block.args:
         return True
     return any(value in op.results or any(value in r.block.args for r in op.regions) for op in block.walk())
-
-
-def sum_after_loop(e: Emitter, total: Value, left_rows: Value, right_rows: Value) -> Value:
-    """``total`` plus the sum of the outer products of the rows."""
-    total_after = add(e, total, sum_of_outer_products(e, left_rows, right_rows))
-    assert total_after is not None
-    return total_after

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from dy2st.autodiff.clone import clone_ops
 from dy2st.autodiff.counted import CountedLoop, counted_loop
-from dy2st.autodiff.outer_sums import FactorRows, outer_product_sums, sum_after_loop
+from dy2st.autodiff.outer_sums import FactorRows, outer_product_sums
 from dy2st.autodiff.stacked import can_stack, read_rows, recomputable, record_rows
 from dy2st.errors import DifferentiationError
 from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value, replace_uses
@@ -32,7 +32,7 @@ from dy2st.ir.opcodes import TAPE_NEW, TAPE_NONEMPTY, TAPE_POP, TAPE_PUSH
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import add, differentiable, fit_to, zeros
-from dy2st.ops.tape import TAPE_TYPE, python_int_difference, python_int_sum, python_less
+from dy2st.ops.tape import TAPE_TYPE, python_int_difference, python_int_sum, python_less, sum_of_outer_products
 
 _tape_numbers = itertools.count()
 
@@ -322,7 +322,9 @@ class Backprop:
         for outer in deferred:
             left = factors.rows_of(e, outer.left, backward.results)
             right = factors.rows_of(e, outer.right, backward.results)
-            results[outer.position] = sum_after_loop(e, results[outer.position], left, right)
+            # The sum starts from zeros (``start_sums``) and the loop passes it through unchanged,
+            # so it is the matrix product alone (and the loop no longer needs to carry it).
+            results[outer.position] = sum_of_outer_products(e, left, right)
         return results[1 : len(arg_types)]
 
     def _iteration_adjoint(
