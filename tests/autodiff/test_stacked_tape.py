@@ -10,7 +10,7 @@ from finite_differences import assert_gradient_matches, numerical_gradient
 
 import dy2st
 from dy2st.ir.opcodes import TAPE_PUSH, TAPE_ROWS_NEW, WHILE_LOOP
-from dy2st.ir.symbolic import is_symbolic
+from dy2st.ir.symbolic import is_data_dependent, is_symbolic
 
 rng = np.random.default_rng(14)
 
@@ -73,8 +73,10 @@ def test_a_trip_count_that_changes_between_calls_is_a_symbolic_row_count():
         got = grad(*args)
         for k in range(2):
             np.testing.assert_allclose(got[k], numerical_gradient(rnn, args, k), rtol=1e-6, atol=1e-8)
-    (shape,) = stacked_shapes(grad.graph(*rnn_args(4)))
-    assert is_symbolic(shape[0])
+    # The rows are the size of xs (n0): n0 + 1 rows of states, n0 rows of step cotangents.
+    tape, cotangents = stacked_shapes(grad.graph(*rnn_args(4)))
+    assert is_symbolic(cotangents[0]) and not is_data_dependent(cotangents[0])
+    assert tape[0] - cotangents[0] == 1
 
 
 def count_to(x, n):

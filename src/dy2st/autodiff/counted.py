@@ -97,9 +97,34 @@ def _defined_inside(value: Value, loop: Op) -> bool:
 
 
 def _known_rows(bound: Value, start: int) -> Dim | None:
-    """The trip count as a size: for ``range(x.shape[k])`` the size itself."""
-    owner = bound.owner
-    if start == 0 and isinstance(owner, Op) and owner.name == DIM:
-        size = owner.operands[0].type.shape[owner.attrs["axis"]]
-        return None if is_data_dependent(size) else size
+    """The trip count as a size: for ``range(x.shape[k])`` (and ``for row in x``) the size itself.
+    The rolled loop's bound is then ``max(size, 0)``, which staging writes ``(n + abs(n)) // 2``
+    on Python ints (``runtime/control_flow/iterables.py``)."""
+    if start != 0:
+        return None
+    size = _size_read(_at_least_zero_of(bound))
+    return None if size is None or is_data_dependent(size) else size
+
+
+def _at_least_zero_of(value: Value) -> Value:
+    """``n`` where ``value`` is ``(n + abs(n)) // 2``, else ``value``."""
+    halved = _without_python_number(value).owner
+    if not isinstance(halved, Op) or get_op(halved.name).ufunc is not np.floor_divide:
+        return value
+    total, two = halved.operands
+    summed = _without_python_number(total).owner
+    if _literal_int(two) != 2 or not isinstance(summed, Op) or get_op(summed.name).ufunc is not np.add:
+        return value
+    n, magnitude = (_without_python_number(v) for v in summed.operands)
+    absolute = magnitude.owner
+    if not isinstance(absolute, Op) or get_op(absolute.name).ufunc is not np.absolute:
+        return value
+    return n if _without_python_number(absolute.operands[0]) is n else value
+
+
+def _size_read(value: Value) -> Dim | None:
+    """The size a ``dim`` op reads, if ``value`` is one's result."""
+    owner = _without_python_number(value).owner
+    if isinstance(owner, Op) and owner.name == DIM:
+        return owner.operands[0].type.shape[owner.attrs["axis"]]
     return None

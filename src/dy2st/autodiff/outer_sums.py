@@ -22,7 +22,7 @@ from dy2st.ir.opdefs import get_op
 from dy2st.ir.symbolic import Dim
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.shape import EXPAND_DIMS
-from dy2st.ops.tape import first_rows, new_rows, stackable, write_row
+from dy2st.ops.tape import new_rows, stackable, without_last_rows, write_row
 
 _row_numbers = itertools.count()
 
@@ -114,8 +114,8 @@ class FactorRows:
 
     def _rows_read(self, factor: Value) -> Value | None:
         """The array from before the backward loop of which ``factor`` is row ``j`` at iteration
-        ``j`` (``xs[i]``, a row of the tape), if its first rows are the trip count's (its length is
-        the trip count, or both are known when the graph is built)."""
+        ``j`` (``xs[i]``, a row of the tape), if its length is the trip count plus a number known
+        when the graph is built."""
         owner = factor.owner
         if not isinstance(owner, Op) or owner.parent is not self.step:
             return None
@@ -129,10 +129,15 @@ class FactorRows:
             return None
         if _defined_in(array, self.step):
             return None
-        length = array.type.shape[0]
-        if length == self.rows or (isinstance(length, int) and isinstance(self.rows, int) and length > self.rows):
-            return array
-        return None
+        return array if self._extra_rows(array) is not None else None
+
+    def _extra_rows(self, array: Value) -> int | None:
+        """How many rows ``array`` has beyond the trip count, if a number known when the graph is
+        built (``xs`` of 8 rows read for 5 steps, the tape's last row), else None."""
+        if self.rows is None:
+            return None
+        extra = array.type.shape[0] - self.rows
+        return extra if isinstance(extra, int) and extra >= 0 else None
 
     def write(self, finish: Op) -> None:
         """Make the step write the rows of the factors it records, just before its yield ``finish``."""
@@ -147,10 +152,9 @@ class FactorRows:
         """The rows of ``factor`` after the backward loop, whose results are ``results``."""
         if factor in self.existing:
             array = self.existing[factor]
-            if array.type.shape[0] == self.rows:
-                return array
-            assert isinstance(self.rows, int)
-            return first_rows(e, array, self.rows)
+            extra = self._extra_rows(array)
+            assert extra is not None
+            return array if extra == 0 else without_last_rows(e, array, extra)
         return results[self.recorded[factor]]
 
 

@@ -196,9 +196,9 @@ def trip_count(e: Emitter, start: int, bound: Value | int) -> Value:
     return e.op(AS_PYTHON_NUMBER, e.op("maximum", e.op("subtract", bound, start), 0))
 
 
-def first_rows(e: Emitter, array: Value, count: int) -> Value:
-    """``array[:count]`` (a view), for a number of rows known when the graph is built."""
-    return e.op("getitem", array, template=(slice(None, count),))
+def without_last_rows(e: Emitter, array: Value, count: int) -> Value:
+    """``array[:-count]`` (a view): its rows but the last ``count``, which may be a symbolic number."""
+    return e.op("getitem", array, template=(slice(None, -count),))
 
 
 def sum_of_outer_products(e: Emitter, left_rows: Value, right_rows: Value) -> Value:
