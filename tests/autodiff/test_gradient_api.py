@@ -7,7 +7,7 @@ import pytest
 from finite_differences import assert_gradient_matches, numerical_gradient
 
 import dy2st
-from dy2st.ir.opcodes import TAPE_PUSH, WHILE_LOOP
+from dy2st.ir.opcodes import TAPE_PUSH, TAPE_ROWS_NEW, WHILE_LOOP
 
 
 def loss(w, x, scale):
@@ -212,13 +212,13 @@ def test_checkpointed_loops_recompute_their_iterations_and_agree():
     saved, recomputed = dy2st.grad(f), dy2st.grad(f, checkpoint=True)
     np.testing.assert_allclose(recomputed(A), saved(A), rtol=1e-12)
 
-    def pushed(graph):
-        return [len(op.operands) - 1 for op in graph.walk() if op.name == TAPE_PUSH]
+    def stacked(graph):
+        return [op.results[0].type.shape for op in graph.walk() if op.name == TAPE_ROWS_NEW]
 
     # Saving mode keeps the rows the adjoint reads; checkpointing keeps what each iteration
-    # starts from (the whole matrix B and the counter).
-    assert pushed(recomputed.graph(A)) == [2]
-    assert all(n >= 1 for n in pushed(saved.graph(A)))
+    # starts from (the whole matrix B; the counter is computed again), 5 iterations of each.
+    assert stacked(recomputed.graph(A)) == [(5, 6, 3)]
+    assert stacked(saved.graph(A)) and all(shape[1:] == (3,) for shape in stacked(saved.graph(A)))
 
 
 def test_a_gradient_through_complex_numbers_is_refused_not_zero():

@@ -580,6 +580,35 @@ def test_matrix_vector_products_compile_with_numpys_bits():
     assert "np.dot(" in static.compiled_source(A, v, np.array(3))
 
 
+def outer_product_sums(u, V, acc):
+    for i in range(V.shape[0]):
+        acc = acc + np.expand_dims(u, 1) * np.expand_dims(V[i], 0)
+    return acc
+
+
+def outer_product_sums_of_columns(u, V, acc):
+    for i in range(V.shape[1]):
+        acc = acc + np.expand_dims(u, 1) * np.expand_dims(V[:, i], 0)
+    return acc
+
+
+def test_outer_products_of_expanded_vectors_compile_with_numpys_bits():
+    """``np.expand_dims`` of a contiguous vector is a reshaped view in compiled code (the weight
+    gradients of a backward loop); of a column, which Numba cannot reshape, the loop stays on
+    NumPy."""
+    rng = np.random.default_rng(15)
+    u, V = rng.random(6), rng.random((9, 6))
+    static = dy2st.to_static(outer_product_sums, backend="compiled")
+    same_value(static(u, V, np.zeros((6, 6))), outer_product_sums(u, V, np.zeros((6, 6))))
+    executor = executor_of(static, u, V, np.zeros((6, 6)))
+    assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", executor.failures
+    assert ".reshape((" in static.compiled_source(u, V, np.zeros((6, 6)))
+    columns = dy2st.to_static(outer_product_sums_of_columns, backend="compiled")
+    W = rng.random((6, 9))
+    same_value(columns(u, W, np.zeros((6, 6))), outer_product_sums_of_columns(u, W, np.zeros((6, 6))))
+    assert not any(op.attrs.get(COMPILED_LOOP) for op in columns.graph(u, W, np.zeros((6, 6))).walk())
+
+
 def test_calls_from_threads_while_compiled_code_is_swapped_in_all_give_eagers_result(monkeypatch):
     import threading
 

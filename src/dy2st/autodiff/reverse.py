@@ -22,6 +22,9 @@ import itertools
 from collections.abc import Sequence
 
 from dy2st.autodiff.clone import clone_ops
+from dy2st.autodiff.counted import CountedLoop, counted_loop
+from dy2st.autodiff.outer_sums import FactorRows, outer_product_sums
+from dy2st.autodiff.stacked import can_stack, read_rows, recomputable, record_rows
 from dy2st.errors import DifferentiationError
 from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value, replace_uses
 from dy2st.ir.emit import Emitter
@@ -29,7 +32,7 @@ from dy2st.ir.opcodes import TAPE_NEW, TAPE_NONEMPTY, TAPE_POP, TAPE_PUSH
 from dy2st.ir.opdefs import get_op
 from dy2st.ir.types import TensorType
 from dy2st.ops.adjoint import add, differentiable, fit_to, zeros
-from dy2st.ops.tape import TAPE_TYPE
+from dy2st.ops.tape import TAPE_TYPE, python_int_difference, python_int_sum, python_less, sum_of_outer_products
 
 _tape_numbers = itertools.count()
 
@@ -208,23 +211,142 @@ class Backprop:
     # --- while_loop ------------------------------------------------------------------------
     def loop(self, e: Emitter, op: Op, adjoints: dict[Value, Value]) -> None:
         """Record what the forward loop's iterations leave for their adjoints on a tape, then run
-        the iterations' adjoints in reverse order."""
+        the iterations' adjoints in reverse order: a counted loop's tape is stacked arrays, any
+        other loop's a list."""
         body = op.regions[1].block
         carried = [k for k, r in enumerate(op.results) if r in self.active or body.args[k] in self.active]
         free = [v for v in _free_values(op) if v in self.active and v not in op.operands]
         if not carried and not free:
             return
-        starts, body_ops, ends = list(body.args), body.ops[:-1], list(body.ops[-1].operands)
         start_cotangents = [adjoints.get(op.results[k]) or zeros(e, op.results[k]) for k in carried]
         start_sums = [zeros(e, v) for v in free]
-        arg_types = [TAPE_TYPE, *(v.type for v in start_cotangents), *(v.type for v in start_sums)]
+        counted = counted_loop(op)
+        results = None
+        if counted is not None:
+            results = self._stacked_loop(e, op, counted, carried, free, start_cotangents, start_sums)
+        if results is None:
+            results = self._list_loop(e, op, carried, free, start_cotangents, start_sums)
+        for k, cotangent in zip(carried, results):
+            if op.operands[k] in self.active:
+                _accumulate(e, adjoints, op.operands[k], cotangent)
+        for v, total in zip(free, results[len(carried) :]):
+            _accumulate(e, adjoints, v, total)
 
+    def _list_loop(
+        self,
+        e: Emitter,
+        op: Op,
+        carried: list[int],
+        free: list[Value],
+        start_cotangents: list[Value],
+        start_sums: list[Value],
+    ) -> list[Value]:
+        """The backward loop over a list tape: it pops an iteration's values while any are left.
+        Returns the cotangents of the carried values ``carried`` and the sums for ``free``."""
+        arg_types = [TAPE_TYPE, *(v.type for v in start_cotangents), *(v.type for v in start_sums)]
         check = Block(arg_types)
         check.append(Op(YIELD, [Emitter(check, e.loc).op(TAPE_NONEMPTY, check.args[0])], [], loc=e.loc))
+        step, mapping, clones = self._iteration_adjoint(e, op, carried, free, arg_types)
+        if self.checkpoint:
+            saved = list(op.regions[1].block.args)  # the iteration is recomputed from the values it started from
+        else:
+            saved = _save_instead_of_recomputing(step, clones, mapping)
+        tape = _record_iterations(op, saved, at_start=self.checkpoint)
+        backward = e.append(
+            WHILE_LOOP,
+            [tape, *start_cotangents, *start_sums],
+            regions=[Region(check), Region(step)],
+            result_types=arg_types,
+        )
+        return backward.results[1:]
 
+    def _stacked_loop(
+        self,
+        e: Emitter,
+        op: Op,
+        counted: CountedLoop,
+        carried: list[int],
+        free: list[Value],
+        start_cotangents: list[Value],
+        start_sums: list[Value],
+    ) -> list[Value] | None:
+        """The backward loop of a counted loop over a stacked tape (``stacked.py``): a counted
+        loop whose iteration ``k`` runs the adjoint of forward iteration ``rows - 1 - k``. None
+        (and the forward loop unchanged) where a saved value cannot be a row of an array."""
+        counter_type = op.regions[1].block.args[counted.counter].type
+        arg_types = [counter_type, *(v.type for v in start_cotangents), *(v.type for v in start_sums)]
+        step, mapping, clones = self._iteration_adjoint(e, op, carried, free, arg_types)
+        placeholder = step.ops[0]
+        counter = placeholder.results[1 + counted.counter]
+        if self.checkpoint:
+            saved, live = [v for v in placeholder.results[1:] if v is not counter], clones
+        else:
+            saved, live = _rows_to_save(step, clones, mapping, counter)
+        if not can_stack(saved):
+            return None
+        original_of = {copy: original for original, copy in mapping.items()}
+        tape = record_rows(op, counted, [original_of[v] for v in saved])
+
+        last = python_int_difference(e, tape.count, 1)
+        check = Block(arg_types)
+        check.append(Op(YIELD, [python_less(Emitter(check, e.loc), check.args[0], tape.count)], [], loc=e.loc))
+        front = Emitter(Block(), e.loc)
+        row = python_int_difference(front, last, step.args[0])
+        renamed = dict(zip(saved, read_rows(front, tape, row, [v.type for v in saved])))
+        renamed[counter] = python_int_sum(front, row, counted.start) if counted.start else row
+        assert all(old.type == new.type for old, new in renamed.items()), "a saved value read back as another type"
+        step.set_ops([*front.block.ops, *(op for op in step.ops[1:] if op not in clones or op in live)])
+        replace_uses(step, renamed)
+        finish = step.ops.pop()
+        finish = step.append(
+            Op(YIELD, [python_int_sum(e.into(step), step.args[0], 1), *finish.operands[1:]], [], loc=e.loc)
+        )
+        # Checkpointing keeps the least memory: its weight cotangents stay sums in the loop.
+        factors = FactorRows(e, step, row, tape.count, counted.rows)
+        deferred = [] if self.checkpoint else outer_product_sums(step, 1 + len(carried))
+        deferred = [outer for outer in deferred if factors.affordable(outer)]
+        for outer in deferred:
+            finish.operands[outer.position] = step.args[outer.position]  # the sum passes through
+            factors.plan(outer.left)
+            factors.plan(outer.right)
+        factors.write(finish)
+        for array in factors.initial:
+            check.add_arg(array.type, "saved")
+        backward = e.append(
+            WHILE_LOOP,
+            [0, *start_cotangents, *start_sums, *factors.initial],
+            regions=[Region(check), Region(step)],
+            result_types=[a.type for a in step.args],
+        )
+        results = list(backward.results)
+        for outer in deferred:
+            left = factors.rows_of(e, outer.left, backward.results)
+            right = factors.rows_of(e, outer.right, backward.results)
+            # The sum starts from zeros (``start_sums``) and the loop passes it through unchanged,
+            # so it is the matrix product alone (and the loop no longer needs to carry it).
+            results[outer.position] = sum_of_outer_products(e, left, right)
+        return results[1 : len(arg_types)]
+
+    def _iteration_adjoint(
+        self, e: Emitter, op: Op, carried: list[int], free: list[Value], arg_types: list[TensorType]
+    ) -> tuple[Block, dict[Value, Value], set[Op]]:
+        """The body of a backward loop, over ``arg_types`` (the tape or the counter, then the
+        cotangents of the values ``carried``, then the sums for ``free``): a placeholder
+        ``tape_pop`` giving the values the forward iteration started from, copies of the forward
+        body's ops (returned, with the mapping from forward values to their copies) and their
+        adjoint. Its yield passes its first argument on, then the cotangents of the values the
+        iteration started from and the sums."""
+        body = op.regions[1].block
+        starts, body_ops, ends = list(body.args), body.ops[:-1], list(body.ops[-1].operands)
         step = Block(arg_types)
         inner = e.into(step)
-        pop = inner.append(TAPE_POP, [step.args[0]], {"saved": tuple(a.type for a in starts)})
+        start_types = [a.type for a in starts]
+        pop = inner.append(
+            TAPE_POP,
+            [step.args[0]],
+            {"saved": tuple(start_types)},
+            result_types=[TAPE_TYPE, *start_types],
+        )
         mapping: dict[Value, Value] = dict(zip(starts, pop.results[1:]))
         clone_ops(body_ops, step, mapping)
         clones = set(step.ops[1:])
@@ -241,24 +363,7 @@ class Backprop:
             for v, total in zip(free, step.args[1 + len(carried) :])
         ]
         step.append(Op(YIELD, [pop.results[0], *next_cotangents, *next_sums], [], loc=e.loc))
-        if self.checkpoint:
-            saved = starts  # the iteration is recomputed from the values it started from
-        else:
-            saved = _save_instead_of_recomputing(step, clones, mapping)
-        tape = _record_iterations(op, saved, at_start=self.checkpoint)
-
-        backward = e.append(
-            WHILE_LOOP,
-            [tape, *start_cotangents, *start_sums],
-            regions=[Region(check), Region(step)],
-            result_types=arg_types,
-        )
-        results = backward.results[1:]
-        for k, cotangent in zip(carried, results):
-            if op.operands[k] in self.active:
-                _accumulate(e, adjoints, op.operands[k], cotangent)
-        for v, total in zip(free, results[len(carried) :]):
-            _accumulate(e, adjoints, v, total)
+        return step, mapping, clones
 
     def _copy_activity(self, mapping: dict[Value, Value]) -> None:
         self.active.update(copy for original, copy in mapping.items() if original in self.active)
@@ -310,6 +415,33 @@ def _save_instead_of_recomputing(step: Block, clones: set[Op], mapping: dict[Val
     step.set_ops([new_pop, *(op for op in step.ops[1:] if op not in clones or op in live_clones)])
     replace_uses(step, renamed)
     return [original_of[v] for v in saved]
+
+
+def _rows_to_save(
+    step: Block, clones: set[Op], mapping: dict[Value, Value], counter: Value
+) -> tuple[list[Value], set[Op]]:
+    """For a stacked tape: the copies in the backward iteration ``step`` (as
+    ``_save_instead_of_recomputing`` builds it) whose forward values the forward loop must save,
+    and the copies of forward ops the iteration runs again: those whose result has no forward
+    value (a nested loop's tape) and those whose result is cheap to compute again from the
+    counter ``counter`` (whose copy the backward loop computes) and values from before the loop."""
+    pop = step.ops[0]
+    original_of = {copy: original for original, copy in mapping.items()}
+    starts = set(pop.results[1:])
+    top_level = {r for op in clones for r in op.results}
+    live: set[Op] = set()
+    saved: dict[Value, None] = {}
+    pending = [v for op in step.ops[1:] if op not in clones for v in _operands_within(op)]
+    while pending:
+        value = pending.pop()
+        if value is counter or (value in top_level and value.owner in live):
+            continue
+        if value in top_level and (value not in original_of or recomputable(value, counter, starts, top_level)):
+            live.add(value.owner)
+            pending.extend(_operands_within(value.owner))
+        elif value in starts or value in top_level:
+            saved.setdefault(value)
+    return list(saved), live
 
 
 def _operands_within(op: Op) -> list[Value]:

@@ -95,3 +95,7 @@ TAPE_NEW = "tape_new"
 TAPE_PUSH = "tape_push"
 TAPE_POP = "tape_pop"
 TAPE_NONEMPTY = "tape_nonempty"
+# The tape of a loop whose trip count is known when it starts (a rolled ``for ... in range``): one
+# array per saved value, a row per iteration, allocated before the loop (``dy2st.ops.tape``); the
+# iterations write and read their rows with ordinary indexing.
+TAPE_ROWS_NEW = "tape_rows_new"

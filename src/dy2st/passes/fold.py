@@ -107,8 +107,8 @@ def is_foldable(op: Op) -> bool:
     if not op.operands or op.regions or op.name == CONST:
         return False
     opdef = get_op(op.name)
-    if opdef.kernel is None or opdef.side_effect:
-        return False
+    if opdef.kernel is None or opdef.side_effect or opdef.uninitialized:
+        return False  # an uninitialized array folded would be a constant the graph copies at each call
     if any(has_symbolic(r.type.shape) or r.type.size > MAX_FOLDED_ELEMENTS for r in op.results):
         return False
     return all(constant_value(v) is not None for v in op.operands)

@@ -30,12 +30,14 @@ import numpy as np
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
+from dy2st.backend.numba.shape_views import reshaped
 from dy2st.backend.numba.support import (
     float_vector_sum,
     is_maximum,
     is_mean,
     reads_element,
     representation,
+    reshaped_view,
     scalar_select,
     small_matmul,
     stores_element,
@@ -176,6 +178,8 @@ class LoopSource(ScalarSource):
             result = op.results[0].type.dtype
             chosen = f"({self.converted(x, result)} if {self.name_of(condition)} else {self.converted(y, result)})"
             self.defer(op, depth, chosen)
+        elif reshaped_view(op):
+            self.defer(op, depth, reshaped(self.written_out(op.operands[0], depth), op))
         elif small_matmul(op):
             # np.dot is matmul for 1-d and 2-d operands; Numba has no np.matmul.
             self.defer(op, depth, f"np.dot({self.name_of(op.operands[0])}, {self.name_of(op.operands[1])})")

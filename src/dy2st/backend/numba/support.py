@@ -32,6 +32,7 @@ from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.reductions import mean_into
+from dy2st.ops.shape import EXPAND_DIMS, RESHAPE
 
 # The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops once the
 # operands have the loop's dtypes; where its results differ (division by zero, wrap-around,
@@ -356,7 +357,21 @@ def op_compiles(op: Op) -> bool:
         or small_matmul(op)
         or float_vector_sum(op)
         or vector_extreme(op)
+        or reshaped_view(op)
     )
+
+
+def reshaped_view(op: Op) -> bool:
+    """``np.expand_dims(x, axes)`` (the outer product ``np.expand_dims(h, 1) * np.expand_dims(g,
+    0)`` of a weight's cotangent in a backward loop) or ``x.reshape(shape)`` to sizes known when
+    the graph is built, of a C-contiguous float array inside a loop: compiled as
+    ``x.reshape(...)``, a view of ``x`` as NumPy's is. Numba reshapes only contiguous arrays."""
+    if op.name == RESHAPE and not all(isinstance(d, int) for d in op.results[0].type.shape):
+        return False
+    if op.name not in (EXPAND_DIMS, RESHAPE):
+        return False
+    x = op.operands[0]
+    return x.type.ndim > 0 and x.type.dtype.kind in _ARRAY_KINDS and _c_contiguous(x)
 
 
 def scalar_select(op: Op) -> bool:
