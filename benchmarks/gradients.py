@@ -4,7 +4,8 @@ forward pass, with jax.value_and_grad(jit) as a reference column where JAX is in
 Prints, per workload: the converted forward time, the value_and_grad time and their ratio (target
 at most 3x), the peak memory of each call (tracemalloc: NumPy's allocations) with the bytes the
 gradient has to keep from the forward pass (the loop's saved iterations, the layers' activations),
-and the JAX times. Medians of interleaved repeats, one process.
+and the JAX times. Medians of interleaved repeats, one process. dy2st runs on the compiled tier
+(``backend="compiled"``) where Numba is installed, else on the NumPy tier.
 
     python benchmarks/gradients.py            # the full sizes (MLP 4x1024, batch 4096; RNN T=200)
     python benchmarks/gradients.py --quick    # small sizes, a few seconds
@@ -13,6 +14,7 @@ and the JAX times. Medians of interleaved repeats, one process.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 
 import numpy as np
@@ -23,6 +25,7 @@ from dy2st.backend.numpy.target import NUMPY_TARGET
 from dy2st.passes.memory_plan import memory_report
 
 RNG = np.random.default_rng(0)
+BACKEND = "compiled" if importlib.util.find_spec("numba") else "numpy"
 
 
 def mlp_loss(w1, b1, w2, b2, w3, b3, w4, b4, x):
@@ -106,8 +109,11 @@ def _jax_column(fn_name: str, args: tuple, argnums: tuple[int, ...], repeats: in
 
 def measure(name: str, loss, args: tuple, argnums: tuple[int, ...], quick: bool) -> list[str]:
     repeats, min_seconds = (3, 0.05) if quick else (7, 0.2)
-    forward = dy2st.to_static(loss)
-    both = dy2st.value_and_grad(loss, argnums=argnums)
+    # The steady state: with Numba installed, the compiled tier's code from the first call on
+    # (the default backend swaps it in when a background compile ends, which a loaded machine
+    # may not reach within the warm-up).
+    forward = dy2st.to_static(loss, backend=BACKEND)
+    both = dy2st.value_and_grad(forward, argnums=argnums)
     value, grads = both(*args)
     assert np.allclose(value, loss(*args), rtol=1e-4)
     eager_time, forward_time, grad_time = interleaved_medians([loss, forward, both], args, repeats, min_seconds)
