@@ -131,6 +131,10 @@ def test_nested_counted_loops():
     assert_gradient_matches(nested, x, w, argnums=1)
     graph = dy2st.grad(nested).graph(x, w)
     assert len(stacked_shapes(graph)) >= 2 and pushes(graph) == 0
+    # The inner loop's tape is made in each iteration of the outer backward loop, which runs
+    # the inner loop again (hoisted, it would be copied at each iteration).
+    outer_loops = [op for op in graph.body.ops if op.name == WHILE_LOOP]
+    assert any(op.name == TAPE_ROWS_NEW for loop in outer_loops for op in loop.regions[1].block.walk())
 
 
 def with_continue(x, n):

@@ -13,7 +13,7 @@ Before::
 After: ``%0`` sits just before the ``while_loop``, and so does anything computed only from it.
 
 An op moves when every operand is defined outside the loop (or by an op that moved), it has no side
-effects and no regions, and it cannot raise at run time. Both the condition and the body region are
+effects and no regions, it cannot raise at run time, and it does not make an uninitialized array. Both the condition and the body region are
 hoisted from (the condition's invariants, like a tolerance ``1e-12 * a``, would otherwise run at every
 test); ``cond`` branches are never hoisted from, since that would run the work of the branch not
 taken. Nested loops are processed innermost first, so an op can climb out of several loops.
@@ -66,7 +66,13 @@ def can_hoist(op: Op) -> bool:
     """True for ops that may run before the loop: no effects, no regions, cannot raise."""
     if op.name in TERMINATORS or op.regions:
         return False
-    if get_op(op.name).side_effect:
+    opdef = get_op(op.name)
+    if opdef.side_effect:
+        return False
+    if opdef.uninitialized:
+        # A fresh uninitialized array (an inner loop's tape) costs nothing to make at each
+        # iteration; made once before the loop, the in-place pass would copy it at each one to
+        # keep it unchanged for the next.
         return False
     # Indexing that may raise (tensor indices, static ones out of bounds) runs only where eager
     # code would: hoisted, it would raise before a loop that runs zero times.
