@@ -36,6 +36,8 @@ class FusedSource(ScalarSource):
         source: both functions' source.
     """
 
+    per_element = True
+
     def __init__(self, op: Op, name: str):
         super().__init__()
         self.op = op
