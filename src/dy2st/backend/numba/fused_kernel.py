@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.support import uses_own_math
 from dy2st.ir.core import Op
 
 # Elements from which the parallel loop pays for starting its threads (measured on 2 cores: the
@@ -30,6 +31,9 @@ class CompiledFusedKernel:
         self.dtypes = [arg.type.dtype for arg in block.args]
         self.result_dtypes = [result.type.dtype for result in op.results]
         self.single = len(op.results) == 1
+        # Our math functions are slower than NumPy's SIMD loops on one core (``vector_math``): a
+        # group using them runs compiled where it runs on every core, on the NumPy tier below.
+        self.serial_pays = not uses_own_math(op)
         self.serial = serial
         self.parallel = parallel
         self.fallback = fallback
@@ -40,6 +44,8 @@ class CompiledFusedKernel:
         if arguments is None:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         shape, values = arguments
+        if not self.serial_pays and _count(shape) < PARALLEL_ELEMENTS:
+            return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         outputs = self._outputs(shape, out)
         if outputs is None:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
@@ -77,3 +83,10 @@ class CompiledFusedKernel:
             if not array.flags.c_contiguous or not array.flags.writeable:
                 return None
         return outs
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count

@@ -25,7 +25,7 @@ import numpy as np
 
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
-from dy2st.backend.numba.vector_math import has_vector_form
+from dy2st.backend.numba.vector_math import has_vector_form, pays_in_fused_groups
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand
@@ -713,7 +713,16 @@ def _element_op(op: Op, shape: tuple[Any, ...]) -> bool:
     dtypes = loop_dtypes(op)
     if dtypes is None:
         return False
-    return ufunc in VECTORIZED_UFUNCS or has_vector_form(ufunc, dtypes[0])
+    return ufunc in VECTORIZED_UFUNCS or pays_in_fused_groups(ufunc, dtypes[0])
+
+
+def uses_own_math(op: Op) -> bool:
+    """Does the fused group ``op`` compute a math function of our own (``vector_math``)?"""
+    for inner in op.regions[0].block.ops:
+        ufunc = get_op(inner.name).ufunc
+        if ufunc is not None and inner.results and has_vector_form(ufunc, inner.results[0].type.dtype):
+            return True
+    return False
 
 
 def _scalar_constant(op: Op) -> bool:
