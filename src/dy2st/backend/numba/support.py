@@ -632,7 +632,8 @@ def _element_store(op: Op) -> bool:
 # The ufuncs a compiled element loop computes faster than NumPy's own loops: arithmetic the CPU
 # does in a few instructions, which LLVM vectorizes. Numba calls the C library for the others
 # (exp, tanh, power, ...), one element at a time, where NumPy has vectorized implementations:
-# a fused group using them stays on the NumPy tier's tiles.
+# a fused group using them stays on the NumPy tier's tiles, unless it is one of our own functions
+# that pays there (``vector_math.pays_in_fused_groups``: float32 tanh and exp).
 VECTORIZED_UFUNCS = frozenset(
     {np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.absolute, np.fabs}
     | {np.square, np.sqrt, np.reciprocal, np.floor, np.ceil, np.trunc, np.rint, np.maximum, np.minimum}
@@ -643,9 +644,10 @@ VECTORIZED_UFUNCS = frozenset(
 )
 
 
-# The math functions compiled loops apply to float arrays as they do to scalars: Numba calls the C
-# library's function on each element, within 4 ulp of NumPy's result (NumPy may use SIMD versions of
-# its own), the compiled tier's contract for transcendental functions (docs/compiled-tier.md). The
+# The math functions compiled loops apply to float arrays as they do to scalars: our own vectorized
+# ones where there is one (``vector_math``: tanh, exp), else Numba calls the C library's function on
+# each element, within 4 ulp of NumPy's result (NumPy may use SIMD versions of its own), the compiled
+# tier's contract for transcendental functions (docs/compiled-tier.md). The
 # ufuncs of ``COMPILED_UFUNCS`` left out have scalar forms of NumPy's own (``scalar_source``) that
 # Numba's array forms do not share: floor division, remainders, ``power``.
 MATH_UFUNCS = frozenset(
