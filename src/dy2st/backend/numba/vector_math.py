@@ -1,9 +1,10 @@
 """Math functions of our own for compiled code: plain arithmetic that LLVM vectorizes.
 
-Numba computes ``np.tanh`` by calling the C library once per element, a call LLVM cannot
-vectorize: about 10 ns an element, where NumPy's SIMD loops take 0.2 (float32) to 1 ns. The
-functions here use only ``+ - * /``, comparisons and selects (``a if c else b``, which LLVM turns
-into vector blends), ``abs``, ``copysign`` and ``rint``: no calls and no branches in the hot path,
+Numba computes ``np.tanh`` and ``np.exp`` by calling the C library once per element, a call LLVM
+cannot vectorize: 11.7 ns an element for tanh, where NumPy's SIMD loops take 0.16 (float32) to
+0.8 ns. The functions here use only ``+ - * /``, comparisons and selects (``a if c else b``, which
+LLVM turns into vector blends), ``abs``, ``copysign``, ``rint`` and ``floor``: no calls and no
+branches in the hot path,
 no fast-math and no fused multiply-adds (every operation rounds as IEEE says, so the results are the
 same on every machine). A compiled element loop over them runs on the CPU's vector registers.
 
@@ -22,6 +23,13 @@ millions of inputs of every magnitude by ``tests/backend/test_vector_math.py``:
   14, and ``2^k (1 - 2^-k + expm1(r))`` summed in two parts, so that ``m`` is within 1 ulp.
   ``2^k`` is built by selects over the bits of ``k`` (no bit casts); ``a`` is capped at 22, where
   tanh is 1.0 in float64 (from 19.06 on).
+- ``exp`` of float32: in float64, rounded once, as ``(e^(x/256))^256``.
+- ``exp`` of float64: ``2^k e^r`` as in tanh's ``expm1``, with ``2^k`` applied in two normal halves
+  so that a subnormal result is rounded once.
+
+Measured worst distances from NumPy's: tanh 1 ulp (float32) and 2 (float64), exp 2 and 1. On one
+core they cost 0.64 (tanh) and 0.72 (exp) ns an element in float32, 1.9 in float64: 2-4x NumPy's
+SIMD loops, so fused groups use only the float32 ones, on every core (``pays_in_fused_groups``).
 
 ``VECTOR_MATH_PRELUDE`` is their source, written into every generated module; the generated code
 calls ``vector_call`` (a scalar) and ``vector_array_call`` (an array inside a compiled loop).
