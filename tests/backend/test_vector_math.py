@@ -16,7 +16,7 @@ from dy2st.backend.numba.executor import TieredExecutor
 
 pytest.importorskip("numba")
 
-from dy2st.backend.numba.fused_kernel import PARALLEL_ELEMENTS  # noqa: E402
+from dy2st.backend.numba.fused_kernel import OWN_MATH_PARALLEL_ELEMENTS  # noqa: E402
 from dy2st.backend.numba.kernel_cache import load_module  # noqa: E402
 from dy2st.backend.numba.support import SMALL_OWN_MATH_ELEMENTS  # noqa: E402
 from dy2st.backend.numba.vector_math import VECTOR_MATH_PRELUDE  # noqa: E402
@@ -175,7 +175,7 @@ def gelu(x):
 
 def test_a_float32_fused_group_with_tanh_runs_our_tanh_on_every_core_of_large_arrays(own):
     static = dy2st.to_static(gelu, backend="compiled")
-    x = np.random.default_rng(11).uniform(-6, 6, PARALLEL_ELEMENTS * 2 + 3).astype(np.float32)
+    x = np.random.default_rng(11).uniform(-6, 6, OWN_MATH_PARALLEL_ELEMENTS + 3).astype(np.float32)
     got = static(x)
     assert any(op.attrs.get("compiled_kernel") for op in static.graph(x).walk())
     assert "_tanh_f32(" in static.compiled_source(x)
@@ -186,11 +186,11 @@ def test_a_float32_fused_group_with_tanh_runs_our_tanh_on_every_core_of_large_ar
     assert ulps_apart(ours, np.tanh(inner)).max() <= 4
 
 
-def test_below_the_parallel_size_a_fused_group_with_our_math_runs_numpys_simd_loops():
-    # On one core NumPy's float32 tanh (0.16 ns an element) beats ours (0.64): the NumPy tier's
-    # tiled kernel runs the call, with NumPy's bits.
+def test_below_a_million_elements_a_fused_group_with_our_math_runs_numpys_simd_loops():
+    # On one core NumPy's float32 tanh (0.16 ns an element) beats ours (0.64), and two cores save
+    # little below a million elements: the NumPy tier's tiled kernel runs the call, with NumPy's bits.
     static = dy2st.to_static(gelu, backend="compiled")
-    x = np.random.default_rng(12).uniform(-6, 6, PARALLEL_ELEMENTS - 1).astype(np.float32)
+    x = np.random.default_rng(12).uniform(-6, 6, OWN_MATH_PARALLEL_ELEMENTS - 1).astype(np.float32)
     np.testing.assert_array_equal(static(x), gelu(x))
     assert any(op.attrs.get("compiled_kernel") for op in static.graph(x).walk())
 
@@ -207,7 +207,7 @@ def sigmoid(x):
 def test_fused_groups_use_our_math_where_it_beats_numpys_simd_loops(own, fn, dtype, compiled):
     # float64: NumPy's SIMD tanh and exp are 2-3x faster than ours; two cores do not make it up.
     static = dy2st.to_static(fn, backend="compiled")
-    x = np.random.default_rng(13).uniform(-90, 90, PARALLEL_ELEMENTS * 2).astype(dtype)
+    x = np.random.default_rng(13).uniform(-90, 90, OWN_MATH_PARALLEL_ELEMENTS).astype(dtype)
     with np.errstate(over="ignore"):
         got, eager = static(x), fn(x)
     assert any(op.attrs.get("compiled_kernel") for op in static.graph(x).walk()) == compiled
