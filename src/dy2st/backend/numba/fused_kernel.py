@@ -12,6 +12,7 @@ the NumPy tier's kernel (each result within 4 ulp of the compiled loop's).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,7 @@ class CompiledFusedKernel:
         if arguments is None:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         shape, values = arguments
-        if not self.serial_pays and _count(shape) < OWN_MATH_PARALLEL_ELEMENTS:
+        if not self.serial_pays and math.prod(shape) < OWN_MATH_PARALLEL_ELEMENTS:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         outputs = self._outputs(shape, out)
         if outputs is None:
@@ -93,10 +94,3 @@ class CompiledFusedKernel:
             if not array.flags.c_contiguous or not array.flags.writeable:
                 return None
         return outs
-
-
-def _count(shape: tuple[int, ...]) -> int:
-    count = 1
-    for size in shape:
-        count *= size
-    return count
