@@ -4,20 +4,32 @@
 It runs the compiled loop when every array input is a C-contiguous, aligned, writeable array of
 the group's shape and dtype (and ``out``, when given, one too), on every core for large arrays; any other call
 (a broadcast input, a strided view, an output that may overlap an input it reads later) goes to
-the NumPy tier's tiled kernel, which gives the same values.
+the NumPy tier's tiled kernel, which gives the same values. A group computing one of our own math
+functions (``vector_math``) runs compiled only on every core of large arrays
+(``OWN_MATH_PARALLEL_ELEMENTS``): on one core NumPy's SIMD loops are faster, so smaller calls run
+the NumPy tier's kernel (each result within 4 ulp of the compiled loop's).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.support import uses_own_math
 from dy2st.ir.core import Op
 
 # Elements from which the parallel loop pays for starting its threads (measured on 2 cores: the
 # serial loop is faster below about 30 000 float32 tanh evaluations).
 PARALLEL_ELEMENTS = 1 << 16
+# Elements from which a group computing our own math functions runs compiled. On one core NumPy's
+# SIMD loops are faster than ours (``vector_math``), so the group runs compiled only on every core.
+# At 64K float32 elements that saved 16 us of 45 (W1: 0.029 against 0.045 ms on the NumPy tier),
+# while a parallel call on a machine whose cores other processes keep busy waits for its threads to
+# be scheduled, 4-16 ms (docs/compiled-tier.md): from 1M elements the NumPy tier takes a millisecond
+# or more, and two cores save about half of it.
+OWN_MATH_PARALLEL_ELEMENTS = 1 << 20
 
 
 class CompiledFusedKernel:
@@ -30,6 +42,9 @@ class CompiledFusedKernel:
         self.dtypes = [arg.type.dtype for arg in block.args]
         self.result_dtypes = [result.type.dtype for result in op.results]
         self.single = len(op.results) == 1
+        # Our math functions are slower than NumPy's SIMD loops on one core (``vector_math``): a
+        # group using them runs compiled on every core of large arrays, on the NumPy tier below.
+        self.serial_pays = not uses_own_math(op)
         self.serial = serial
         self.parallel = parallel
         self.fallback = fallback
@@ -40,6 +55,8 @@ class CompiledFusedKernel:
         if arguments is None:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         shape, values = arguments
+        if not self.serial_pays and math.prod(shape) < OWN_MATH_PARALLEL_ELEMENTS:
+            return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         outputs = self._outputs(shape, out)
         if outputs is None:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)

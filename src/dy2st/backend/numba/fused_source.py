@@ -10,11 +10,12 @@ on float32::
         for k in range(n):
             e0 = f0[k]
             v1 = np.float32(np.multiply(np.float32(0.5), e0))
-            v2 = np.float32(np.tanh(e0))
+            v2 = _tanh_f32(e0)
             v3 = np.float32(np.add(np.float32(1.0), v2))
             g0[k] = np.float32(np.multiply(v1, v3))
 
-The ``_parallel`` twin runs the loop with ``numba.prange`` on every core, for large arrays. The
+``_tanh_f32`` is our vectorized tanh (``vector_math``), from the module's prelude. The
+``_parallel`` twin runs the loop with ``numba.prange`` on every core, for large arrays. The
 arrays are C-contiguous and of the group's shape (``fused_kernel`` checks that and gives anything
 else to the NumPy tier's tiled kernel).
 """
@@ -35,6 +36,8 @@ class FusedSource(ScalarSource):
             take them after the element count; the results' arrays follow them.
         source: both functions' source.
     """
+
+    per_element = True
 
     def __init__(self, op: Op, name: str):
         super().__init__()

@@ -17,6 +17,7 @@ import numpy as np
 from dy2st.backend.numba.bounds import counter_offset
 from dy2st.backend.numba.extremes import EXTREMES_PRELUDE
 from dy2st.backend.numba.support import loop_dtypes, python_semantics, python_truth_test, representation
+from dy2st.backend.numba.vector_math import VECTOR_MATH_PRELUDE, vector_array_call, vector_call
 from dy2st.ir.core import Op, Value
 from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import get_op
@@ -336,6 +337,7 @@ def _numpy_float_divmod_{suffix}(a, b):
 """
 PRELUDE += "".join(_FLOAT_DIVMOD.format(suffix=s, cast=c) for s, c in (("f4", "np.float32"), ("f8", "np.float64")))
 PRELUDE += EXTREMES_PRELUDE
+PRELUDE += VECTOR_MATH_PRELUDE
 
 _PYTHON_INT_HELPERS = {
     "+": "_python_add",
@@ -391,7 +393,11 @@ class ScalarSource:
     Attributes:
         params: the values the function reads from outside, in the order it takes them.
         errors: the message of each error the function may raise -> the op that raises it.
+        per_element: the code computes each array op on one element at a time (a fused group's
+            loop), so array values are scalars there.
     """
+
+    per_element = False
 
     def __init__(self) -> None:
         self.params: list[Value] = []
@@ -467,10 +473,14 @@ class ScalarSource:
             # On arrays (real floats, of the loop's dtypes: ``support._array_ufunc``), Numba runs
             # NumPy's loop itself; scalar operands are cast to its dtype.
             arguments = [self.name_of(v) if v.type.ndim else self.converted(v, d) for v, d in zip(op.operands, dtypes)]
-            return f"np.{ufunc.__name__}({', '.join(arguments)})"
+            # A math function of our own (``vector_math``) where there is one: vectorized.
+            own_call = vector_call if self.per_element else vector_array_call
+            own = own_call(ufunc, dtypes[0], arguments[0]) if len(arguments) == 1 else None
+            return own or f"np.{ufunc.__name__}({', '.join(arguments)})"
         operands = [self.converted(v, d) for v, d in zip(op.operands, dtypes)]
         result = dtypes[-1]
-        call = _guarded_form(ufunc, result, operands) or f"np.{ufunc.__name__}({', '.join(operands)})"
+        own = vector_call(ufunc, dtypes[0], operands[0]) if len(operands) == 1 else None
+        call = _guarded_form(ufunc, result, operands) or own or f"np.{ufunc.__name__}({', '.join(operands)})"
         return f"{dtype_call(result)}({call})"
 
     def python_operator(self, op: Op) -> str:

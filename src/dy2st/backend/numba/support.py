@@ -25,6 +25,7 @@ import numpy as np
 
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
+from dy2st.backend.numba.vector_math import has_vector_form, pays_in_fused_groups
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand
@@ -177,6 +178,10 @@ MOST_ARRAY_OPS = 48
 # (tanh on float64: 7 ns against 0.7 ns an element): a loop of ``h = np.tanh(x[i] + h * 0.5 + b)``
 # ran 0.27x the NumPy tier at 32 elements, 0.87x at 128 and 3.8x at 512. Larger ones stay there.
 SMALL_MATH_ELEMENTS = 128
+# Our own math functions (``vector_math``: tanh, exp) run vectorized, near NumPy's speed: the same
+# loop ran 0.75x the NumPy tier at 512 float64 elements (0.48x float32) and 1.1x at 1024 (0.75x);
+# with ``np.exp`` 0.36x (0.32x) at 512.
+SMALL_OWN_MATH_ELEMENTS = 512
 # Loops longer than this (unrolled inner loops, long bodies) took Numba 14-25 s to compile.
 MOST_LOOP_OPS = 300
 
@@ -234,7 +239,7 @@ def small_int_constant(value: Value) -> int | None:
 
 def _array_work_is_small(loop: Op) -> bool:
     """Are the arrays the loop's operations make few and small (``SMALL_ARRAY_ELEMENTS``, and
-    ``SMALL_MATH_ELEMENTS`` for the results of math functions)?"""
+    ``_math_elements_limit`` for the results of math functions)?"""
     made = [
         r
         for op in loop.walk()
@@ -248,13 +253,21 @@ def _array_work_is_small(loop: Op) -> bool:
     bound = max((d for v in outside for d in _known_dims(v)), default=SMALL_ARRAY_ELEMENTS)
     if not all(_estimated_elements(v, bound) <= SMALL_ARRAY_ELEMENTS for v in made):
         return False
-    math_results = [op.results[0] for op in loop.walk() if _math_on_array(op)]
-    return all(_estimated_elements(v, bound) <= SMALL_MATH_ELEMENTS for v in math_results)
+    for op in loop.walk():
+        limit = _math_elements_limit(op)
+        if limit is not None and _estimated_elements(op.results[0], bound) > limit:
+            return False
+    return True
 
 
-def _math_on_array(op: Op) -> bool:
-    """A math function (``MATH_UFUNCS``) giving an array."""
-    return get_op(op.name).ufunc in MATH_UFUNCS and op.results[0].type.ndim > 0
+def _math_elements_limit(op: Op) -> int | None:
+    """The most elements a math function (``MATH_UFUNCS``) giving an array may compute in a compiled
+    loop: ``SMALL_MATH_ELEMENTS`` for a C library call per element, ``SMALL_OWN_MATH_ELEMENTS``
+    for a function of our own (``vector_math``); None for any other op."""
+    ufunc = get_op(op.name).ufunc
+    if ufunc not in MATH_UFUNCS or op.results[0].type.ndim == 0:
+        return None
+    return SMALL_OWN_MATH_ELEMENTS if has_vector_form(ufunc, op.results[0].type.dtype) else SMALL_MATH_ELEMENTS
 
 
 def _known_dims(value: Value) -> list[int]:
@@ -635,7 +648,8 @@ def _element_store(op: Op) -> bool:
 # The ufuncs a compiled element loop computes faster than NumPy's own loops: arithmetic the CPU
 # does in a few instructions, which LLVM vectorizes. Numba calls the C library for the others
 # (exp, tanh, power, ...), one element at a time, where NumPy has vectorized implementations:
-# a fused group using them stays on the NumPy tier's tiles.
+# a fused group using them stays on the NumPy tier's tiles, unless it is one of our own functions
+# that pays there (``vector_math.pays_in_fused_groups``: float32 tanh and exp).
 VECTORIZED_UFUNCS = frozenset(
     {np.add, np.subtract, np.multiply, np.true_divide, np.negative, np.positive, np.absolute, np.fabs}
     | {np.square, np.sqrt, np.reciprocal, np.floor, np.ceil, np.trunc, np.rint, np.maximum, np.minimum}
@@ -646,9 +660,10 @@ VECTORIZED_UFUNCS = frozenset(
 )
 
 
-# The math functions compiled loops apply to float arrays as they do to scalars: Numba calls the C
-# library's function on each element, within 4 ulp of NumPy's result (NumPy may use SIMD versions of
-# its own), the compiled tier's contract for transcendental functions (docs/compiled-tier.md). The
+# The math functions compiled loops apply to float arrays as they do to scalars: our own vectorized
+# ones where there is one (``vector_math``: tanh, exp), else Numba calls the C library's function on
+# each element, within 4 ulp of NumPy's result (NumPy may use SIMD versions of its own), the compiled
+# tier's contract for transcendental functions (docs/compiled-tier.md). The
 # ufuncs of ``COMPILED_UFUNCS`` left out have scalar forms of NumPy's own (``scalar_source``) that
 # Numba's array forms do not share: floor division, remainders, ``power``.
 MATH_UFUNCS = frozenset(
@@ -709,11 +724,23 @@ def _element_op(op: Op, shape: tuple[Any, ...]) -> bool:
     if op.name == CONST:
         return _scalar_constant(op)
     ufunc = get_op(op.name).ufunc
-    if ufunc is None or ufunc.nout != 1 or ufunc not in VECTORIZED_UFUNCS or python_semantics(op):
+    if ufunc is None or ufunc.nout != 1 or python_semantics(op):
         return False
     if not all(_value_fits(v) for v in (*op.operands, *op.results)):
         return False
-    return loop_dtypes(op) is not None
+    dtypes = loop_dtypes(op)
+    if dtypes is None:
+        return False
+    return ufunc in VECTORIZED_UFUNCS or pays_in_fused_groups(ufunc, dtypes[0])
+
+
+def uses_own_math(op: Op) -> bool:
+    """Does the fused group ``op`` compute a math function of our own (``vector_math``)?"""
+    for inner in op.regions[0].block.ops:
+        ufunc = get_op(inner.name).ufunc
+        if ufunc is not None and inner.results and has_vector_form(ufunc, inner.results[0].type.dtype):
+            return True
+    return False
 
 
 def _scalar_constant(op: Op) -> bool:
