@@ -13,10 +13,11 @@ Before::
 After: ``%0`` sits just before the ``while_loop``, and so does anything computed only from it.
 
 An op moves when every operand is defined outside the loop (or by an op that moved), it has no side
-effects and no regions, it cannot raise at run time, and it does not make an uninitialized array. Both the condition and the body region are
-hoisted from (the condition's invariants, like a tolerance ``1e-12 * a``, would otherwise run at every
-test); ``cond`` branches are never hoisted from, since that would run the work of the branch not
-taken. Nested loops are processed innermost first, so an op can climb out of several loops.
+effects and no regions, it cannot raise at run time, and it does not make an uninitialized array.
+Both the condition and the body region are hoisted from (the condition's invariants, like a
+tolerance ``1e-12 * a``, would otherwise run at every test); ``cond`` branches are never hoisted
+from, since that would run the work of the branch not taken. Nested loops are processed innermost
+first, so an op can climb out of several loops.
 
 A hoisted op runs even when the loop runs zero times. Ops that can raise at run time (indexing with
 tensor indices) therefore stay in the loop. Arithmetic that merely warns in NumPy (division by
