@@ -360,6 +360,36 @@ def test_a_second_process_loads_compiled_code_from_the_cache_folder(tmp_path):
     assert int(second.stdout.strip()) >= 1  # machine code loaded from the disk cache
 
 
+WAIT_POLICY_PROGRAM = textwrap.dedent(
+    """
+    import os
+    import numpy as np
+    import dy2st
+
+    def chain(x):
+        return (x * 1.5 + 2.0) * x - 0.5
+
+    x = np.ones(1 << 17, np.float32)
+    assert np.array_equal(dy2st.to_static(chain, backend="compiled")(x), chain(x))
+    print(os.environ.get("OMP_WAIT_POLICY"))
+    """
+)
+
+
+@pytest.mark.parametrize("given, kept", [(None, "passive"), ("active", "active")])
+def test_parallel_loops_let_idle_threads_sleep_unless_the_environment_says(tmp_path, given, kept):
+    """OpenMP's spinning threads made parallel kernels wait milliseconds on a busy machine."""
+    script = tmp_path / "program.py"
+    script.write_text(WAIT_POLICY_PROGRAM)
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["DY2ST_CACHE_DIR"] = str(tmp_path / "cache")
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    run = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == kept
+
+
 SUMMING_PROGRAM = textwrap.dedent(
     """
     import numpy as np
