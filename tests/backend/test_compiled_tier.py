@@ -547,7 +547,9 @@ def linear_rnn_steps(xs, h, WX, WH, b):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_a_recurrent_step_with_matmul_compiles_with_numpys_bits(dtype):
+def test_a_recurrent_step_with_matmul_compiles_within_the_error_bound_of_numpys_sums(dtype):
+    # Small products are loops summing in the natural order, not BLAS: within the error bound of
+    # NumPy's sums (tests/backend/test_compiled_products.py checks each product against it).
     rng = np.random.default_rng(9)
     WX, WH = (rng.standard_normal((8, 8)).astype(dtype) * 0.3 for _ in range(2))
     args = (
@@ -558,7 +560,7 @@ def test_a_recurrent_step_with_matmul_compiles_with_numpys_bits(dtype):
         rng.standard_normal(8).astype(dtype),
     )
     static = dy2st.to_static(linear_rnn_steps, backend="compiled")
-    same_value(static(*args), linear_rnn_steps(*args))
+    np.testing.assert_allclose(static(*args), linear_rnn_steps(*args), rtol=1e-13 if dtype == np.float64 else 1e-5)
     executor = executor_of(static, *args)
     assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", executor.failures
 
@@ -570,14 +572,14 @@ def test_dot_products_of_vectors_compile_with_numpys_bits(dtype):
     compiled_like_eager(cholesky, A)  # A[i, :j] @ A[j, :j]: products of rows
 
 
-def test_matrix_vector_products_compile_with_numpys_bits():
+def test_small_matrix_vector_products_compile_as_loops():
     A, v = np.random.default_rng(10).random((5, 5)), np.arange(5.0)
     static = dy2st.to_static(dot_then_scale, backend="compiled")
-    same_value(static(A, v, np.array(6)), dot_then_scale(A, v, np.array(6)))
+    np.testing.assert_allclose(static(A, v, np.array(6)), dot_then_scale(A, v, np.array(6)), rtol=1e-14)
     same_value(static(A, v, np.array(0)), v)
     executor = executor_of(static, A, v, np.array(3))
     assert isinstance(executor, TieredExecutor) and executor.tier == "compiled", executor.failures
-    assert "np.dot(" in static.compiled_source(A, v, np.array(3))
+    assert "np.dot(" not in static.compiled_source(A, v, np.array(3))
 
 
 def test_calls_from_threads_while_compiled_code_is_swapped_in_all_give_eagers_result(monkeypatch):

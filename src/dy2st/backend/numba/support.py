@@ -419,19 +419,25 @@ def is_mean(op: Op) -> bool:
 
 
 def small_matmul(op: Op) -> bool:
-    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float arrays of one dtype inside a loop
-    (``_array_work_is_small`` bounds its size), an array or, of two vectors, a NumPy scalar:
-    Numba's ``np.dot``, which calls BLAS through SciPy, as NumPy's matmul calls its BLAS. Without
-    SciPy the loop stays on the NumPy tier."""
+    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float or integer arrays of one dtype inside a
+    loop (``_array_work_is_small`` bounds its size), an array or, of two vectors, a NumPy scalar:
+    loops over the elements below the sizes where BLAS is faster, else Numba's ``np.dot``, which
+    calls BLAS through SciPy (``products``). Without SciPy loops with float products stay on the
+    NumPy tier."""
     if get_op(op.name).kernel not in (np.matmul, np.dot) or len(op.operands) != 2:
         return False
     a, b = (v.type for v in op.operands)
     result = op.results[0].type
     if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
         return False
-    if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _ARRAY_KINDS:
+    if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _PRODUCT_KINDS:
         return False
-    return all(_c_contiguous(v) for v in op.operands) and numba_blas_available()
+    # Integer products are written out as loops (``products``); float ones may call BLAS.
+    return all(_c_contiguous(v) for v in op.operands) and (result.dtype.kind != "f" or numba_blas_available())
+
+
+# Matrix products compile for float and integer arrays (not booleans or complex numbers).
+_PRODUCT_KINDS = frozenset("iuf")
 
 
 def _c_contiguous(value: Value) -> bool:
@@ -532,11 +538,13 @@ def _part_store(op: Op) -> bool:
     if overwritten_operand(op) != 0 or not basic_template(template, op.operands[2:]):
         return False
     target, value = op.operands[0].type, op.operands[1].type
-    if target.dtype.kind not in _ARRAY_KINDS:
-        return False
+    if target.dtype.kind not in _ARRAY_KINDS and not (value.ndim and target.dtype.kind in "iu"):
+        return False  # an integer part takes a copy of an array of its dtype (a product's rows)
     if value.ndim == 0:
         return value.dtype == target.dtype or bool(np.can_cast(value.dtype, target.dtype, "same_kind"))
-    return value.dtype == target.dtype and value.ndim <= sum(1 for item in template if isinstance(item, slice))
+    # The axes the part keeps: its slices and the axes after the template (``A[i] = row``).
+    kept = sum(1 for item in template if isinstance(item, slice)) + target.ndim - len(template)
+    return value.dtype == target.dtype and value.ndim <= kept
 
 
 def reads_element(op: Op) -> bool:
