@@ -49,6 +49,7 @@ from dy2st.backend.numba.support import (
     scalar_select,
     small_matmul,
     stores_element,
+    strided_operands,
     vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
@@ -237,7 +238,7 @@ class LoopSource(ScalarSource):
         has no ``np.matmul``)."""
         a, b = (self.written_out(v, depth) for v in op.operands)
         form = product_form(op)
-        inline = written_out(op)
+        inline = written_out(op, strided_operands(op))
         if inline is False:
             self.defer(op, depth, f"np.dot({a}, {b})")
             return
@@ -515,7 +516,7 @@ class LoopSource(ScalarSource):
 
 def _buffered_results(op: Op) -> list[Value]:
     """The arrays ``op`` computes by loops of its own (into buffers, where they may be reused)."""
-    if small_matmul(op) and op.results[0].type.ndim and written_out(op) is not False:
+    if small_matmul(op) and op.results[0].type.ndim and written_out(op, strided_operands(op)) is not False:
         return [op.results[0]]
     if op.name == FUSED and element_loop(op) is not None:
         return list(op.results)

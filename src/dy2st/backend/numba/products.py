@@ -56,15 +56,17 @@ def multiply_adds(op: Op) -> int | None:
     return count // inner if form in (VECTOR_MATRIX, MATRIX_VECTOR, MATRIX_MATRIX) else count
 
 
-def written_out(op: Op) -> bool | None:
+def written_out(op: Op, strided: bool) -> bool | None:
     """Is the product written out as loops (True), left to ``np.dot`` (False), or decided at run
-    time by its sizes (None)? Integer products are always written out (BLAS has none); float
-    products of two vectors keep ``np.dot``, which gives NumPy's bits and allocates nothing."""
+    time by its sizes (None)? Integer products are always written out (BLAS has none). Float
+    products of two contiguous vectors keep ``np.dot``, which gives NumPy's bits and allocates
+    nothing; of ``strided`` ones (a column, a reversed vector), which NumPy sums with BLAS's
+    strided routine or a plain loop and Numba's ``np.dot`` would copy first, are written out."""
     form = product_form(op)
     if op.results[0].type.dtype.kind in "iu":
         return True
     if form == VECTOR_VECTOR:
-        return False
+        return strided
     count = multiply_adds(op)
     return None if count is None else count <= INLINE_MOST[form]
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
+from dy2st.backend.numba.products import written_out
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand
@@ -432,8 +433,17 @@ def small_matmul(op: Op) -> bool:
         return False
     if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _PRODUCT_KINDS:
         return False
-    # Integer products are written out as loops (``products``); float ones may call BLAS.
-    return all(_c_contiguous(v) for v in op.operands) and (result.dtype.kind != "f" or numba_blas_available())
+    if strided_operands(op):
+        # Numba's np.dot would copy them: only products written out as loops (``products``).
+        return written_out(op, strided=True) is True
+    # Integer products are written out as loops; float ones may call BLAS.
+    return result.dtype.kind != "f" or numba_blas_available()
+
+
+def strided_operands(op: Op) -> bool:
+    """Is an operand of the product ``op`` possibly not C-contiguous (a column, a reversed
+    vector)?"""
+    return not all(_c_contiguous(v) for v in op.operands)
 
 
 # Matrix products compile for float and integer arrays (not booleans or complex numbers).
@@ -444,9 +454,8 @@ def _c_contiguous(value: Value) -> bool:
     """Is the array ``value`` C-contiguous whenever a compiled loop holds it? Loop parameters are
     (the call checks ``flags.carray``), and so are new arrays; a view is where it takes whole
     rows: integer indices, then one slice of step one, then only full slices (``A[i, :j]``,
-    ``A[i:j]``). A product of strided vectors is left to NumPy: it sums them with BLAS's strided
-    routine or, for negative strides, in a plain loop, each rounding otherwise than Numba's
-    ``np.dot``, which first copies them."""
+    ``A[i:j]``). Products of other views are written out as loops (``products``): Numba's
+    ``np.dot`` would copy them first."""
     owner = value.owner
     if not isinstance(owner, Op) or not get_op(owner.name).view:
         return True
