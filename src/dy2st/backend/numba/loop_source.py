@@ -41,6 +41,7 @@ from dy2st.backend.numba.products import (
 )
 from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
 from dy2st.backend.numba.support import (
+    contiguous_reshape,
     float_vector_sum,
     is_maximum,
     is_mean,
@@ -197,6 +198,9 @@ class LoopSource(ScalarSource):
             self.defer(op, depth, chosen)
         elif small_matmul(op):
             self.emit_product(op, depth)
+        elif contiguous_reshape(op):
+            shape = _shape_source(list(op.results[0].type.shape))
+            self.defer(op, depth, f"{self.written_out(op.operands[0], depth)}.reshape({shape})")
         else:
             self.defer(op, depth, self.ufunc_call(op))
 

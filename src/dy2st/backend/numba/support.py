@@ -33,6 +33,7 @@ from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
 from dy2st.ops.reductions import mean_into
+from dy2st.ops.shape import RESHAPE
 
 # The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops once the
 # operands have the loop's dtypes; where its results differ (division by zero, wrap-around,
@@ -357,7 +358,17 @@ def op_compiles(op: Op) -> bool:
         or small_matmul(op)
         or float_vector_sum(op)
         or vector_extreme(op)
+        or contiguous_reshape(op)
     )
+
+
+def contiguous_reshape(op: Op) -> bool:
+    """``x.reshape(shape)`` of a C-contiguous array to a static shape inside a loop
+    (``np.expand_dims(v, 0)``, a vector as a column): Numba's reshape, a view of ``x``, as
+    NumPy's of a contiguous array."""
+    if op.name != RESHAPE or not all(isinstance(d, int) for d in op.results[0].type.shape):
+        return False
+    return op.results[0].type.ndim > 0 and _c_contiguous(op.operands[0])
 
 
 def scalar_select(op: Op) -> bool:
