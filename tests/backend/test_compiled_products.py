@@ -256,3 +256,19 @@ def test_results_of_one_call_are_not_changed_by_the_next():
     kept = first.copy()
     static(*args)
     same_value(first, kept)
+
+
+def test_buffers_of_symbolic_sizes_follow_the_sizes_of_each_call():
+    static = dy2st.to_static(rnn, backend="compiled", dynamic=True)
+    for hidden in (6, 9, 4):
+        rng = np.random.default_rng(hidden)
+        args = (
+            rng.standard_normal((7, hidden)),
+            np.zeros(hidden),
+            *(rng.standard_normal((hidden, hidden)) for _ in range(2)),
+        )
+        args = (*args, rng.standard_normal(hidden))
+        np.testing.assert_allclose(static(*args), rnn(*args), rtol=1e-12, atol=1e-15)
+    source = static.compiled_source(*args)
+    assert "np.dot(" in source and "<= 4096" in source  # the sizes decide at run time
+    assert ".shape[0] != " in source  # a buffer allocated anew when the size changed

@@ -20,9 +20,6 @@ from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
 
-BROADCAST = "broadcast"
-"""An input axis of size 1 against a larger result axis: read at index 0."""
-
 
 @dataclass(frozen=True)
 class ElementLoop:
@@ -30,12 +27,12 @@ class ElementLoop:
 
     Attributes:
         axes: for each array argument of the group's block (by position), for each of its axes,
-            the result axis whose counter indexes it, or ``BROADCAST``.
+            the result axis whose counter indexes it, or None (a size 1 broadcast: index 0).
         sizes: for each result axis, its static size, or the (argument position, axis) of an input
             axis that has that size.
     """
 
-    axes: dict[int, list[int | str]]
+    axes: dict[int, list[int | None]]
     sizes: list[int | tuple[int, int]]
 
 
@@ -56,7 +53,7 @@ def element_loop(op: Op) -> ElementLoop | None:
 
 def _broadcast(args: list, shape: tuple) -> ElementLoop | None:
     """How arrays of the shapes of ``args`` broadcast to ``shape``, where they do simply."""
-    axes: dict[int, list[int | str]] = {}
+    axes: dict[int, list[int | None]] = {}
     sizes: list[int | tuple[int, int] | None] = [d if isinstance(d, int) else None for d in shape]
     for position, arg in enumerate(args):
         found = _aligned_axes(arg.type.shape, shape)
@@ -65,11 +62,10 @@ def _broadcast(args: list, shape: tuple) -> ElementLoop | None:
         if arg.type.ndim:
             axes[position] = found
         for axis, target in enumerate(found):
-            if isinstance(target, int) and sizes[target] is None:
+            if target is not None and sizes[target] is None:
                 sizes[target] = (position, axis)
-    if any(size is None for size in sizes):
-        return None
-    return ElementLoop(axes, sizes)  # type: ignore[arg-type]
+    known = [size for size in sizes if size is not None]
+    return ElementLoop(axes, known) if len(known) == len(sizes) else None
 
 
 def _per_element(op: Op) -> bool:
@@ -80,19 +76,19 @@ def _per_element(op: Op) -> bool:
     return ufunc is not None and ufunc.nout == 1 and len(op.results) == 1
 
 
-def _aligned_axes(input_shape: tuple, shape: tuple) -> list[int | str] | None:
-    """For each axis of an input, the result axis indexing it (aligned from the last), or
-    ``BROADCAST``; None where the input does not broadcast to ``shape`` simply."""
+def _aligned_axes(input_shape: tuple, shape: tuple) -> list[int | None] | None:
+    """For each axis of an input, the result axis indexing it (aligned from the last), or None
+    where it broadcasts; None for all where the input does not broadcast to ``shape`` simply."""
     offset = len(shape) - len(input_shape)
     if offset < 0:
         return None
-    found: list[int | str] = []
+    found: list[int | None] = []
     for axis, dim in enumerate(input_shape):
         target = shape[axis + offset]
         if _same_size(dim, target):
             found.append(axis + offset)
         elif isinstance(dim, int) and dim == 1:
-            found.append(BROADCAST)
+            found.append(None)
         else:
             return None
     return found

@@ -29,7 +29,7 @@ import numpy as np
 
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.buffers import Reuse, owned_ops, reuse_plans
-from dy2st.backend.numba.element_loops import BROADCAST, ElementLoop, element_loop
+from dy2st.backend.numba.element_loops import ElementLoop, element_loop
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.products import (
     VECTOR_VECTOR,
@@ -294,7 +294,7 @@ class LoopSource(ScalarSource):
             if position not in plan.axes:
                 self.names[arg] = name
                 continue
-            index = ", ".join("0" if t == BROADCAST else counters[t] for t in plan.axes[position])  # type: ignore[index]
+            index = ", ".join("0" if t is None else counters[t] for t in plan.axes[position])
             self.names[arg] = self.bind(inner, f"{name}[{index}]")
         for inner_op in block.ops[:-1]:
             if inner_op.name == CONST:
@@ -312,12 +312,10 @@ class LoopSource(ScalarSource):
         message = f"operands could not be broadcast together{where}"
         for position, axes in plan.axes.items():
             for axis, target in enumerate(axes):
-                if target == BROADCAST or plan.sizes[target] == (position, axis):  # type: ignore[index]
-                    continue
-                if isinstance(plan.sizes[target], int):  # type: ignore[index]
-                    continue
+                if target is None or plan.sizes[target] == (position, axis) or isinstance(plan.sizes[target], int):
+                    continue  # broadcast, the size itself, or a static size
                 self.errors[message] = op
-                self.line(depth, f"if {inputs[position]}.shape[{axis}] != {sizes[target]}:")  # type: ignore[index]
+                self.line(depth, f"if {inputs[position]}.shape[{axis}] != {sizes[target]}:")
                 self.line(depth + 1, f"raise ValueError({message!r})")
 
     def vector_sum(self, op: Op) -> str:
