@@ -87,7 +87,7 @@ def random_arrays(dtype, seed):
 
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, np.int32, np.int8, np.uint8])
-@pytest.mark.parametrize("inner", [1, 3, 8, 13])
+@pytest.mark.parametrize("inner", [0, 1, 3, 8, 13])
 def test_products_in_loops_are_within_the_error_bound_or_exact_for_integers(form, dtype, inner):
     kernel, make, reference = FORMS[form]
     a, b = make(random_arrays(dtype, inner), inner, dtype)

@@ -14,8 +14,9 @@ either the result's size (indexed by that axis's counter) or a static 1 where th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from dy2st.ir.core import Op
+from dy2st.ir.core import Op, Value
 from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
@@ -51,7 +52,7 @@ def element_loop(op: Op) -> ElementLoop | None:
     return _broadcast(block.args, shape)
 
 
-def _broadcast(args: list, shape: tuple) -> ElementLoop | None:
+def _broadcast(args: list[Value], shape: tuple[Any, ...]) -> ElementLoop | None:
     """How arrays of the shapes of ``args`` broadcast to ``shape``, where they do simply."""
     axes: dict[int, list[int | None]] = {}
     sizes: list[int | tuple[int, int] | None] = [d if isinstance(d, int) else None for d in shape]
@@ -76,7 +77,7 @@ def _per_element(op: Op) -> bool:
     return ufunc is not None and ufunc.nout == 1 and len(op.results) == 1
 
 
-def _aligned_axes(input_shape: tuple, shape: tuple) -> list[int | None] | None:
+def _aligned_axes(input_shape: tuple[Any, ...], shape: tuple[Any, ...]) -> list[int | None] | None:
     """For each axis of an input, the result axis indexing it (aligned from the last), or None
     where it broadcasts; None for all where the input does not broadcast to ``shape`` simply."""
     offset = len(shape) - len(input_shape)

@@ -25,6 +25,8 @@ is written inside its reader's statement, where Numba fuses it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
@@ -525,7 +527,7 @@ def _buffered_results(op: Op) -> list[Value]:
     return []
 
 
-def _shape_source(sizes: list) -> str:
+def _shape_source(sizes: list[Any]) -> str:
     """A shape tuple's source."""
     return f"({''.join(f'{size}, ' for size in sizes)})"
 

@@ -1,7 +1,7 @@
 """Small matrix products inside compiled loops, written out as loops into a given array.
 
 ``np.dot`` in compiled code calls BLAS and allocates its result: about 110-170 ns for a product of
-a 32-vector and a 32x32 matrix, most of it the call, where a loop over the elements takes 90 ns
+a 32-vector and a 32x32 matrix, most of it the call, where loops over the elements take 62 ns
 (medians on this 2-core machine). Products below the crossover sizes measured against ``np.dot``
 (``INLINE_MOST``) are written out; larger ones keep ``np.dot`` and its BLAS. Each element is
 summed in the natural order, ``((a0 * b0 + a1 * b1) + a2 * b2) + ...``, without fused
@@ -10,7 +10,7 @@ multiply-adds (Numba does not contract without fast-math): within the error boun
 wrap around as NumPy's do: computed in uint64 and cast to the dtype.
 
 The loop orders keep that summation order and let LLVM vectorize: a vector times a matrix and a
-matrix times a matrix add a scaled row of the right operand into the result row; a matrix times a
+matrix times a matrix add scaled rows of the right operand into the result row; a matrix times a
 vector sums four rows at once (four independent sums), as the rows of the left operand are
 contiguous and each element's sum is one dependent chain.
 """
@@ -27,9 +27,10 @@ VECTOR_MATRIX, MATRIX_VECTOR, MATRIX_MATRIX, VECTOR_VECTOR = "vm", "mv", "mm", "
 
 # The most multiply-adds a product is written out for, per form: above them np.dot (BLAS) was
 # faster. Measured in compiled loops (medians, ns per product, float64, loop over elements
-# against np.dot): vector @ matrix 36/127 at 16x16, 90/152 at 32x32, 285/271 at 64x64; matrix @
-# vector (four rows at once) 41/131 at 16x16, 153/165 at 32x32, 622/294 at 64x64; matrix @
-# matrix 101/184 at 8x8x8, 524/418 at 16x16x16.
+# against np.dot): vector @ matrix 20/127 at 16x16, 62/152 at 32x32, 206/271 at 64x64 (larger
+# sizes were not measured); matrix @ vector (four rows at once) 41/131 at 16x16, 153/165 at
+# 32x32, 622/294 at 64x64; matrix @ matrix 77/182 at 8x8x8, 325/299 at 12x12x12, 397/412 at
+# 16x16x16, 1092/850 at 24x24x24.
 INLINE_MOST = {VECTOR_MATRIX: 4096, MATRIX_VECTOR: 1024, MATRIX_MATRIX: 2048}
 
 # How many rows of the left operand a matrix @ vector product sums at once.
@@ -46,17 +47,16 @@ def product_form(op: Op) -> str:
 
 
 def multiply_adds(op: Op) -> int | None:
-    """The product's count of multiply-adds where its sizes are static, else None."""
+    """The product's count of multiply-adds where its sizes are static, else None: the left
+    operand's sizes times the right operand's last (of a matrix)."""
+    a, b = (v.type.shape for v in op.operands)
+    sizes = [*a, *(b[1:] if len(b) == 2 else ())]
+    if not all(isinstance(size, int) for size in sizes):
+        return None
     count = 1
-    for value in op.operands:
-        for dim in value.type.shape:
-            if not isinstance(dim, int):
-                return None
-            count *= dim
-    form = product_form(op)
-    inner = op.operands[1].type.shape[0]
-    assert isinstance(inner, int)
-    return count // inner if form in (VECTOR_MATRIX, MATRIX_VECTOR, MATRIX_MATRIX) else count
+    for size in sizes:
+        count *= size
+    return count
 
 
 def written_out(op: Op, strided: bool) -> bool | None:

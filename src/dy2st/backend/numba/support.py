@@ -434,8 +434,8 @@ def small_matmul(op: Op) -> bool:
     """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float or integer arrays of one dtype inside a
     loop (``_array_work_is_small`` bounds its size), an array or, of two vectors, a NumPy scalar:
     loops over the elements below the sizes where BLAS is faster, else Numba's ``np.dot``, which
-    calls BLAS through SciPy (``products``). Without SciPy loops with float products stay on the
-    NumPy tier."""
+    calls BLAS through SciPy (``products``). Without SciPy loops with float products that may
+    call ``np.dot`` stay on the NumPy tier."""
     if get_op(op.name).kernel not in (np.matmul, np.dot) or len(op.operands) != 2:
         return False
     a, b = (v.type for v in op.operands)
@@ -444,11 +444,11 @@ def small_matmul(op: Op) -> bool:
         return False
     if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _PRODUCT_KINDS:
         return False
-    if strided_operands(op):
-        # Numba's np.dot would copy them: only products written out as loops (``products``).
-        return written_out(op, strided=True) is True
-    # Integer products are written out as loops; float ones may call BLAS.
-    return result.dtype.kind != "f" or numba_blas_available()
+    strided = strided_operands(op)
+    if written_out(op, strided) is True:
+        return True  # loops only (``products``): integer products, small ones, strided vectors
+    # Strided operands Numba's np.dot would copy: such products compile only as loops.
+    return not strided and numba_blas_available()
 
 
 def strided_operands(op: Op) -> bool:
