@@ -272,3 +272,17 @@ def test_buffers_of_symbolic_sizes_follow_the_sizes_of_each_call():
     source = static.compiled_source(*args)
     assert "np.dot(" in source and "<= 4096" in source  # the sizes decide at run time
     assert ".shape[0] != " in source  # a buffer allocated anew when the size changed
+
+
+def test_without_scipy_only_products_that_may_call_blas_keep_their_loop_on_numpy(monkeypatch):
+    from dy2st.backend.numba import support
+
+    monkeypatch.setattr(support, "numba_blas_available", lambda: False)
+    rng = np.random.default_rng(4)
+    xs, W = rng.standard_normal((6, 5)), rng.standard_normal((5, 5))
+    compiled(rows_times_matrix, xs, W, np.zeros((6, 5)))  # written out: no BLAS needed
+    A, rows = rng.standard_normal((40, 40)), rng.standard_normal((5, 40))
+    static = dy2st.to_static(matrix_times_rows, backend="compiled")
+    same_value(static(A, rows, np.zeros((5, 40))), matrix_times_rows(A, rows, np.zeros((5, 40))))
+    (entry,) = [c for entries in static._cache.values() for c in entries]
+    assert not isinstance(entry.executor, TieredExecutor)  # np.dot above the crossover: NumPy tier
