@@ -149,7 +149,7 @@ CONSTRUCTS = {
                       "x[-1 - ", " - 1]", "A[i", "y[i", "b[i", "] += ", "h = h ", "t = t ", "s = s + x[",
                       "int(b[", "<< ", ">> ", " ^ ", " & ", " | ", " // b[", " % ", "np.sqrt(abs(x[", "np.exp(",
                       "np.tanh(", "max(", "min(", "np.maximum(", "elif x[", "break\n", "continue\n", "while ",
-                      "] > key", "and it", "0xA001", "np.isnan(x[", "q[", " + 1] = "],
+                      "] > key", "and it", "0xA001", "np.isnan(x[", "q[", " + 1] = ", "A @ x[:"],
     "select_chains": ["np.where(x > ", "np.where(x != x, 0.0, x)", "np.where(x == 0, np.float32(0.5)", "np.where(M < r, r, M)",
                       "x < 2.0, False)", "np.where(x > 0, 1, -1).sum()", ".sum(axis=1, keepdims=True)", "np.where(np.isinf(x), -0.0",
                       "np.inf, x)", "in range(k):"],

@@ -282,6 +282,7 @@ class ElementLoops(Family):
             self._vector_extremes,
             self._math_on_arrays,
             self._dot_products,
+            self._matrix_vector_products,
         ]
         return self.pick(builders)(scope)
 
@@ -452,6 +453,35 @@ class ElementLoops(Family):
                 ],
                 [f"for {i} in range(1, n):", f"    y[{i}] = x[:{i}][::-1] @ y[:{i}] * 0.5 + x[{i}]"],
                 [f"for {i} in range(n):", f"    s = s + x[{i}:] @ x[{i}:]"],
+            ]
+        )
+
+    def _matrix_vector_products(self, scope) -> list[str]:
+        """Small matrix-vector products in loops, as recurrent steps write them: ``A @ v`` and
+        ``v @ A`` stored into parts and combined elementwise, and a state carried through the
+        loop (computed into buffers the compiled loop reuses, which must not clobber a state
+        still read). The grid values of ``x`` and ``A`` keep the sums exact in any order."""
+        i, h, g = self.fresh("i"), self.fresh("h"), self.fresh("g")
+        rows, cols = "A.shape[0]", "A.shape[1]"
+        return self.pick(
+            [
+                [f"for {i} in range(n):", f"    y[:{rows}] = A @ x[:{cols}] + y[:{rows}] * 0.5"],
+                [f"for {i} in range({rows}):", f"    y[:{cols}] = x[:{rows}] @ A - y[:{cols}] * x[{i}]"],
+                [f"for {i} in range(n):", f"    y[{i}] = (A @ x[:{cols}])[-1] * 0.5 + (x[:{rows}] @ A)[0]"],
+                [
+                    f"{h} = x[:{rows}] * 1.0",
+                    f"for {i} in range(n):",
+                    f"    {h} = A @ x[:{cols}] * 0.5 + {h} * 0.5",
+                    f"y[:{rows}] = {h}",
+                ],
+                [
+                    f"{h} = x[:{rows}] * 1.0",
+                    f"{g} = {h}",
+                    f"for {i} in range(n):",
+                    f"    {g}, {h} = {h}, A @ x[:{cols}] * 0.5 + {g} * 0.5",
+                    f"y[:{rows}] = {h} - {g}",
+                ],
+                [f"for {i} in range(n):", f"    b[:{rows}] = A @ b[:{cols}]"],
             ]
         )
 

@@ -25,10 +25,22 @@ is written inside its reader's statement, where Numba fuses it.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
+from dy2st.backend.numba.buffers import Reuse, owned_ops, reuse_plans
+from dy2st.backend.numba.element_loops import ElementLoop, element_loop
 from dy2st.backend.numba.extremes import lane_order
+from dy2st.backend.numba.products import (
+    VECTOR_VECTOR,
+    ProductWriter,
+    inline_test,
+    product_form,
+    result_shape,
+    written_out,
+)
 from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
 from dy2st.backend.numba.shape_views import reshaped
 from dy2st.backend.numba.support import (
@@ -41,6 +53,7 @@ from dy2st.backend.numba.support import (
     scalar_select,
     small_matmul,
     stores_element,
+    strided_operands,
     vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
@@ -73,6 +86,9 @@ class LoopSource(ScalarSource):
         # temporaries (``x[1:-1] = 0.3 * (a[:-2] + a[1:-1] + a[2:])``).
         self.pending: dict[Value, str] = {}
         self.readers: dict[Value, list[Op]] = {}
+        # The arrays computed into buffers allocated before their loop: how, and the buffers'
+        # names (``buffers``).
+        self.buffers: dict[Value, tuple[Reuse, list[str]]] = {}
         for op in loop.walk():
             for value in op.operands:
                 self.readers.setdefault(value, []).append(op)
@@ -135,8 +151,13 @@ class LoopSource(ScalarSource):
             self.emit_computation(op, depth)
 
     def emit_group(self, op: Op, depth: int) -> None:
-        """A fused group: its ops, inline (an array result read once stays an expression)."""
+        """A fused group: one loop over its elements where its arrays broadcast simply, else its
+        ops inline (an array result read once stays an expression)."""
         self.flush(depth)
+        plan = element_loop(op)
+        if plan is not None:
+            self.emit_element_loop(op, plan, depth)
+            return
         block = op.regions[0].block
         for arg, operand in zip(block.args, op.operands):
             self.names[arg] = self.name_of(operand)
@@ -181,10 +202,123 @@ class LoopSource(ScalarSource):
         elif reshaped_view(op):
             self.defer(op, depth, reshaped(self.written_out(op.operands[0], depth), op))
         elif small_matmul(op):
-            # np.dot is matmul for 1-d and 2-d operands; Numba has no np.matmul.
-            self.defer(op, depth, f"np.dot({self.name_of(op.operands[0])}, {self.name_of(op.operands[1])})")
+            self.emit_product(op, depth)
         else:
             self.defer(op, depth, self.ufunc_call(op))
+
+    # --- arrays computed by loops of their own ------------------------------------------------
+    def allocate_buffers(self, loop: Op, depth: int) -> None:
+        """Before ``loop``: the buffers its body's products and element loops compute into."""
+        made = [value for op in owned_ops(loop) for value in _buffered_results(op)]
+        for value, reuse in reuse_plans(loop, made).items():
+            if reuse is Reuse.FRESH:
+                continue  # allocated where it is computed
+            names = [self.fresh("b") for _ in range(2 if reuse is Reuse.DOUBLE else 1)]
+            shape = [d if isinstance(d, int) else 0 for d in value.type.shape]
+            for name in names:
+                self.line(depth, f"{name} = np.empty({_shape_source(shape)}, {dtype_call(value.type.dtype)})")
+            self.buffers[value] = (reuse, names)
+
+    def destination(self, value: Value, sizes: list[str], depth: int) -> str:
+        """The name of the array ``value`` is computed into, of the given sizes: its buffer
+        (the other of two, in turn; allocated anew where its size changed), or a new array."""
+        dtype = dtype_call(value.type.dtype)
+        planned = self.buffers.get(value)
+        if planned is None:
+            name = self.fresh("b")
+            self.line(depth, f"{name} = np.empty({_shape_source(sizes)}, {dtype})")
+            return name
+        reuse, names = planned
+        name = names[0]
+        if reuse is Reuse.DOUBLE:
+            self.line(depth, f"{name}, {names[1]} = {names[1]}, {name}")
+        if not all(isinstance(d, int) for d in value.type.shape):
+            changed = " or ".join(f"{name}.shape[{axis}] != {size}" for axis, size in enumerate(sizes))
+            self.line(depth, f"if {changed}:")
+            self.line(depth + 1, f"{name} = np.empty({_shape_source(sizes)}, {dtype})")
+        return name
+
+    def emit_product(self, op: Op, depth: int) -> None:
+        """``a @ b``: loops over the elements into the result's array below the sizes where BLAS
+        is faster (``products``), else Numba's ``np.dot`` (matmul for 1-d and 2-d operands; Numba
+        has no ``np.matmul``)."""
+        a, b = (self.written_out(v, depth) for v in op.operands)
+        form = product_form(op)
+        inline = written_out(op, strided_operands(op))
+        if inline is False:
+            self.defer(op, depth, f"np.dot({a}, {b})")
+            return
+        self.check_inner_size(op, a, b, depth)
+        result = op.results[0]
+        writer = ProductWriter(form, result.type.dtype, self.fresh)
+        if form == VECTOR_VECTOR:
+            name = self.names[result] = self.fresh()
+            for text in writer.write(a, b, name):
+                self.line(depth, text)
+            return
+        static = [str(d) for d in result.type.shape if isinstance(d, int)]
+        sizes = static if len(static) == result.type.ndim else result_shape(form, a, b)
+        out = self.names[result] = self.destination(result, sizes, depth)
+        inner = depth
+        if inline is None:
+            self.line(depth, f"if {inline_test(form, a, b)}:")
+            inner = depth + 1
+        for text in writer.write(a, b, out):
+            self.line(inner, text)
+        if inline is None:
+            self.line(depth, "else:")
+            self.line(depth + 1, f"{out} = np.dot({a}, {b})")
+
+    def check_inner_size(self, op: Op, a: str, b: str, depth: int) -> None:
+        """NumPy's ValueError where the operands' inner sizes differ (checked unless static)."""
+        left, right = op.operands[0].type, op.operands[1].type
+        inner_a, inner_b = left.shape[-1], right.shape[0]
+        if isinstance(inner_a, int) and isinstance(inner_b, int) and inner_a == inner_b:
+            return
+        where = f" ({op.loc.short})" if op.loc else ""
+        message = f"matmul: Input operand 1 has a mismatch in its core dimension 0{where}"
+        self.errors[message] = op
+        self.line(depth, f"if {a}.shape[{left.ndim - 1}] != {b}.shape[0]:")
+        self.line(depth + 1, f"raise ValueError({message!r})")
+
+    def emit_element_loop(self, op: Op, plan: ElementLoop, depth: int) -> None:
+        """A fused group as loops over its result's elements, into its results' arrays."""
+        block = op.regions[0].block
+        inputs = [self.written_out(operand, depth) for operand in op.operands]
+        sizes = [str(size) if isinstance(size, int) else f"{inputs[size[0]]}.shape[{size[1]}]" for size in plan.sizes]
+        self.check_broadcast(op, plan, inputs, sizes, depth)
+        outputs = [self.destination(result, sizes, depth) for result in op.results]
+        counters = [self.fresh("e") for _ in sizes]
+        for axis, (counter, size) in enumerate(zip(counters, sizes)):
+            self.line(depth + axis, f"for {counter} in range({size}):")
+        inner = depth + len(sizes)
+        for position, (arg, name) in enumerate(zip(block.args, inputs)):
+            if position not in plan.axes:
+                self.names[arg] = name
+                continue
+            index = ", ".join("0" if t is None else counters[t] for t in plan.axes[position])
+            self.names[arg] = self.bind(inner, f"{name}[{index}]")
+        for inner_op in block.ops[:-1]:
+            if inner_op.name == CONST:
+                self.emit_const(inner_op, inner)
+            else:
+                self.assign(inner_op, inner, self.ufunc_call(inner_op, per_element=True))
+        element = ", ".join(counters)
+        for result, value, out in zip(op.results, block.ops[-1].operands, outputs):
+            self.line(inner, f"{out}[{element}] = {self.converted(value, representation(result))}")
+            self.names[result] = out
+
+    def check_broadcast(self, op: Op, plan: ElementLoop, inputs: list[str], sizes: list[str], depth: int) -> None:
+        """NumPy's ValueError where inputs whose sizes are symbolic differ at run time."""
+        where = f" ({op.loc.short})" if op.loc else ""
+        message = f"operands could not be broadcast together{where}"
+        for position, axes in plan.axes.items():
+            for axis, target in enumerate(axes):
+                if target is None or plan.sizes[target] == (position, axis) or isinstance(plan.sizes[target], int):
+                    continue  # broadcast, the size itself, or a static size
+                self.errors[message] = op
+                self.line(depth, f"if {inputs[position]}.shape[{axis}] != {sizes[target]}:")
+                self.line(depth + 1, f"raise ValueError({message!r})")
 
     def vector_sum(self, op: Op) -> str:
         """``x.sum()`` / ``x.mean()`` of a 1-d float array with NumPy's pairwise summation."""
@@ -288,6 +422,7 @@ class LoopSource(ScalarSource):
 
     def emit_loop(self, op: Op, depth: int) -> None:
         self.flush(depth)
+        self.allocate_buffers(op, depth)
         cond_block, body_block = op.regions[0].block, op.regions[1].block
         carried = [self.fresh("w") for _ in op.operands]
         counted = range_counter(op)
@@ -381,6 +516,20 @@ class LoopSource(ScalarSource):
         if array in body.args or defined_outside(array, body):
             return f"{self.name_of(array)}.shape[{axis}]"
         return None
+
+
+def _buffered_results(op: Op) -> list[Value]:
+    """The arrays ``op`` computes by loops of its own (into buffers, where they may be reused)."""
+    if small_matmul(op) and op.results[0].type.ndim and written_out(op, strided_operands(op)) is not False:
+        return [op.results[0]]
+    if op.name == FUSED and element_loop(op) is not None:
+        return list(op.results)
+    return []
+
+
+def _shape_source(sizes: list[Any]) -> str:
+    """A shape tuple's source."""
+    return f"({''.join(f'{size}, ' for size in sizes)})"
 
 
 def _fresh(value: Value) -> bool:

@@ -460,7 +460,9 @@ class ScalarSource:
         result = op.results[0]
         self.names[result] = literal(op.attrs["value"], result.type.dtype, result.type.weak)
 
-    def ufunc_call(self, op: Op) -> str:
+    def ufunc_call(self, op: Op, per_element: bool = False) -> str:
+        """Source computing a ufunc op: on its arrays (Numba's array ufunc), or on scalars with
+        NumPy's semantics, 0-d values and, ``per_element``, single elements of array operands."""
         if python_truth_test(op):
             return f"({self.name_of(op.operands[0])} != 0)"
         if python_semantics(op):
@@ -469,7 +471,7 @@ class ScalarSource:
         assert ufunc is not None, "support.op_compiles accepts ufunc ops only here"
         dtypes = loop_dtypes(op)
         assert dtypes is not None
-        if op.results[0].type.ndim:
+        if op.results[0].type.ndim and not per_element:
             # On arrays (real floats, of the loop's dtypes: ``support._array_ufunc``), Numba runs
             # NumPy's loop itself; scalar operands are cast to its dtype.
             arguments = [self.name_of(v) if v.type.ndim else self.converted(v, d) for v, d in zip(op.operands, dtypes)]

@@ -25,6 +25,7 @@ import numpy as np
 
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
+from dy2st.backend.numba.products import written_out
 from dy2st.backend.numba.vector_math import has_vector_form, pays_in_fused_groups
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
@@ -377,14 +378,14 @@ def op_compiles(op: Op) -> bool:
 def reshaped_view(op: Op) -> bool:
     """``np.expand_dims(x, axes)`` (the outer product ``np.expand_dims(h, 1) * np.expand_dims(g,
     0)`` of a weight's cotangent in a backward loop) or ``x.reshape(shape)`` to sizes known when
-    the graph is built, of a C-contiguous float array inside a loop: compiled as
+    the graph is built, of a C-contiguous array inside a loop: compiled as
     ``x.reshape(...)``, a view of ``x`` as NumPy's is. Numba reshapes only contiguous arrays."""
     if op.name == RESHAPE and not all(isinstance(d, int) for d in op.results[0].type.shape):
         return False
     if op.name not in (EXPAND_DIMS, RESHAPE):
         return False
     x = op.operands[0]
-    return x.type.ndim > 0 and x.type.dtype.kind in _ARRAY_KINDS and _c_contiguous(x)
+    return x.type.ndim > 0 and _c_contiguous(x)
 
 
 def scalar_select(op: Op) -> bool:
@@ -447,28 +448,42 @@ def is_mean(op: Op) -> bool:
 
 
 def small_matmul(op: Op) -> bool:
-    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float arrays of one dtype inside a loop
-    (``_array_work_is_small`` bounds its size), an array or, of two vectors, a NumPy scalar:
-    Numba's ``np.dot``, which calls BLAS through SciPy, as NumPy's matmul calls its BLAS. Without
-    SciPy the loop stays on the NumPy tier."""
+    """``a @ b`` or ``np.dot(a, b)`` of 1-d and 2-d float or integer arrays of one dtype inside a
+    loop (``_array_work_is_small`` bounds its size), an array or, of two vectors, a NumPy scalar:
+    loops over the elements below the sizes where BLAS is faster, else Numba's ``np.dot``, which
+    calls BLAS through SciPy (``products``). Without SciPy loops with float products that may
+    call ``np.dot`` stay on the NumPy tier."""
     if get_op(op.name).kernel not in (np.matmul, np.dot) or len(op.operands) != 2:
         return False
     a, b = (v.type for v in op.operands)
     result = op.results[0].type
     if not (1 <= a.ndim <= 2 and 1 <= b.ndim <= 2):
         return False
-    if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _ARRAY_KINDS:
+    if a.weak or b.weak or not a.dtype == b.dtype == result.dtype or result.dtype.kind not in _PRODUCT_KINDS:
         return False
-    return all(_c_contiguous(v) for v in op.operands) and numba_blas_available()
+    strided = strided_operands(op)
+    if written_out(op, strided) is True:
+        return True  # loops only (``products``): integer products, small ones, strided vectors
+    # Strided operands Numba's np.dot would copy: such products compile only as loops.
+    return not strided and numba_blas_available()
+
+
+def strided_operands(op: Op) -> bool:
+    """Is an operand of the product ``op`` possibly not C-contiguous (a column, a reversed
+    vector)?"""
+    return not all(_c_contiguous(v) for v in op.operands)
+
+
+# Matrix products compile for float and integer arrays (not booleans or complex numbers).
+_PRODUCT_KINDS = frozenset("iuf")
 
 
 def _c_contiguous(value: Value) -> bool:
     """Is the array ``value`` C-contiguous whenever a compiled loop holds it? Loop parameters are
     (the call checks ``flags.carray``), and so are new arrays; a view is where it takes whole
     rows: integer indices, then one slice of step one, then only full slices (``A[i, :j]``,
-    ``A[i:j]``). A product of strided vectors is left to NumPy: it sums them with BLAS's strided
-    routine or, for negative strides, in a plain loop, each rounding otherwise than Numba's
-    ``np.dot``, which first copies them."""
+    ``A[i:j]``). Products of other views are written out as loops (``products``): Numba's
+    ``np.dot`` would copy them first."""
     owner = value.owner
     if not isinstance(owner, Op) or not get_op(owner.name).view:
         return True
@@ -560,11 +575,13 @@ def _part_store(op: Op) -> bool:
     if overwritten_operand(op) != 0 or not basic_template(template, op.operands[2:]):
         return False
     target, value = op.operands[0].type, op.operands[1].type
-    if target.dtype.kind not in _ARRAY_KINDS:
-        return False
+    if target.dtype.kind not in _ARRAY_KINDS and not (value.ndim and target.dtype.kind in "iu"):
+        return False  # an integer part takes a copy of an array of its dtype (a product's rows)
     if value.ndim == 0:
         return value.dtype == target.dtype or bool(np.can_cast(value.dtype, target.dtype, "same_kind"))
-    return value.dtype == target.dtype and value.ndim <= sum(1 for item in template if isinstance(item, slice))
+    # The axes the part keeps: its slices and the axes after the template (``A[i] = row``).
+    kept = sum(1 for item in template if isinstance(item, slice)) + target.ndim - len(template)
+    return value.dtype == target.dtype and value.ndim <= kept
 
 
 def reads_element(op: Op) -> bool:
