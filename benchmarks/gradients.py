@@ -4,7 +4,9 @@ forward pass, with jax.value_and_grad(jit) as a reference column where JAX is in
 Prints, per workload: the converted forward time, the value_and_grad time and their ratio (target
 at most 3x), the peak memory of each call (tracemalloc: NumPy's allocations) with the bytes the
 gradient has to keep from the forward pass (the loop's saved iterations, the layers' activations),
-and the JAX times. Medians of interleaved repeats, one process. dy2st runs on the compiled tier
+and the JAX times; the last peak ratio also counts the gradients the call returns, which the
+forward pass does not make (for the RNN they are a quarter of what the backward pass keeps).
+Medians of interleaved repeats, one process. dy2st runs on the compiled tier
 (``backend="compiled"``) where Numba is installed, else on the NumPy tier.
 
     python benchmarks/gradients.py            # the full sizes (MLP 4x1024, batch 4096; RNN T=200)
@@ -121,6 +123,7 @@ def measure(name: str, loss, args: tuple, argnums: tuple[int, ...], quick: bool)
     forward_peak = traced_peak(forward, args) + memory_report(forward.graph(*args), NUMPY_TARGET).persistent
     grad_peak = traced_peak(both, args) + memory_report(both.graph(*args), NUMPY_TARGET).persistent
     saved = _saved_bytes(name, args)
+    returned = sum(np.asarray(g).nbytes for g in grads)  # the gradients the call hands back
     jax_time = _jax_column("mlp" if name.startswith("MLP") else "rnn", args, argnums, repeats, min_seconds)
     mib = 1 << 20
     return [
@@ -133,6 +136,7 @@ def measure(name: str, loss, args: tuple, argnums: tuple[int, ...], quick: bool)
         f"{grad_peak / mib:.1f}",
         f"{saved / mib:.1f}",
         f"{grad_peak / max(forward_peak + saved, 1):.2f}x",
+        f"{grad_peak / max(forward_peak + saved + returned, 1):.2f}x",
         "-" if jax_time is None else f"{jax_time * 1e3:.3f}",
         "-" if jax_time is None else f"{grad_time / jax_time:.2f}x",
     ]
@@ -148,6 +152,7 @@ HEADER = [
     "grad peak MiB",
     "saved MiB",
     "peak/(fwd+saved)",
+    "peak/(fwd+saved+grads)",
     "jax v&g ms",
     "dy2st/jax",
 ]
