@@ -228,3 +228,24 @@ def test_creation_is_staged_as_operand_free_ops():
     names = [op.name for op in graph.walk()]
     assert "full" in names and "arange" in names
     assert not any(op.name == "const" and op.results[0].type.shape for op in graph.walk())
+
+
+def zeros_and_signed_zero_fills(x):
+    return (
+        np.zeros(3) + x[0],
+        np.zeros((2, 2), np.int32),
+        np.zeros(2, bool),
+        np.zeros(2, complex),
+        np.full(3, -0.0),
+        np.full(2, 0.0, np.float32),
+        np.full(2, 0, "U2"),
+    )
+
+
+def test_zero_fills_keep_numpys_values_and_signs():
+    """A fill of 0 runs as np.zeros (faster than np.full); -0.0 and strings keep np.full's."""
+    got = dy2st.to_static(zeros_and_signed_zero_fills)(np.ones(3))
+    want = zeros_and_signed_zero_fills(np.ones(3))
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.tolist() == w.tolist()
+    assert np.all(np.signbit(got[4]))

@@ -42,6 +42,13 @@ from dy2st.staging.tensor import Tensor, apply
 
 
 def _full_kernel(*, shape, fill_value, dtype):
+    # np.zeros is np.full(shape, 0) of numbers, five times faster for small arrays (NumPy's full
+    # is Python: empty, then copyto): the cotangents and accumulators of a converted function
+    # start from it. A -0.0 fill keeps full (zeros are +0.0).
+    if type(fill_value) is int and fill_value == 0 and dtype.kind in "biufc":
+        return np.zeros(shape, dtype)
+    if type(fill_value) is float and fill_value == 0.0 and math.copysign(1.0, fill_value) > 0 and dtype.kind in "fc":
+        return np.zeros(shape, dtype)
     return np.full(shape, fill_value, dtype=dtype)
 
 
