@@ -432,16 +432,17 @@ def plan_memory(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Plan:
     waits for its value), the plan that leaves them to NumPy is kept instead."""
     sched = schedule(graph)
     trusted, strict = (eager_ordered_values(sched, trust) for trust in (True, False))
-    relaxed = _plan(graph, target, trusted)
+    relaxed = _plan(graph, sched, target, trusted)
     if trusted == strict:
         return relaxed
-    fallback = _plan(graph, target, strict)
-    return fallback if _planned_peak(graph, fallback) < _planned_peak(graph, relaxed) else relaxed
+    fallback = _plan(graph, sched, target, strict)
+    allocated, intervals = _allocations(graph, sched)
+    peaks = [_planned_peak(plan, sched, allocated, intervals) for plan in (fallback, relaxed)]
+    return fallback if peaks[0] < peaks[1] else relaxed
 
 
-def _plan(graph: Graph, target: MemoryTarget, eager_ordered: set[Value]) -> Plan:
+def _plan(graph: Graph, sched: Schedule, target: MemoryTarget, eager_ordered: set[Value]) -> Plan:
     """The plan that leaves ``eager_ordered`` values to NumPy (``eager_ordered_values``)."""
-    sched = schedule(graph)
     intervals = live_intervals(graph, sched)
     roots = view_roots(sched, target)
     for view, bases in roots.items():  # a buffer lives as long as its longest-lived view
@@ -651,7 +652,7 @@ def memory_report(graph: Graph, target: MemoryTarget = DEFAULT_TARGET) -> Memory
     persistent = sum(nbytes for s, (nbytes, _) in plan.slot_types.items() if s not in plan.per_call)
     length = len(sched.ops)
     return MemoryReport(
-        planned_peak=_planned_peak(graph, plan, sched, allocated, intervals),
+        planned_peak=_planned_peak(plan, sched, allocated, intervals),
         lower_bound=_peak(allocated, intervals, length),
         eager_estimate=_peak(allocated, _eager_intervals(sched, intervals), length),
         persistent=persistent,
@@ -673,18 +674,9 @@ def _allocations(graph: Graph, sched: Schedule) -> tuple[dict[Value, int], dict[
     return allocated, intervals
 
 
-def _planned_peak(
-    graph: Graph,
-    plan: Plan,
-    sched: Schedule | None = None,
-    allocated: dict[Value, int] | None = None,
-    intervals: dict[Value, list[int]] | None = None,
-) -> int:
+def _planned_peak(plan: Plan, sched: Schedule, allocated: dict[Value, int], intervals: dict[Value, list[int]]) -> int:
     """The peak bytes of a run under ``plan``: every slot, for the whole call, plus the values
-    NumPy allocates, while they live."""
-    sched = sched or schedule(graph)
-    if allocated is None or intervals is None:
-        allocated, intervals = _allocations(graph, sched)
+    NumPy allocates (``_allocations``), while they live."""
     unplanned = {
         v: n for v, n in allocated.items() if v not in plan.slot_of and not _takes_over_planned_buffers(v, plan)
     }
