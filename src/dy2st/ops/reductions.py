@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from dy2st.ops.adjoint import (
 from dy2st.ops.arguments import reject_unsupported
 from dy2st.ops.generic import NUMPY_CALL_ADJOINTS, SLOT
 from dy2st.ops.scans import reversed_along
+from dy2st.ops.shape import COPY
 from dy2st.staging.handlers import handles, method
 from dy2st.staging.tensor import apply
 
@@ -450,22 +452,53 @@ def _median_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     (g,) = cts
     if g is None:
         return [None]
-    x = op.operands[0]
     axis, keepdims = op.attrs.get("axis"), op.attrs.get("keepdims", False)
-    if has_symbolic(x.type.shape):
-        raise DifferentiationError(f"the gradient of np.{op.name} of an array of a size known only at run time", op.loc)
-    axes = reduced_axes(axis, x.type.ndim)
-    flat = len(axes) == x.type.ndim
-    if len(axes) > 1 and not flat:
-        raise DifferentiationError(f"the gradient of np.{op.name} over several axes (but not all)", op.loc)
-    rows = e.op("reshape", x, shape=(int(x.type.size),)) if flat else x
-    along = 0 if flat else axes[0]
-    half = mul(e, expand_reduced(e, g, x.type, axis, keepdims), 0.5)
-    if flat:
-        half = e.op("reshape", half, shape=(1,))
-    lower, upper = _middle_values(e, rows, along, op.name == "nanmedian")
-    total = e.op("add", _to_ties(e, rows, lower, along, half), _to_ties(e, rows, upper, along, half))
-    return [e.op("reshape", total, shape=tuple(x.type.shape)) if flat else total]
+    slices = _OrderSlices.of(e, op, op.operands[0], axis, f"np.{op.name}")
+    half = mul(e, slices.share(e, g, axis, keepdims), 0.5)
+    lower, upper = _middle_values(e, slices.rows, slices.along, op.name == "nanmedian")
+    total = e.op("add", slices.to_ties(e, lower, half), slices.to_ties(e, upper, half))
+    return [slices.back(e, total)]
+
+
+@dataclass
+class _OrderSlices:
+    """An array seen as the slices an order statistic (median, quantile) of it reduces: ``rows``
+    is the array (flattened when every axis is reduced), ``along`` the axis of the slices."""
+
+    x: Value
+    rows: Value
+    along: int
+    flat: bool
+
+    @classmethod
+    def of(cls, e: Emitter, op: Op, x: Value, axis: Any, function: str) -> _OrderSlices:
+        if has_symbolic(x.type.shape):
+            raise DifferentiationError(
+                f"the gradient of {function} of an array of a size known only at run time", op.loc
+            )
+        axes = reduced_axes(axis, x.type.ndim)
+        flat = len(axes) == x.type.ndim
+        if len(axes) > 1 and not flat:
+            raise DifferentiationError(f"the gradient of {function} over several axes (but not all)", op.loc)
+        rows = e.op("reshape", x, shape=(int(x.type.size),)) if flat else x
+        return cls(x, rows, 0 if flat else axes[0], flat)
+
+    def share(self, e: Emitter, g: Value, axis: Any, keepdims: bool) -> Value:
+        """The reduction's cotangent ``g`` with kept dims, to broadcast against ``rows``."""
+        share = expand_reduced(e, g, self.x.type, axis, keepdims)
+        return e.op("reshape", share, shape=(1,)) if self.flat else share
+
+    def element(self, e: Emitter, ordered: Value, position: int) -> Value:
+        """The element at ``position`` of each slice of ``ordered`` (the sorted rows; kept dims)."""
+        return e.op("getitem", ordered, template=(slice(None),) * self.along + (slice(position, position + 1),))
+
+    def to_ties(self, e: Emitter, element: Value, share: Value) -> Value:
+        """``share`` split among the elements of each slice equal to ``element``."""
+        return _to_ties(e, self.rows, element, self.along, share)
+
+    def back(self, e: Emitter, total: Value) -> Value:
+        """A cotangent of ``rows`` as one of the array."""
+        return e.op("reshape", total, shape=tuple(self.x.type.shape)) if self.flat else total
 
 
 def _middle_values(e: Emitter, x: Value, axis: int, skip_nans: bool) -> tuple[Value, Value]:
@@ -474,10 +507,11 @@ def _middle_values(e: Emitter, x: Value, axis: int, skip_nans: bool) -> tuple[Va
     ordered = e.op("sort", x, axis=axis)
     length = x.type.shape[axis]
     if not skip_nans:
-        return tuple(  # type: ignore[return-value]
+        lower, upper = (
             e.op("getitem", ordered, template=(slice(None),) * axis + (slice(k, k + 1),))
             for k in ((length - 1) // 2, length // 2)
         )
+        return lower, upper
     count = e.op("sum", _numbers_mask(e, x, x), axis=axis, keepdims=True)
     shape = tuple(length if k == axis else 1 for k in range(x.type.ndim))
     positions = e.op("reshape", e.op("arange", start=0, stop=length, step=1, dtype=x.type.dtype), shape=shape)
@@ -513,29 +547,20 @@ def _quantile_vjp(e: Emitter, op: Op, cts: Cotangents) -> Cotangents:
     if g is None:
         return [None] * len(op.operands)
     x, axis, keepdims, fractions = _quantile_call(op)
-    axes = reduced_axes(axis, x.type.ndim)
-    flat = len(axes) == x.type.ndim
-    rows = e.op("reshape", x, shape=(int(x.type.size),)) if flat else x
-    along = 0 if flat else axes[0]
-    length = int(rows.type.shape[along])
-    ordered = e.op("sort", rows, axis=along)
+    slices = _OrderSlices.of(e, op, x, axis, op.attrs["function"])
+    length = int(slices.rows.type.shape[slices.along])
+    ordered = e.op("sort", slices.rows, axis=slices.along)
     total: Value | None = None
     for place in np.ndindex(fractions.shape):
-        share = e.op("getitem", g, template=place) if place else g
-        share = expand_reduced(e, share, x.type, axis, keepdims)
-        if flat:
-            share = e.op("reshape", share, shape=(1,))
+        share = slices.share(e, e.op("getitem", g, template=place) if place else g, axis, keepdims)
         virtual = float(fractions[place]) * (length - 1)
         lower = min(int(np.floor(virtual)), length - 1)
         weight = virtual - lower
         for position, part in ((lower, 1.0 - weight), (min(lower + 1, length - 1), weight)):
-            if part == 0.0:
-                continue
-            element = e.op("getitem", ordered, template=(slice(None),) * along + (slice(position, position + 1),))
-            total = add(e, total, _to_ties(e, rows, element, along, mul(e, share, part)))
-    if total is not None and flat:
-        total = e.op("reshape", total, shape=tuple(x.type.shape))
-    return [total, *([None] * (len(op.operands) - 1))]
+            if part != 0.0:
+                element = slices.element(e, ordered, position)
+                total = add(e, total, slices.to_ties(e, element, mul(e, share, part)))
+    return [None if total is None else slices.back(e, total), *([None] * (len(op.operands) - 1))]
 
 
 def _quantile_call(op: Op) -> tuple[Value, Any, bool, np.ndarray]:
@@ -550,8 +575,8 @@ def _quantile_call(op: Op) -> tuple[Value, Any, bool, np.ndarray]:
     if arguments[0] is not SLOT or unknown or len(given) != 1 or given[0] is None:
         raise DifferentiationError(f"the gradient of {function} other than {function}(x, q, axis=, keepdims=)", op.loc)
     axis = keywords.get("axis")
-    if has_symbolic(x.type.shape) or not (axis is None or isinstance(axis, int)):
-        raise DifferentiationError(f"the gradient of {function} over several axes or sizes known at run time", op.loc)
+    if not (axis is None or isinstance(axis, int)):
+        raise DifferentiationError(f"the gradient of {function} over several axes", op.loc)
     fractions = np.asarray(given[0], dtype=float) / _QUANTILE_SCALES[function]
     axis = None if axis is None else axis % x.type.ndim
     return x, axis, bool(keywords.get("keepdims", False)), fractions
@@ -563,7 +588,7 @@ def _literal(item: Any, operands: Any) -> Any:
     if item is not SLOT:
         return item
     producer = next(operands).op
-    while producer is not None and producer.name == "copy":  # np.array(literal) copies the constant
+    while producer is not None and producer.name == COPY:  # np.array(literal) copies the constant
         producer = producer.operands[0].op
     return producer.attrs["value"] if producer is not None and producer.name == CONST else None
 
