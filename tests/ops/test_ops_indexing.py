@@ -328,3 +328,23 @@ def test_a_known_mask_of_the_wrong_length_is_numpys_index_error_at_the_line():
     with pytest.raises(IndexError) as info:
         dy2st.to_static(mask_of_the_wrong_length)(np.ones(5))
     assert_error_at(info.value, mask_of_the_wrong_length, "x[np.ones(4, bool)]", "boolean index did not match")
+
+
+def add_at_everywhere(x, counts, i):
+    np.add.at(counts, i, 1.5)  # an argument: the caller sees it updated (int64 takes 1.5 as 1)
+    y = x * 2.0
+    np.add.at(y[1:], [0, 0, 2], x[:3])  # through a view: the base takes the update
+    np.add.at(y, (np.array([0, 0]),), x[1])
+    return y
+
+
+def test_np_add_at_is_staged_and_updates_arguments_and_bases():
+    x = np.arange(5.0)
+    counts, want_counts = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    i = np.array([1, 1, 3])
+    got = dy2st.to_static(add_at_everywhere)(x, counts, i)
+    want = add_at_everywhere(x, want_counts, i)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(counts, want_counts)
+    graph = dy2st.to_static(add_at_everywhere).graph(x, np.zeros(4, np.int64), i)
+    assert "numpy_call" not in str(graph) and "index_add" in str(graph)
