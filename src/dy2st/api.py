@@ -47,7 +47,7 @@ from dy2st.errors import (
     public_api,
     user_location,
 )
-from dy2st.fast_call import CHANGED, build_fast_call, fast_key, next_use, positional_arity
+from dy2st.fast_call import CHANGED, build_fast_call, key_function, next_use, positional_arity
 from dy2st.frontend.convert import convert_code
 from dy2st.ir.core import Graph
 from dy2st.ir.symbolic import Symbol, numbering_data_dependent_sizes, recording_guards
@@ -281,6 +281,7 @@ class StaticFunction:
         self._fast_calls: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
         self._positional_arity = positional_arity(self.signature)
         self._number_constants = self._positional_number_constants()
+        self._fast_key = key_function(max(self._positional_arity, 0))
 
     # --- introspection -------------------------------------------------------------------
     @property
@@ -391,8 +392,9 @@ class StaticFunction:
             return self.fn(*args, **kwargs)
         try:
             if not kwargs and len(args) == self._positional_arity:
-                result = self._call_fast((), args, self._number_constants)
-                if result is not CHANGED:
+                # ``_call_fast`` written out: a frame less on every call
+                fast = self._fast_calls.get(self._fast_key(args, self._number_constants))  # type: ignore[arg-type]
+                if fast is not None and (result := fast(args)) is not CHANGED:
                     return result
             return self._call_slow(args, kwargs)
         except RerunEagerly:
@@ -414,7 +416,7 @@ class StaticFunction:
     def _call_fast(self, prefix: tuple[Any, ...], args: tuple[Any, ...], constants: tuple[bool, ...]) -> Any:
         """Run the fast call keyed by ``prefix`` and ``fast_key(args, constants)``, or return
         ``CHANGED`` when there is none (or a capture or guard changed)."""
-        key = fast_key(args, constants)
+        key = key_function(len(args))(args, constants)
         fast = None if key is None else self._fast_calls.get((*prefix, *key))
         return CHANGED if fast is None else fast(args)
 
@@ -444,13 +446,15 @@ class StaticFunction:
         positional = args[1:] if bound else args
         constants = self._number_constants[1:] if bound else self._number_constants
         fast_path = not kwargs and len(args) == self._positional_arity
-        call_key = fast_key(positional, constants) if fast_path else None
+        call_key = key_function(len(positional))(positional, constants) if fast_path else None
         if call_key is not None and len(leaves) == len(inputs := _input_positions(positional, constants)):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 call_key = (id(args[0]), *call_key)
                 self._forget_when_gone(args[0])
+            executor = compiled.executor
+            direct = executor if compiled.run == executor.run and executor.callable_directly else None
             self._fast_calls[call_key] = build_fast_call(
-                compiled.program, compiled.run, len(positional), inputs, compiled.usage
+                compiled.program, compiled.run, len(positional), inputs, compiled.usage, direct
             )
             compiled.fast_keys.append(call_key)
         program = compiled.program

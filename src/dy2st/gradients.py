@@ -23,7 +23,8 @@ from dy2st.autodiff import differentiate
 from dy2st.backend.numba.executor import make_executor, tier_passes
 from dy2st.backend.numpy.executor import Executor
 from dy2st.backend.numpy.lowering import numpy_passes
-from dy2st.errors import DifferentiationError, public_api
+from dy2st.errors import DifferentiationError, hide_internal_frames, public_api
+from dy2st.fast_call import CHANGED, build_fast_call
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.emit import Emitter
 from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, RETURNS_CALLER_ARRAY, WRITES_BACK, ZERO_D_ARRAY
@@ -47,6 +48,26 @@ class _GradientProgram:
     argument_leaves: list[list[int]]  # the leaf indices of each differentiated argument
 
 
+# Fast calls a gradient function keeps (one per argument shapes).
+_MOST_FAST_CALLS = 256
+
+
+def _value_and_gradients(
+    gradient: _GradientProgram, outputs: tuple[Any, ...], numbers: list[bool]
+) -> tuple[Any, list[Any]]:
+    """The function's result and the gradient of each differentiated argument, read from the
+    gradient graph's outputs; ``numbers``: which arguments were Python floats (their gradients
+    are floats)."""
+    program = gradient.program
+    value = unflatten(program.output_treedef, outputs[: program.num_results])
+    flat = iter(outputs[gradient.num_outputs :])
+    grads = []
+    for tree, indices, number in zip(gradient.argument_trees, gradient.argument_leaves, numbers):
+        leaves_of_arg = [next(flat) for _ in indices]
+        grads.append(float(leaves_of_arg[0]) if number else unflatten(tree, leaves_of_arg))
+    return value, grads
+
+
 class _Differentiated:
     """What ``grad``, ``value_and_grad`` and ``vjp`` share: the converted function, which
     arguments are differentiated, and the gradient graphs built so far, one per signature."""
@@ -67,6 +88,9 @@ class _Differentiated:
         # between calls becomes a graph input) until a gradient graph fails to build with them
         # as inputs; from then on they are constants of this function's gradient graphs.
         self._numbers_constant = False
+        # All-array positional calls, by ``fast_key``: generated calls of their gradient graphs
+        # (``fast_call``), as converted functions have.
+        self._fast_calls: dict[Any, Callable[[tuple[Any, ...]], Any]] = {}
         functools.update_wrapper(cast(Any, self), self.static.fn)
 
     @property
@@ -90,19 +114,52 @@ class _Differentiated:
 
     _seeded = False  # vjp: the output cotangents are inputs of the graph
 
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """What ``grad`` and ``value_and_grad`` return for a call: an all-array positional call
+        takes its generated fast call once the graph is built (a converted function's call path,
+        with the boundary of the public API written out, as in ``StaticFunction.__call__``)."""
+        try:
+            if not kwargs and len(args) == self.static._positional_arity:
+                fast = self._fast_calls.get(self.static._fast_key(args, self.static._number_constants))
+                if fast is not None and (result := fast(args)) is not CHANGED:
+                    return result
+            value, grads = self._run(args, kwargs)
+            return self._result(value, grads)
+        except Exception as error:
+            hide_internal_frames(error)
+            raise
+
+    def _result(self, value: Any, grads: list[Any]) -> Any:
+        raise NotImplementedError
+
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any], seeds: Sequence[Any] = ()) -> tuple[Any, list[Any]]:
         """The function's result and the gradients of the differentiated arguments."""
         gradient, leaves, captured, numbers = self._compiled(args, kwargs, self._seeded)
         assert gradient.executor is not None
         outputs = gradient.executor.run(*leaves, *seeds, *captured)
-        program = gradient.program
-        value = unflatten(program.output_treedef, outputs[: program.num_results])
-        flat = iter(outputs[gradient.num_outputs :])
-        grads = []
-        for tree, indices, number in zip(gradient.argument_trees, gradient.argument_leaves, numbers):
-            leaves_of_arg = [next(flat) for _ in indices]
-            grads.append(float(leaves_of_arg[0]) if number else unflatten(tree, leaves_of_arg))
-        return value, grads
+        if not seeds and not kwargs and len(leaves) == len(args):
+            self._remember_fast_call(gradient, args)
+        return _value_and_gradients(gradient, outputs, numbers)
+
+    def _remember_fast_call(self, gradient: _GradientProgram, args: tuple[Any, ...]) -> None:
+        """Generate the fast call of ``gradient`` for calls like this one, if every argument is an
+        array passed positionally (each one leaf of the graph)."""
+        if self.prefix or len(args) != self.static._positional_arity:
+            return
+        if not all(type(a) is np.ndarray for a in args):
+            return
+        if len(self._fast_calls) >= _MOST_FAST_CALLS:  # a stream of new shapes: start again
+            self._fast_calls.clear()
+        executor = gradient.executor
+        assert executor is not None
+        finish = functools.partial(self._finish, gradient)
+        direct = executor if executor.callable_directly else None
+        key = self.static._fast_key(args, self.static._number_constants)
+        self._fast_calls[key] = build_fast_call(gradient.program, executor.run, len(args), None, None, direct, finish)
+
+    def _finish(self, gradient: _GradientProgram, outputs: tuple[Any, ...]) -> Any:
+        value, grads = _value_and_gradients(gradient, outputs, [False] * len(gradient.argument_trees))
+        return self._result(value, grads)
 
     def _compiled(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool
@@ -359,18 +416,20 @@ class GradFunction(_Differentiated):
     """``dy2st.grad(fun)``: called like ``fun``, returns the gradient of its scalar result with
     respect to the arguments ``argnums`` (one gradient, or a tuple for a tuple of argnums)."""
 
-    @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        _, grads = self._run(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _result(self, value: Any, grads: list[Any]) -> Any:
         return grads[0] if isinstance(self.argnums_given, int) else tuple(grads)
 
 
 class ValueAndGradFunction(_Differentiated):
     """``dy2st.value_and_grad(fun)``: returns ``(fun(*args), gradient)``."""
 
-    @public_api
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        value, grads = self._run(args, kwargs)
+        return self._call(args, kwargs)
+
+    def _result(self, value: Any, grads: list[Any]) -> Any:
         return value, (grads[0] if isinstance(self.argnums_given, int) else tuple(grads))
 
 

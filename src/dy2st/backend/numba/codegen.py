@@ -37,12 +37,15 @@ class CompiledLoop:
     Attributes:
         function: the Numba dispatcher, compiled for ``params``' types.
         params: the values it takes, in order.
+        returned: the positions of the loop's results it returns; each other result is the loop's
+            operand at its position, an array it updated in place.
         errors: the message of each error it raises -> the op raising it.
         source: its Numba source.
     """
 
     function: Any
     params: list[Value]
+    returned: list[int]
     errors: dict[str, Op] = field(default_factory=dict)
     source: str = ""
 
@@ -92,8 +95,14 @@ class CompiledCodeGenerator(CodeGenerator):
             if value.type.ndim == 0 and value.type.weak and value.type.dtype.kind in "iu" and name.isidentifier()
         ]
         results = [self.fresh("c") for _ in op.results]
+        returned = [results[k] for k in compiled.returned]
         self.line(depth, f"if {' and '.join(tests) or 'True'}:", op)
-        self.line(depth + 1, f"{''.join(r + ', ' for r in results)}= {function}({', '.join(arguments)})", op)
+        call = f"{function}({', '.join(arguments)})"
+        self.line(depth + 1, f"{''.join(r + ', ' for r in returned)}= {call}" if returned else call, op)
+        kept = [k for k in range(len(results)) if k not in compiled.returned]
+        if kept:  # arrays updated in place: the operands themselves
+            targets = ", ".join(results[k] for k in kept)
+            self.line(depth + 1, f"{targets} = {', '.join(self.name_of(op.operands[k]) for k in kept)}")
         for name, value in zip(results, op.results):
             if value.type.ndim == 0 and not value.type.weak:
                 # Numba returns Python numbers; eager code holds NumPy scalars here.

@@ -106,7 +106,7 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
         signature = tuple(numba_type(representation(v), v.type.ndim) for v in loop.params)
         functions = _compiled(module, op, [(shared[unnamed[loop.name]], signature)], result.failures)
         if functions:
-            result.loops[op] = CompiledLoop(functions[0], loop.params, loop.errors, loop.source)
+            result.loops[op] = CompiledLoop(functions[0], loop.params, loop.returned, loop.errors, loop.source)
     for op, kernel in kernels:
         values = [*kernel.inputs, *op.results]
         signature = (numba_type(np.dtype(np.int64), 0), *(numba_type(representation(v), v.type.ndim) for v in values))
@@ -223,20 +223,19 @@ class TieredExecutor(Executor):
         self.function = code.function  # what ``run`` calls from now on
         self.tier = "compiled"
 
-    def _call(self, function: Any, args: tuple) -> tuple:
-        """Run ``function``; when compiled code meets a Python int beyond 64 bits, which the eager
-        code holds and compiled code cannot, go back to the NumPy tier for good, and run this call
-        there too unless the graph had already updated an argument in place (then the error says
-        how to run it)."""
-        try:
-            return super()._call(function, args)
-        except OverflowError as error:
-            if self.tier != "compiled" or OVERFLOW_MESSAGE not in str(error):
-                raise
+    def recover(self, error: Exception, args: tuple) -> tuple:
+        """When compiled code meets a Python int beyond 64 bits, which the eager code holds and
+        compiled code cannot, go back to the NumPy tier for good, and run this call there too
+        unless the graph had already updated an argument in place (then the error says how to
+        run it); any other error names the user's op and line."""
+        if self.tier == "compiled" and isinstance(error, OverflowError) and OVERFLOW_MESSAGE in str(error):
             self.demote(f"{type(error).__name__}: {OVERFLOW_MESSAGE}")
-            if self.writebacks:
-                raise
-        return super()._call(self.function, args)
+            if not self.writebacks:
+                try:
+                    return self.function(*args)
+                except Exception as again:
+                    return super().recover(again, args)
+        return super().recover(error, args)
 
     def demote(self, reason: str) -> None:
         """Run the NumPy tier from now on."""

@@ -50,6 +50,7 @@ from dy2st.backend.numba.support import (
     reads_element,
     representation,
     reshaped_view,
+    returns_its_operand,
     scalar_select,
     small_matmul,
     stores_element,
@@ -70,6 +71,8 @@ class LoopSource(ScalarSource):
 
     Attributes:
         params: the values the loop reads from outside, in the order the function takes them.
+        returned: the positions of the loop's results the function returns, in order; each other
+            result is the array the loop took at its position (``returns_its_operand``).
         errors: the message of each error the function may raise -> the op that raises it.
         source: the function's source (``write`` fills it).
     """
@@ -97,7 +100,8 @@ class LoopSource(ScalarSource):
     # --- the function ------------------------------------------------------------------------
     def write(self) -> str:
         self.emit_loop(self.loop, 1)
-        results = "".join(f"{self.names[r]}, " for r in self.loop.results)
+        self.returned = [k for k in range(len(self.loop.results)) if not returns_its_operand(self.loop, k)]
+        results = "".join(f"{self.names[self.loop.results[k]]}, " for k in self.returned)
         self.line(1, f"return ({results})")
         params = ", ".join(f"p{k}" for k in range(len(self.params)))
         header = ['@numba.njit(cache=CACHE, error_model="python", nogil=True)', f"def {self.name}({params}):"]

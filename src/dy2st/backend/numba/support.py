@@ -311,6 +311,39 @@ def _arrays_carried_in_place(loop: Op) -> bool:
     return True
 
 
+def returns_its_operand(loop: Op, index: int) -> bool:
+    """Is the loop's array result ``index`` always the array it took as operand ``index``: the
+    body yields its own argument there, changed only by in-place stores, directly or through
+    ``cond``s and inner loops that do the same? The compiled call then hands back nothing for it
+    (the caller holds the array already): Numba boxes each array it returns, about 0.2 us."""
+    if loop.results[index].type.ndim == 0:
+        return False
+    body = loop.regions[1].block
+    return _same_array(body.ops[-1].operands[index], body.args[index])
+
+
+def _same_array(value: Value, target: Value) -> bool:
+    """Is ``value`` the array ``target`` itself, through in-place stores and the results of
+    ``cond``s and loops that keep it?"""
+    while value is not target:
+        owner = value.owner
+        if not isinstance(owner, Op):
+            return False
+        if stores_element(owner) and overwritten_operand(owner) == 0:
+            value = owner.operands[0]
+        elif owner.name == WHILE_LOOP:
+            index = owner.results.index(value)
+            if not returns_its_operand(owner, index):
+                return False
+            value = owner.operands[index]
+        elif owner.name == COND:
+            index = owner.results.index(value)
+            return all(_same_array(region.block.ops[-1].operands[index], target) for region in owner.regions)
+        else:
+            return False
+    return True
+
+
 def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
     """Is the array ``value`` a block argument, or a new array, through in-place stores and the
     results of ``cond``s and loops that carry their arrays in place? (``memo``: a chain of ``if``s reaches

@@ -43,20 +43,34 @@ class Executor:
             self.run = self._run
 
     @property
+    def callable_directly(self) -> bool:
+        """Can a caller run ``function(*args)`` itself, calling ``recover`` when it raises, instead
+        of ``run`` (no lock guards buffers kept across calls)? The fast call path does."""
+        return self.run == self._run
+
+    @property
     def source(self) -> str:
         return self.code.source
 
     def __call__(self, *args: Any) -> tuple:
         return self.run(*args)
 
+    # Each call of a converted function goes through ``run``: one Python frame around the
+    # generated function, whose ``try`` costs nothing until it raises (a small compiled loop takes
+    # under a microsecond, so every frame on the way shows).
     def _run(self, *args: Any) -> tuple:
-        return self._call(self.function, args)
+        try:
+            return self.function(*args)
+        except Exception as error:
+            return self.recover(error, args)
 
     def _run_exclusive(self, *args: Any) -> tuple:
         if not self._lock.acquire(blocking=False):
             return self._run_unplanned(*args)
         try:
-            return self._call(self.function, args)
+            return self.function(*args)
+        except Exception as error:
+            return self.recover(error, args)
         finally:
             self._lock.release()
 
@@ -65,19 +79,20 @@ class Executor:
         if code is None:
             code = self._unplanned = generate(self.graph, self.writebacks, plan=False)
             self._codes[code.filename] = code
-        return self._call(code.function, args)
-
-    def _call(self, function, args: tuple) -> tuple:
-        """Run generated code; a NumPy error becomes a dy2st error naming the op and line."""
         try:
-            return function(*args)
-        except Dy2stError:
-            raise
-        except Exception as e:
-            mapped = self._runtime_error(e)
-            if mapped is None:
-                raise
-            raise mapped from e
+            return code.function(*args)
+        except Exception as error:
+            return self.recover(error, args)
+
+    def recover(self, error: Exception, args: tuple) -> tuple:
+        """After the generated code raised ``error``: raise the dy2st error naming the failing op
+        and line (subclasses may instead run the call again: ``TieredExecutor``)."""
+        if isinstance(error, Dy2stError):
+            raise error
+        mapped = self._runtime_error(error)
+        if mapped is None:
+            raise error
+        raise mapped from error
 
     def _runtime_error(self, error: Exception) -> Dy2stRuntimeError | None:
         """The user-facing error naming the failing op and line (None if no op is known)."""
