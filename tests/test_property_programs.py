@@ -27,7 +27,7 @@ from differential.script import main
 from differential.skeleton import Knobs, generate
 
 PROGRAMS_PER_FAMILY = 25
-PATTERN_SAMPLE = 80  # programs generated (not run) per family to find each of its constructs
+PATTERN_SAMPLE = 120  # programs generated (not run) per family to find each of its constructs
 PROGRAMS = {"control_flow": 100}  # the original family keeps its larger share
 PYTHON_CONDITION_PROGRAMS = range(0, 100, 3)
 
@@ -135,7 +135,7 @@ CONSTRUCTS = {
     "defaults_returns": ["w=W", "eps=EPS", "return len(x)", "np.float64(", "np.zeros(())", "x.any()", "flag"],
     "search_logic": ["break\n", "    else:\n", " < n and x[", " and x[", " or ", "idx = -1", "cnt += 1"],
     "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "prev = A[0]", ", 1:] += A[", " + 1:] = x[", "% 2 == 0", "range(len(x) - 1, 0, -2)",
-                     "coef[", "parts.append(", "rows.append(v", "tot = tot + v", "x[:", "np.zeros(m)", "break\n", "if len(x) == 11:"],
+                     "coef[", "parts.append(", "rows.append(v", "tot = tot + v", "x[:", "np.zeros(m)", "break\n", "if len(x) == 11:", "W = A.T @ A"],
     "stale_reads": ["old = L * 1.0", "snap = L[", "keep[", "Z[", "A[1:] = A[:-1]", "] = np.tanh(A[",
                     "@ L[", "A[1:-1] = 0.25", "x[x.astype(np.int64) % 4]", "acc = acc + old["],
     "data_dependent": ["x[x > ", "np.flatnonzero(", "np.unique(", "np.compress(", "np.putmask(", "x[:k]",

@@ -16,6 +16,7 @@ import pytest
 
 import dy2st
 from dy2st.backend.numba.executor import TieredExecutor
+from dy2st.backend.numba.products import ACCUMULATE_INLINE_MOST
 from eager_parity import same_value
 
 pytest.importorskip("numba")
@@ -286,3 +287,55 @@ def test_without_scipy_only_products_that_may_call_blas_keep_their_loop_on_numpy
     same_value(static(A, rows, np.zeros((5, 40))), matrix_times_rows(A, rows, np.zeros((5, 40))))
     (entry,) = [c for entries in static._cache.values() for c in entries]
     assert not isinstance(entry.executor, TieredExecutor)  # np.dot above the crossover: NumPy tier
+
+
+# --- transposed row blocks and products added into a sum -----------------------------------------
+def gram_by_blocks(X, block):
+    G = np.zeros((X.shape[1], X.shape[1]))
+    for b in range(X.shape[0] // block):
+        rows = X[block * b : block * b + block]
+        G = G + rows.T @ rows
+    return G
+
+
+@pytest.mark.parametrize("columns", [3, 40])  # below the crossover (loops) and above (np.dot)
+def test_a_transposed_block_of_rows_is_a_view_the_compiled_loop_multiplies(columns):
+    X = np.random.default_rng(columns).standard_normal((48, columns))
+    static = compiled(gram_by_blocks, X, 8)
+    assert ".T" in static.compiled_source(X, 8)
+    actual = static(X, 8)
+    expected = gram_by_blocks(X, 8)
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-12 * np.abs(X).max() ** 2 * 48)
+
+
+def blocked_weight_gradient(wh, xs, h):
+    for i in range(xs.shape[0]):
+        h = np.tanh(h @ wh + xs[i])
+    return (h * h).sum()
+
+
+def test_the_backward_loop_adds_each_blocks_products_into_the_gradient_in_place():
+    rng = np.random.default_rng(5)
+    wh, xs, h = rng.standard_normal((6, 6)) * 0.4, rng.standard_normal((90, 6)), rng.standard_normal(6) * 0.1
+    grad = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="compiled"))
+    got = grad(wh, xs, h)
+    reference = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="numpy"))(wh, xs, h)
+    np.testing.assert_allclose(got, reference, rtol=1e-12, atol=1e-14)
+    (gradient,) = [c for entries in grad._cache.values() for c in entries]
+    assert gradient.executor.tier == "compiled"
+    # added into the sum by loops, or by BLAS above the bound (chosen when the sizes are known)
+    assert f"<= {ACCUMULATE_INLINE_MOST}:" in gradient.executor.compiled_source
+
+
+def test_a_large_blocks_products_are_added_by_blas():
+    rng = np.random.default_rng(6)
+    n = 96  # 96 x 32 x 96 multiply-adds a block: above ACCUMULATE_INLINE_MOST
+    wh, xs, h = rng.standard_normal((n, n)) * 0.1, rng.standard_normal((70, n)), rng.standard_normal(n) * 0.1
+    grad = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="compiled"))
+    got = grad(wh, xs, h)
+    reference = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="numpy"))(wh, xs, h)
+    np.testing.assert_allclose(got, reference, rtol=1e-10, atol=1e-12)
+    (gradient,) = [c for entries in grad._cache.values() for c in entries]
+    assert gradient.executor.tier == "compiled"
+    assert "+= np.dot(" in gradient.executor.compiled_source and n * 32 * n > ACCUMULATE_INLINE_MOST

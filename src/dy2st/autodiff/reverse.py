@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from dy2st.autodiff.clone import clone_ops
 from dy2st.autodiff.counted import CountedLoop, counted_loop
-from dy2st.autodiff.outer_sums import FactorRows, outer_product_sums
+from dy2st.autodiff.outer_sums import BlockedSums, FactorRows, outer_product_sums
 from dy2st.autodiff.stacked import can_stack, read_rows, recomputable, record_rows
 from dy2st.errors import DifferentiationError
 from dy2st.ir.core import COND, TERMINATORS, WHILE_LOOP, YIELD, Block, Graph, Op, Region, Value, replace_uses
@@ -305,6 +305,11 @@ class Backprop:
         factors = FactorRows(e, step, row, tape.count, counted.rows)
         deferred = [] if self.checkpoint else outer_product_sums(step, 1 + len(carried))
         deferred = [outer for outer in deferred if factors.affordable(outer)]
+        blocked = BlockedSums.plan(factors, deferred)
+        if blocked is not None:
+            factors.initial.append(blocked.ring())
+            blocked.write(finish)
+            deferred = []
         for outer in deferred:
             finish.operands[outer.position] = step.args[outer.position]  # the sum passes through
             factors.plan(outer.left)

@@ -82,6 +82,8 @@ class OpDef:
             operands (matmul); other ops' results may follow their operands' order.
         updates_operand: for a functional update, the position of the operand whose updated
             copy the result is (``setitem``'s ``x`` in "``x`` with ``x[index] = value``").
+        accumulates: the update adds to its operand (``c + a @ b``) instead of replacing part of
+            it: applying it twice is not applying it once, as it is for a store.
         in_place_kernel: ``in_place_kernel(*operands, **attrs)`` makes that update in the
             operand's own buffer and returns it. The ``in-place-updates`` pass chooses it (the
             ``in_place_update`` attribute) where nothing reads the operand's old value later.
@@ -140,6 +142,7 @@ class OpDef:
     broadcast_operands: tuple[int, ...] = ()
     c_ordered_result: bool = False
     updates_operand: int | None = None
+    accumulates: bool = False
     in_place_kernel: Callable[..., Any] | None = None
     updated_region: Callable[..., TensorType | None] | None = None
     views_any_operand: bool = False

@@ -116,6 +116,44 @@ register(
 UFUNC_OPS[np.matmul] = "matmul"
 
 
+ADD_MATMUL = "add_matmul"
+"""``c + a @ b`` of matrices: a sum of products the autodiff transformation adds to, block by
+block (``autodiff/outer_sums.py``). As a functional update of ``c`` (``OpDef.accumulates``), the
+``in-place-updates`` pass runs it in ``c``'s own buffer where ``c``'s old value is dead, and the
+compiled tier writes it out as loops adding each product into ``c``, with no array for ``a @ b``."""
+
+
+def _add_matmul_rule(types):
+    c, a, b = types
+    product = _matmul_rule([a, b])
+    if a.ndim != 2 or b.ndim != 2 or product.shape != c.shape or product.dtype != c.dtype:
+        raise TypeError(f"add_matmul: {c} + {a} @ {b} does not keep the sum's type")
+    return c
+
+
+def _add_matmul(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return c + a @ b
+
+
+def _add_matmul_in_place(c: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    c += a @ b
+    return c
+
+
+register(
+    OpDef(
+        ADD_MATMUL,
+        _add_matmul_rule,
+        _add_matmul,
+        returns_fresh=True,
+        updates_operand=0,
+        accumulates=True,
+        in_place_kernel=_add_matmul_in_place,
+        doc="c + a @ b, adding to c in place where its old value is dead",
+    )
+)
+
+
 def _vector_product_vjp(e: Emitter, a: Value, b: Value, g: Value) -> Cotangents | None:
     """The cotangents of a product with a vector and no batch axes, in as few ops as the
     vector-matrix forms allow (a loop over a recurrence runs them at every step): ``v @ M``

@@ -54,6 +54,7 @@ from dy2st.ir.opdefs import OpDef, register
 from dy2st.ir.symbolic import Dim, data_dependent_size, is_data_dependent
 from dy2st.ir.types import TensorType
 from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.linalg import ADD_MATMUL
 
 TAPE_TYPE = TensorType((), np.dtype(object))
 """The graph type of a tape."""
@@ -184,6 +185,26 @@ def python_int_difference(e: Emitter, a: Value | int, b: Value | int) -> Value:
     return e.op(AS_PYTHON_NUMBER, e.op("subtract", a, b))
 
 
+def python_int_remainder(e: Emitter, a: Value | int, b: Value | int) -> Value:
+    """``a % b`` as a Python int."""
+    return e.op(AS_PYTHON_NUMBER, e.op("remainder", a, b))
+
+
+def python_either_zero(e: Emitter, a: Value, b: Value) -> Value:
+    """``a == 0 or b == 0`` of two non-negative Python ints, as a Python bool: ``min(a, b) == 0``."""
+    return e.op(AS_PYTHON_NUMBER, e.op("equal", e.op("minimum", a, b), 0))
+
+
+def rows_between(e: Emitter, array: Value, start: Value, stop: Value) -> Value:
+    """``array[start:stop]`` (a view) for Python int bounds."""
+    return e.op("getitem", array, start, stop, template=(slice(TENSOR_SLOT, TENSOR_SLOT),))
+
+
+def rows_from(e: Emitter, array: Value, start: Value) -> Value:
+    """``array[start:]`` (a view) for a Python int ``start``."""
+    return e.op("getitem", array, start, template=(slice(TENSOR_SLOT, None),))
+
+
 def python_less(e: Emitter, a: Value, b: Value) -> Value:
     """``a < b`` as a Python bool (a loop condition)."""
     return e.op(AS_PYTHON_NUMBER, e.op("less", a, b))
@@ -199,6 +220,13 @@ def trip_count(e: Emitter, start: int, bound: Value | int) -> Value:
 def without_last_rows(e: Emitter, array: Value, count: int) -> Value:
     """``array[:-count]`` (a view): its rows but the last ``count``, which may be a symbolic number."""
     return e.op("getitem", array, template=(slice(None, -count),))
+
+
+def add_outer_products(e: Emitter, total: Value, left_rows: Value, right_rows: Value) -> Value:
+    """``total`` plus the sum over rows ``j`` of the outer products of ``left_rows[j]`` and
+    ``right_rows[j]``: ``total + left_rows.T @ right_rows``, added into ``total``'s own buffer
+    where it is dead (``add_matmul``)."""
+    return e.op(ADD_MATMUL, total, e.op("transpose", left_rows, axes=(1, 0)), right_rows)
 
 
 def sum_of_outer_products(e: Emitter, left_rows: Value, right_rows: Value) -> Value:

@@ -237,6 +237,6 @@ def _rules_for(name: str) -> tuple[Rule, ...]:
         rules.append(_involution)
     if opdef.ufunc is np.power:
         rules.append(_power_as_products)
-    if opdef.updates_operand is not None:
+    if opdef.updates_operand is not None and not opdef.accumulates:
         rules.append(_repeated_update)
     return tuple(rules) + RULES.get(name, ())

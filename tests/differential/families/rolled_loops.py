@@ -105,6 +105,15 @@ class RolledLoops(VectorAndMatrix):
                 "s = s + prev.sum()",
             ],
             [f"for {i} in range(1, A.shape[0]):", f"    A[{i}, 1:] += A[{i} - 1, :-1] * 0.5"],
+            # a recurrence long enough that its gradient sums the weight's outer products in
+            # blocks inside the backward loop (autodiff/outer_sums.py, BlockedSums)
+            [
+                "W = A.T @ A * 0.1",
+                "h = np.zeros(A.shape[1]) + 0.1",
+                f"for {t} in range({self.pick([65, 70, 97])}):",
+                f"    h = np.tanh(h @ W + x[{t} % 8] * 0.5)",
+                "s = s + h.sum()",
+            ],
             [f"for {i} in range(len(x) - 1):", f"    x[{i} + 1:] = x[{i} + 1:] - x[{i}] * 0.25"],
         ]
         return self.pick(idioms)

@@ -34,6 +34,8 @@ from dy2st.backend.numba.buffers import Reuse, owned_ops, reuse_plans
 from dy2st.backend.numba.element_loops import ElementLoop, element_loop
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.products import (
+    ACCUMULATE_INLINE_MOST,
+    MATRIX_MATRIX,
     VECTOR_VECTOR,
     ProductWriter,
     inline_test,
@@ -44,9 +46,11 @@ from dy2st.backend.numba.products import (
 from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
 from dy2st.backend.numba.shape_views import reshaped
 from dy2st.backend.numba.support import (
+    accumulated_product,
     float_vector_sum,
     is_maximum,
     is_mean,
+    numba_blas_available,
     reads_element,
     representation,
     reshaped_view,
@@ -55,12 +59,13 @@ from dy2st.backend.numba.support import (
     small_matmul,
     stores_element,
     strided_operands,
+    transposed_matrix,
     vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.printer import describe_op
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
@@ -203,12 +208,22 @@ class LoopSource(ScalarSource):
             result = op.results[0].type.dtype
             chosen = f"({self.converted(x, result)} if {self.name_of(condition)} else {self.converted(y, result)})"
             self.defer(op, depth, chosen)
-        elif reshaped_view(op):
+        elif not self.emit_array_op(op, depth):
+            self.defer(op, depth, self.ufunc_call(op))
+
+    def emit_array_op(self, op: Op, depth: int) -> bool:
+        """Views and products of arrays; False for any other op."""
+        if reshaped_view(op):
             self.defer(op, depth, reshaped(self.written_out(op.operands[0], depth), op))
+        elif transposed_matrix(op):
+            self.defer(op, depth, f"{self.written_out(op.operands[0], depth)}.T")
+        elif accumulated_product(op):
+            self.emit_accumulated_product(op, depth)
         elif small_matmul(op):
             self.emit_product(op, depth)
         else:
-            self.defer(op, depth, self.ufunc_call(op))
+            return False
+        return True
 
     # --- arrays computed by loops of their own ------------------------------------------------
     def allocate_buffers(self, loop: Op, depth: int) -> None:
@@ -273,9 +288,32 @@ class LoopSource(ScalarSource):
             self.line(depth, "else:")
             self.line(depth + 1, f"{out} = np.dot({a}, {b})")
 
-    def check_inner_size(self, op: Op, a: str, b: str, depth: int) -> None:
-        """NumPy's ValueError where the operands' inner sizes differ (checked unless static)."""
-        left, right = op.operands[0].type, op.operands[1].type
+    def emit_accumulated_product(self, op: Op, depth: int) -> None:
+        """``c + a @ b`` (``add_matmul``): loops adding each product into ``c``'s elements, in
+        ``c``'s buffer where the update runs in place, else into a copy of ``c``."""
+        c, a, b = (self.written_out(v, depth) for v in op.operands)
+        self.check_inner_size(op, a, b, depth, first=1)
+        result = op.results[0]
+        if overwritten_operand(op) == 0:
+            out = c
+        else:
+            out = self.fresh()
+            self.line(depth, f"{out} = {c}.copy()")
+        self.names[result] = out
+        inner = depth
+        if numba_blas_available():  # large products: BLAS's, which is faster there
+            self.line(depth, f"if {a}.shape[0] * {a}.shape[1] * {b}.shape[1] <= {ACCUMULATE_INLINE_MOST}:")
+            inner = depth + 1
+        for text in ProductWriter(MATRIX_MATRIX, result.type.dtype, self.fresh, accumulate=True).write(a, b, out):
+            self.line(inner, text)
+        if inner > depth:
+            self.line(depth, "else:")
+            self.line(depth + 1, f"{out} += np.dot({a}, {b})")
+
+    def check_inner_size(self, op: Op, a: str, b: str, depth: int, first: int = 0) -> None:
+        """NumPy's ValueError where the inner sizes of the product's operands (from ``first``)
+        differ (checked unless static)."""
+        left, right = op.operands[first].type, op.operands[first + 1].type
         inner_a, inner_b = left.shape[-1], right.shape[0]
         if isinstance(inner_a, int) and isinstance(inner_b, int) and inner_a == inner_b:
             return

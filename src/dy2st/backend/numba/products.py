@@ -32,6 +32,12 @@ VECTOR_MATRIX, MATRIX_VECTOR, MATRIX_MATRIX, VECTOR_VECTOR = "vm", "mv", "mm", "
 # matrix 77/182 at 8x8x8, 325/299 at 12x12x12, 397/412 at 16x16x16, 1092/850 at 24x24x24.
 INLINE_MOST = {VECTOR_MATRIX: 4096, MATRIX_VECTOR: 1024, MATRIX_MATRIX: 2048}
 
+# The most multiply-adds ``c + a @ b`` (``add_matmul``) is written out for, adding into ``c``;
+# above, ``c += np.dot(a, b)`` (BLAS, and an array for the product). Measured in compiled loops
+# adding a transposed block of 32 rows times 32 rows into an n x n sum (medians, us, loops/BLAS):
+# 0.80/0.78 at n=16, 1.48/1.84 at 32, 4.13/5.79 at 64, 54.2/14.2 at 128.
+ACCUMULATE_INLINE_MOST = 131072
+
 # How many rows of the left operand a matrix @ vector product sums at once (eight independent
 # sums: 135 ns against 149 ns for four at 32x32, 938 against 1412 at 64x64).
 _ROWS_AT_ONCE = 8
@@ -103,9 +109,12 @@ class ProductWriter:
         form: the product's form (``product_form``).
         dtype: its result's dtype, which its operands have too.
         fresh: makes a new local name from a stem.
+        accumulate: add the product to the array's elements (``add_matmul``), each element's
+            terms added to it in the natural order, instead of overwriting them.
     """
 
-    def __init__(self, form: str, dtype: np.dtype, fresh: Callable[[str], str]):
+    def __init__(self, form: str, dtype: np.dtype, fresh: Callable[[str], str], accumulate: bool = False):
+        self.accumulate = accumulate
         self.form = form
         self.dtype = np.dtype(dtype)
         self.fresh = fresh
@@ -146,8 +155,9 @@ class ProductWriter:
         ``_ROWS_ADDED_AT_ONCE`` at a time, ``((out + a0 * b0) + a1 * b1) + ...`` in one statement
         (the same sums, the result row read and written once for them)."""
         k, j = self.fresh("k"), self.fresh("j")
-        self.line(depth, f"for {j} in range({b}.shape[1]):")
-        self.line(depth + 1, f"{out_row.format(j)} = np.{self.dtype.type.__name__}(0)")
+        if not self.accumulate:
+            self.line(depth, f"for {j} in range({b}.shape[1]):")
+            self.line(depth + 1, f"{out_row.format(j)} = np.{self.dtype.type.__name__}(0)")
         at_once = 1 if self.integer else _ROWS_ADDED_AT_ONCE
         self.line(depth, f"{k} = 0")
         if at_once > 1:

@@ -33,8 +33,9 @@ from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.linalg import ADD_MATMUL
 from dy2st.ops.reductions import mean_into
-from dy2st.ops.shape import EXPAND_DIMS, RESHAPE
+from dy2st.ops.shape import EXPAND_DIMS, RESHAPE, TRANSPOSE
 
 # The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops once the
 # operands have the loop's dtypes; where its results differ (division by zero, wrap-around,
@@ -244,7 +245,8 @@ def _array_work_is_small(loop: Op) -> bool:
     made = [
         r
         for op in loop.walk()
-        if op is not loop and not op.regions and not stores_element(op)  # a store makes no new array
+        # an update in place or a view makes no new array
+        if op is not loop and not op.regions and not updates_in_place(op) and not get_op(op.name).view
         for r in op.results
         if r.type.ndim
     ]
@@ -329,7 +331,7 @@ def _same_array(value: Value, target: Value) -> bool:
         owner = value.owner
         if not isinstance(owner, Op):
             return False
-        if stores_element(owner) and overwritten_operand(owner) == 0:
+        if updates_in_place(owner):
             value = owner.operands[0]
         elif owner.name == WHILE_LOOP:
             index = owner.results.index(value)
@@ -353,7 +355,7 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
         return found
     origin = value
     owner = value.owner
-    while isinstance(owner, Op) and stores_element(owner):
+    while isinstance(owner, Op) and updates_in_place(owner):
         value = owner.operands[0]
         owner = value.owner
     if not isinstance(owner, Op):
@@ -364,7 +366,7 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
     elif owner.name == WHILE_LOOP:
         found = _comes_from_arguments(owner.operands[owner.results.index(value)], memo)
     else:
-        found = owner.name == FUSED or _array_ufunc(owner) or small_matmul(owner)  # a new array
+        found = owner.name == FUSED or _array_ufunc(owner) or small_matmul(owner) or accumulated_product(owner)
     memo[origin] = found
     return found
 
@@ -405,6 +407,8 @@ def op_compiles(op: Op) -> bool:
         or float_vector_sum(op)
         or vector_extreme(op)
         or reshaped_view(op)
+        or transposed_matrix(op)
+        or accumulated_product(op)
     )
 
 
@@ -419,6 +423,28 @@ def reshaped_view(op: Op) -> bool:
         return False
     x = op.operands[0]
     return x.type.ndim > 0 and _c_contiguous(x)
+
+
+def updates_in_place(op: Op) -> bool:
+    """A functional update of its first operand the ``in-place-updates`` pass runs in that
+    operand's own buffer (``A[i] = v``, ``add_matmul``): its result is the operand's array."""
+    return get_op(op.name).updates_operand == 0 and overwritten_operand(op) == 0
+
+
+def accumulated_product(op: Op) -> bool:
+    """``c + a @ b`` of float matrices of one dtype (``add_matmul``, the blocked weight
+    cotangents of a backward loop): written out as loops adding each product into ``c``'s
+    elements (``products``), in ``c``'s own buffer where the update runs in place, else in a copy."""
+    if op.name != ADD_MATMUL:
+        return False
+    types = [v.type for v in (*op.operands, *op.results)]
+    return all(t.ndim == 2 and not t.weak and t.dtype == types[0].dtype for t in types) and types[0].dtype.kind == "f"
+
+
+def transposed_matrix(op: Op) -> bool:
+    """``x.T`` of a 2-d array inside a loop (``A[j:k].T @ G``, the blocked weight cotangents of a
+    backward loop): compiled as ``x.T``, a view as NumPy's is."""
+    return op.name == TRANSPOSE and op.operands[0].type.ndim == 2 and tuple(op.attrs["axes"]) == (1, 0)
 
 
 def scalar_select(op: Op) -> bool:
@@ -497,8 +523,9 @@ def small_matmul(op: Op) -> bool:
     strided = strided_operands(op)
     if written_out(op, strided) is True:
         return True  # loops only (``products``): integer products, small ones, strided vectors
-    # Strided operands Numba's np.dot would copy: such products compile only as loops.
-    return not strided and numba_blas_available()
+    # Strided operands Numba's np.dot would copy: such products compile only as loops. A
+    # transposed row block (F-ordered) it passes to BLAS as it is.
+    return all(_c_contiguous(v) or _transposed_contiguous(v) for v in op.operands) and numba_blas_available()
 
 
 def strided_operands(op: Op) -> bool:
@@ -531,6 +558,12 @@ def _c_contiguous(value: Value) -> bool:
         elif sliced or item is None or item is Ellipsis:
             return False
     return _c_contiguous(owner.operands[0])
+
+
+def _transposed_contiguous(value: Value) -> bool:
+    """Is ``value`` the transpose of a C-contiguous 2-d array (F-contiguous)?"""
+    owner = value.owner
+    return isinstance(owner, Op) and transposed_matrix(owner) and _c_contiguous(owner.operands[0])
 
 
 @functools.cache
