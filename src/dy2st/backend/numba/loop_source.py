@@ -47,22 +47,20 @@ from dy2st.backend.numba.support import (
     float_vector_sum,
     is_maximum,
     is_mean,
-    reads_element,
     representation,
     reshaped_view,
     scalar_select,
     small_matmul,
-    stores_element,
     strided_operands,
     vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, reads_element, stores_element
 from dy2st.ir.printer import describe_op
 from dy2st.ops.fused import FUSED
-from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 
 
 class LoopSource(ScalarSource):
@@ -143,12 +141,23 @@ class LoopSource(ScalarSource):
             self.written_out(value, depth)
 
     def emit_op(self, op: Op, depth: int) -> None:
-        structure = {CONST: self.emit_const, WHILE_LOOP: self.emit_loop, COND: self.emit_cond, FUSED: self.emit_group}
+        structure = {
+            CONST: self.emit_const,
+            WHILE_LOOP: self.emit_loop,
+            COND: self.emit_cond,
+            FUSED: self.emit_group,
+            COPY_IF_OVERLAPPING: self.emit_overlap_check,
+        }
         emit = structure.get(op.name)
         if emit is not None:
             emit(op, depth)
         else:
             self.emit_computation(op, depth)
+
+    def emit_overlap_check(self, op: Op, depth: int) -> None:
+        """A ``copy_if_overlapping`` that never copies (``carried_views.overlap_check_is_noop``,
+        which a loop needs to compile): the array itself."""
+        self.names[op.results[0]] = self.written_out(op.operands[0], depth)
 
     def emit_group(self, op: Op, depth: int) -> None:
         """A fused group: one loop over its elements where its arrays broadcast simply, else its
