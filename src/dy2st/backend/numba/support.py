@@ -558,6 +558,8 @@ def _element_loop_op(op: Op) -> bool:
     vectorizable arithmetic or a math function, whose operands' elements are cast to the dtypes of
     NumPy's loop as NumPy casts them (``float64_coefficient * float32_column`` computes in float64)
     and computed as on scalars, with NumPy's semantics."""
+    if op.attrs.get(ERRSTATE_ATTR):
+        return False
     if op.name == CONST:
         return _scalar_constant(op)
     if op.results[0].type.ndim == 0:
