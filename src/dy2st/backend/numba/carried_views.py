@@ -41,6 +41,7 @@ from dy2st.backend.numba.int_bounds import literal_int, steps_by_one
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, CONST, WHILE_LOOP
 from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element
+from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 from dy2st.passes.dataflow import may_have
 from dy2st.passes.memory_plan import DEFAULT_TARGET
@@ -88,6 +89,10 @@ def _may_be_the_array(op: Op, found: set[Value]) -> list[Value]:
     overwritten = overwritten_operand(op)
     if overwritten is not None:
         return op.results if op.operands[overwritten] in found else []
+    if op.name == FUSED:  # new arrays, but for an argument the group hands back as it is
+        block = op.regions[0].block
+        yielded = block.ops[-1].operands
+        return [r for r, v in zip(op.results, yielded) if v in block.args and op.operands[v.index] in found]
     opdef = get_op(op.name)
     if DEFAULT_TARGET.returns_fresh(op) or opdef.structural:
         return []
