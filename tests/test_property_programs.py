@@ -134,7 +134,7 @@ CONSTRUCTS = {
     "python_numbers": ["t = 0", "big = 2**64", "h = 2**62", "h = h * 2", "f = f * 0.5", "int(x[", "float(x["],
     "defaults_returns": ["w=W", "eps=EPS", "return len(x)", "np.float64(", "np.zeros(())", "x.any()", "flag"],
     "search_logic": ["break\n", "    else:\n", " < n and x[", " and x[", " or ", "idx = -1", "cnt += 1"],
-    "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "prev = A[0]", ", 1:] += A[", " + 1:] = x[", "% 2 == 0", "range(len(x) - 1, 0, -2)",
+    "rolled_loops": ["x[1:-1] = x[1:-1] +", "in range(1, len(x)):", "prev = A[0]", ", 1:] += A[", " + 1:] = x[", "% 2 == 0", "range(len(x) - 1, 0, -2)", "prev2 = prev",
                      "coef[", "parts.append(", "rows.append(v", "tot = tot + v", "x[:", "np.zeros(m)", "break\n", "if len(x) == 11:", "W = A.T @ A"],
     "stale_reads": ["old = L * 1.0", "snap = L[", "keep[", "Z[", "A[1:] = A[:-1]", "] = np.tanh(A[",
                     "@ L[", "A[1:-1] = 0.25", "x[x.astype(np.int64) % 4]", "acc = acc + old["],

@@ -219,6 +219,18 @@ def overwritten_operand(op: Op) -> int | None:
     return index if isinstance(index, int) and not isinstance(index, bool) else None
 
 
+def reads_element(op: Op) -> bool:
+    """An indexing op reading its array (``x[index]``: an element, a view or a gather)."""
+    opdef = get_op(op.name)
+    return opdef.index_operands == 1 and opdef.updates_operand is None
+
+
+def stores_element(op: Op) -> bool:
+    """An update storing its value operand into its array (``x[index] = value``)."""
+    opdef = get_op(op.name)
+    return opdef.index_operands == 2 and opdef.updates_operand == 0
+
+
 def get_op(name: str) -> OpDef:
     try:
         return OPS[name]

@@ -19,9 +19,11 @@ values found so far (its results if an operand has it, say). Ops with regions ot
 ``cond``/``while_loop`` (fused groups) may also name their region's values."""
 
 
-def may_have(graph: Graph, transfer: Transfer, initial: Iterable[Value] = ()) -> set[Value]:
-    """Every value that may have the property ``transfer`` describes (see the module docstring)."""
+def may_have(graph: Graph | Block, transfer: Transfer, initial: Iterable[Value] = ()) -> set[Value]:
+    """Every value that may have the property ``transfer`` describes (see the module docstring),
+    in a graph or in one block and the blocks nested in it."""
     found: set[Value] = set(initial)
+    top = graph.body if isinstance(graph, Graph) else graph
 
     def visit(block: Block) -> None:
         for op in block.ops:
@@ -39,7 +41,7 @@ def may_have(graph: Graph, transfer: Transfer, initial: Iterable[Value] = ()) ->
     size = -1
     while size != len(found):
         size = len(found)
-        visit(graph.body)
+        visit(top)
     return found
 
 

@@ -104,6 +104,19 @@ class RolledLoops(VectorAndMatrix):
                 f"    prev = A[{self.pick(['{0}', '{0} - 1'])}]".format(i),
                 "s = s + prev.sum()",
             ],
+            # A second-order recursive filter over the rows of a float32 copy, carrying views of the
+            # rows it wrote (Deriche's): float64 coefficients times float32 rows, stored as float32.
+            [
+                "A32 = A.astype(np.float32)",
+                "F = np.zeros_like(A32)",
+                "prev = np.zeros(A.shape[1], dtype=np.float32)",
+                "prev2 = prev",
+                f"for {i} in range(A.shape[0]):",
+                f"    F[{i}, :] = np.float64(0.5) * A32[{i}, :] + 0.25 * prev + np.float64(-0.125) * prev2",
+                "    prev2 = prev",
+                f"    prev = F[{i}, :]",
+                "s = s + F.sum()",
+            ],
             [f"for {i} in range(1, A.shape[0]):", f"    A[{i}, 1:] += A[{i} - 1, :-1] * 0.5"],
             # a recurrence long enough that its gradient sums the weight's outer products in
             # blocks inside the backward loop (autodiff/outer_sums.py, BlockedSums)

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dy2st.backend.numba.support import SMALL_INT, reads_element, small_int_constant, stores_element
+from dy2st.backend.numba.support import SMALL_INT, small_int_constant
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, WHILE_LOOP
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, reads_element, stores_element
 from dy2st.ops.indexing import TENSOR_SLOT
 
 

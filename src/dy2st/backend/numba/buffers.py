@@ -14,19 +14,21 @@ when the value it held is dead:
 - anything else, or where the aliases cannot be followed (an inner loop's results), gets a new
   array at every iteration (``FRESH``), as before.
 
-Aliases are followed conservatively: a view, an in-place store, a ``cond`` result and a fused
-group's passed-through argument may be the array they come from.
+Aliases are followed conservatively: a view, an in-place store (of the array stored into: the
+value stored is copied), a ``cond`` result and a fused group's passed-through argument may be the
+array they come from.
 """
 
 from __future__ import annotations
 
 import enum
 
-from dy2st.backend.numba.support import reads_element, small_matmul, stores_element
+from dy2st.backend.numba.support import small_matmul
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import COND, WHILE_LOOP
-from dy2st.ir.opdefs import get_op
+from dy2st.ir.opdefs import get_op, reads_element, stores_element
 from dy2st.ops.fused import FUSED
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 
 
 class Reuse(enum.Enum):
@@ -100,6 +102,8 @@ def _aliased(value: Value, memo: dict[Value, frozenset[object]]) -> set[object]:
         index = owner.results.index(value)
         for region in owner.regions:
             found |= _sources(region.block.ops[-1].operands[index], memo)
+    elif stores_element(owner) or owner.name == COPY_IF_OVERLAPPING:
+        found |= _sources(owner.operands[0], memo)  # the array stored into; the value is copied in
     elif owner.name == FUSED:
         block = owner.regions[0].block
         passed = block.ops[-1].operands[owner.results.index(value)]

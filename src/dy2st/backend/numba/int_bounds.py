@@ -41,7 +41,7 @@ def _bits(value: Value, known: dict[Value, int | None], steps: int) -> int | Non
     if not isinstance(owner, Op):
         return None
     if owner.name == CONST:
-        constant = _literal_int(value)
+        constant = literal_int(value)
         return None if constant is None else max(1, abs(constant).bit_length())
     if owner.name == DIM:
         return SIZE_BITS
@@ -64,12 +64,12 @@ def _operator_bits(op: Op, known: dict[Value, int | None]) -> int | None:
         return max(widths) + (1 if len(widths) == 2 else 0)
     if symbol == "abs":
         return widths[0]
-    if symbol in ("//", "%") and (_literal_int(op.operands[1]) or 0) > 0:
+    if symbol in ("//", "%") and (literal_int(op.operands[1]) or 0) > 0:
         return widths[0]
     return None
 
 
-def _literal_int(value: Value) -> int | None:
+def literal_int(value: Value) -> int | None:
     """The value of a literal Python int, else None."""
     owner = value.owner
     if not isinstance(owner, Op) or owner.name != CONST or type(owner.attrs["value"]) is not int:
@@ -82,7 +82,7 @@ def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) ->
     while below the loop's bound, so it stays within the larger of the two."""
     region = block.parent
     loop = region.parent if region is not None else None
-    if loop is None or loop.name != WHILE_LOOP or not _steps_by_one(loop, value.index):
+    if loop is None or loop.name != WHILE_LOOP or not steps_by_one(loop, value.index):
         return None
     compare = loop_comparison(loop.regions[0].block)
     if compare is None or compare.operands[0] is not loop.regions[0].block.args[value.index]:
@@ -93,7 +93,7 @@ def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) ->
     return max(start, bound)
 
 
-def _steps_by_one(loop: Op, index: int) -> bool:
+def steps_by_one(loop: Op, index: int) -> bool:
     """Does the loop's carried value ``index`` go up by one at each iteration (``i = i + 1``)?
     The lowering marks such a counter ``counted_loop`` when nothing else reads the increment; an
     outer loop whose ``i + 1`` starts an inner range is not marked, and is a counter too."""
@@ -108,4 +108,4 @@ def _steps_by_one(loop: Op, index: int) -> bool:
         return False
     counter = body.args[index]
     others = [v for v in op.operands if v is not counter]
-    return len(others) == 1 and _literal_int(others[0]) == 1
+    return len(others) == 1 and literal_int(others[0]) == 1

@@ -51,13 +51,11 @@ from dy2st.backend.numba.support import (
     is_maximum,
     is_mean,
     numba_blas_available,
-    reads_element,
     representation,
     reshaped_view,
     returns_its_operand,
     scalar_select,
     small_matmul,
-    stores_element,
     strided_operands,
     transposed_matrix,
     vector_extreme,
@@ -65,10 +63,10 @@ from dy2st.backend.numba.support import (
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
-from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element, stores_element
 from dy2st.ir.printer import describe_op
 from dy2st.ops.fused import FUSED
-from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 
 
 class LoopSource(ScalarSource):
@@ -152,12 +150,23 @@ class LoopSource(ScalarSource):
             self.written_out(value, depth)
 
     def emit_op(self, op: Op, depth: int) -> None:
-        structure = {CONST: self.emit_const, WHILE_LOOP: self.emit_loop, COND: self.emit_cond, FUSED: self.emit_group}
+        structure = {
+            CONST: self.emit_const,
+            WHILE_LOOP: self.emit_loop,
+            COND: self.emit_cond,
+            FUSED: self.emit_group,
+            COPY_IF_OVERLAPPING: self.emit_overlap_check,
+        }
         emit = structure.get(op.name)
         if emit is not None:
             emit(op, depth)
         else:
             self.emit_computation(op, depth)
+
+    def emit_overlap_check(self, op: Op, depth: int) -> None:
+        """A ``copy_if_overlapping`` that never copies (``carried_views.overlap_check_is_noop``,
+        which a loop needs to compile): the array itself."""
+        self.names[op.results[0]] = self.written_out(op.operands[0], depth)
 
     def emit_group(self, op: Op, depth: int) -> None:
         """A fused group: one loop over its elements where its arrays broadcast simply, else its

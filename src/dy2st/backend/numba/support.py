@@ -23,16 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.carried_views import observed_results, overlap_check_is_noop
+from dy2st.backend.numba.element_loops import element_loop
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
 from dy2st.backend.numba.products import written_out
 from dy2st.backend.numba.vector_math import has_vector_form, pays_in_fused_groups
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
-from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element, stores_element
 from dy2st.ir.symbolic import symbols_in
 from dy2st.ops.fused import FUSED
-from dy2st.ops.indexing import TENSOR_SLOT
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 from dy2st.ops.linalg import ADD_MATMUL
 from dy2st.ops.reductions import mean_into
 from dy2st.ops.shape import EXPAND_DIMS, RESHAPE, TRANSPOSE
@@ -245,8 +247,12 @@ def _array_work_is_small(loop: Op) -> bool:
     made = [
         r
         for op in loop.walk()
-        # an update in place or a view makes no new array
-        if op is not loop and not op.regions and not updates_in_place(op) and not get_op(op.name).view
+        # an update in place, a view or an overlap check (compiled as the array itself) makes no new array
+        if op is not loop
+        and not op.regions
+        and not updates_in_place(op)
+        and not get_op(op.name).view
+        and op.name != COPY_IF_OVERLAPPING
         for r in op.results
         if r.type.ndim
     ]
@@ -301,11 +307,17 @@ def _arrays_carried_in_place(loop: Op) -> bool:
     """Is every array the loop carries, at every iteration, one of the arrays it carried in (updated
     in place, or swapped with another) or a new array an op of the loop made (``h = np.tanh(h @ W)``)?
     Then the compiled function hands back the caller's own arrays, or new ones as eager code does;
-    a view carried out would be a new object, not the view of the caller's array eager code holds."""
-    memo: dict[Value, bool] = {}
+    a view carried out would be a new object, not the view of the caller's array eager code holds.
+    A loop result no caller can see (``carried_views.observed_results``: unused after the loop, or
+    only read) may be a view (``y_prev = forward[:, j]``); the others may not come from it."""
+    views = _view_slots(loop)
+    if views and not views.isdisjoint(observed_results(loop)):
+        return False
+    body = loop.regions[1].block
+    memo: dict[Value, bool] = {body.args[k]: False for k in views}
     for op in loop.walk():
-        if op.name not in (COND, WHILE_LOOP):
-            continue
+        if op is loop or op.name not in (COND, WHILE_LOOP):
+            continue  # the loop's own yields: above
         blocks = [op.regions[1].block] if op.name == WHILE_LOOP else [region.block for region in op.regions]
         for block in blocks:
             if not all(_comes_from_arguments(v, memo) for v in block.ops[-1].operands if v.type.ndim):
@@ -346,18 +358,38 @@ def _same_array(value: Value, target: Value) -> bool:
     return True
 
 
+def _view_slots(loop: Op) -> set[int]:
+    """The positions of the arrays the loop carries that may be views at some iteration: those its
+    body yields from anything but its arguments or new arrays, or from the arguments of such
+    positions (``y_prev2 = y_prev``)."""
+    body = loop.regions[1].block
+    yielded = body.ops[-1].operands
+    views: set[int] = set()
+    while True:
+        memo: dict[Value, bool] = {body.args[k]: False for k in views}
+        found = {k for k, v in enumerate(yielded) if v.type.ndim and not _comes_from_arguments(v, memo)}
+        if found <= views:
+            return views
+        views |= found
+
+
 def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
-    """Is the array ``value`` a block argument, or a new array, through in-place stores and the
-    results of ``cond``s and loops that carry their arrays in place? (``memo``: a chain of ``if``s reaches
-    each earlier result from both branches.)"""
+    """Is the array ``value`` a block argument, or a new array, through in-place stores, overlap
+    checks that never copy and the results of ``cond``s and loops that carry their arrays in place?
+    (``memo``: a chain of ``if``s reaches each earlier result from both branches; it starts with
+    the block arguments that may be views, as False.)"""
     found = memo.get(value)
     if found is not None:
         return found
     origin = value
     owner = value.owner
-    while isinstance(owner, Op) and updates_in_place(owner):
+    while isinstance(owner, Op) and (updates_in_place(owner) or owner.name == COPY_IF_OVERLAPPING):
         value = owner.operands[0]
         owner = value.owner
+    found = memo.get(value)
+    if found is not None:
+        memo[origin] = found
+        return found
     if not isinstance(owner, Op):
         found = True  # a block argument: of this loop, or of a region inside it
     elif owner.name == COND:
@@ -393,6 +425,8 @@ def op_compiles(op: Op) -> bool:
         return _scalar_constant(op)
     if name == AS_PYTHON_NUMBER:
         return op.operands[0].type.ndim == 0
+    if name == COPY_IF_OVERLAPPING:
+        return overlap_check_is_noop(op)  # compiled as the array itself
     if reads_element(op):
         if op.results[0].type.ndim == 0:
             return _element_index(op, first=1)
@@ -580,7 +614,32 @@ def _structure_compiles(op: Op) -> bool:
     """A ``cond`` on a scalar, a loop, or a group of ops, whose regions compile."""
     if op.name == COND and op.operands[0].type.ndim != 0:
         return False
+    if op.name == FUSED and element_loop(op) is not None:
+        block = op.regions[0].block
+        inner = [v for o in block.ops for v in (*o.operands, *o.results)]
+        return all(_value_fits(v) for v in (*block.args, *inner)) and all(_element_loop_op(o) for o in block.ops[:-1])
     return all(_block_compiles(region.block) for region in op.regions)
+
+
+def _element_loop_op(op: Op) -> bool:
+    """An op of a fused group that a compiled loop computes one element at a time
+    (``element_loops``): a 0-d constant or scalar ufunc, or a ufunc on float arrays, the
+    vectorizable arithmetic or a math function, whose operands' elements are cast to the dtypes of
+    NumPy's loop as NumPy casts them (``float64_coefficient * float32_column`` computes in float64)
+    and computed as on scalars, with NumPy's semantics."""
+    if op.attrs.get(ERRSTATE_ATTR):
+        return False
+    if op.name == CONST:
+        return _scalar_constant(op)
+    if op.results[0].type.ndim == 0:
+        return _scalar_ufunc(op)
+    ufunc = get_op(op.name).ufunc
+    if ufunc is None or ufunc.nout != 1 or python_semantics(op):
+        return False
+    if ufunc not in VECTORIZED_UFUNCS and ufunc not in MATH_UFUNCS:
+        return False
+    dtypes = loop_dtypes(op)
+    return dtypes is not None and all(d.kind in _ARRAY_KINDS for d in dtypes[:-1]) and dtypes[-1].kind in "fb"
 
 
 def basic_template(template: tuple[Any, ...], tensors: list[Value]) -> bool:
@@ -634,9 +693,9 @@ def _array_ufunc(op: Op) -> bool:
 
 
 def _part_store(op: Op) -> bool:
-    """``A[i, a:b] = v`` in ``A``'s own buffer, of an array of ``A``'s dtype (broadcast to the
-    part as NumPy does; a shape that does not fit raises ValueError in both) or of a scalar NumPy
-    casts there."""
+    """``A[i, a:b] = v`` in ``A``'s own buffer, of an array of ``A``'s dtype or, for a float ``A``,
+    of another float dtype (broadcast to the part as NumPy does; a shape that does not fit raises
+    ValueError in both) or of a scalar NumPy casts there."""
     template = op.attrs["template"]
     if overwritten_operand(op) != 0 or not basic_template(template, op.operands[2:]):
         return False
@@ -647,19 +706,9 @@ def _part_store(op: Op) -> bool:
         return value.dtype == target.dtype or bool(np.can_cast(value.dtype, target.dtype, "same_kind"))
     # The axes the part keeps: its slices and the axes after the template (``A[i] = row``).
     kept = sum(1 for item in template if isinstance(item, slice)) + target.ndim - len(template)
-    return value.dtype == target.dtype and value.ndim <= kept
-
-
-def reads_element(op: Op) -> bool:
-    """An indexing op reading its array (``x[index]``; one element where ``op_compiles`` accepts it)."""
-    opdef = get_op(op.name)
-    return opdef.index_operands == 1 and opdef.updates_operand is None
-
-
-def stores_element(op: Op) -> bool:
-    """An update storing its value operand into its array (``x[index] = value``)."""
-    opdef = get_op(op.name)
-    return opdef.index_operands == 2 and opdef.updates_operand == 0
+    # A float array of another precision is cast as NumPy casts it (rounded to nearest, even).
+    same_kind = value.dtype == target.dtype or value.dtype.kind == target.dtype.kind == "f"
+    return same_kind and value.ndim <= kept
 
 
 def _scalar_ufunc(op: Op) -> bool:
