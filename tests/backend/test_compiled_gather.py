@@ -190,6 +190,19 @@ def test_a_gather_reads_the_values_stored_before_it():
     compiled_like_eager(gather_after_store, np.arange(1.0, 8.0), np.array([0, 5, 1, 1]))
 
 
+def swapped_by_lists(a, n):
+    for i in range(n):
+        a[[0, 2]] = a[[2, 0]] * 0.5 + i
+    return a
+
+
+def test_a_gather_by_a_constant_list_runs_as_eager():
+    # Its template holds a concrete index array, not a tensor: the NumPy tier runs it.
+    assert_like_eager(
+        swapped_by_lists, np.arange(4.0), 6, converted=dy2st.to_static(swapped_by_lists, backend="compiled")
+    )
+
+
 # --- empty arrays and indices out of range ------------------------------------------------------------
 def test_empty_index_arrays_give_empty_results():
     x = np.arange(4.0)

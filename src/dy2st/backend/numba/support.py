@@ -448,7 +448,10 @@ def compiled_gather(op: Op) -> bool:
     dtype): written out as a loop over ``idx`` copying the elements (rows) it names, each index
     checked against the axis and a negative one counted from its end, as NumPy does
     (``loop_source.emit_gather``). Boolean masks, whose count is data, stay on the NumPy tier."""
-    if not reads_element(op) or get_op(op.name).view or op.attrs.get("template") != (TENSOR_SLOT,):
+    if not reads_element(op) or get_op(op.name).view or len(op.operands) != 2:
+        return False
+    template = op.attrs["template"]  # may hold concrete index arrays (``x[[3, 2]]``): compared by identity
+    if len(template) != 1 or template[0] is not TENSOR_SLOT:
         return False
     x, index = (v.type for v in op.operands)
     result = op.results[0].type
