@@ -221,10 +221,7 @@ class LoopSource(ScalarSource):
 
     def destination(self, value: Value, sizes: list[str], depth: int) -> str:
         """The name of the array ``value`` is computed into, of the given sizes: its buffer
-        (the other of two, in turn; allocated anew where its size changed), or a new array. A
-        single buffer whose first size alone changes (a gather by each row's part of a CSR index)
-        only grows, to at least twice its size: the value is a view of its first rows, C-contiguous
-        as a new array is, so rows of varying sizes allocate a few times in all."""
+        (the other of two, in turn; allocated anew where its size changed), or a new array."""
         dtype = dtype_call(value.type.dtype)
         planned = self.buffers.get(value)
         if planned is None:
@@ -235,14 +232,7 @@ class LoopSource(ScalarSource):
         name = names[0]
         if reuse is Reuse.DOUBLE:
             self.line(depth, f"{name}, {names[1]} = {names[1]}, {name}")
-        dynamic = [axis for axis, d in enumerate(value.type.shape) if not isinstance(d, int)]
-        if reuse is Reuse.SINGLE and dynamic == [0]:
-            rows = self.bind(depth, sizes[0])
-            self.line(depth, f"if {name}.shape[0] < {rows}:")
-            grown = [f"max({rows}, 2 * {name}.shape[0])", *sizes[1:]]
-            self.line(depth + 1, f"{name} = np.empty({_shape_source(grown)}, {dtype})")
-            return self.bind(depth, f"{name}[:{rows}]")
-        if dynamic:
+        if not all(isinstance(d, int) for d in value.type.shape):
             changed = " or ".join(f"{name}.shape[{axis}] != {size}" for axis, size in enumerate(sizes))
             self.line(depth, f"if {changed}:")
             self.line(depth + 1, f"{name} = np.empty({_shape_source(sizes)}, {dtype})")

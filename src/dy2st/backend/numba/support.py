@@ -273,8 +273,8 @@ def _size_counts(value: Value, readers: dict[Value, list[Op]]) -> bool:
     NumPy calls compiled code saves per iteration no longer make up for it. An array whose every
     reader costs per element what NumPy's own code costs does not count, whatever its size: a view
     of it (which computes nothing, and counts by its own readers), an element read, a gather (a copy
-    of the elements it names, as NumPy's advanced indexing makes, here into a buffer the iterations
-    reuse) and a float product that calls BLAS as NumPy does (``written_out`` False: ``np.dot``).
+    of the elements it names, as NumPy's advanced indexing makes) and a float product that calls
+    BLAS as NumPy does (``written_out`` False: ``np.dot``).
     The number of iterations does not change this comparison: every iteration does the same element
     work on both tiers, and saves NumPy's calls on this one."""
     return not all(_costs_what_numpy_costs(reader) for reader in readers.get(value, []))
