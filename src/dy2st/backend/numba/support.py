@@ -3,8 +3,8 @@
 A ``while_loop`` compiles when everything it runs works on scalars and single elements (arithmetic,
 comparisons and math functions on 0-d values, reading and writing one element of an array,
 ``A[i, j]`` and ``A[i, j] = v`` in place, array sizes, ``if``/``else``, inner loops) or on small
-float arrays (views by ints and slices, vectorizable arithmetic, math functions, stores into parts,
-sums and maxima of vectors). Those are the
+float arrays (views by ints and slices, gathers by integer arrays, vectorizable arithmetic, math
+functions, stores into parts, sums and maxima of vectors). Those are the
 loops that cost a Python round trip per element or per small array on the NumPy tier (a CRC over
 bytes, a triangular solve by elements, syrk's row updates), and where compiled code is 10-250x
 faster. Most reductions and NumPy function calls keep a loop on the NumPy tier. A fused group of
@@ -274,9 +274,9 @@ def _size_counts(value: Value, readers: dict[Value, list[Op]]) -> bool:
     reader costs per element what NumPy's own code costs does not count, whatever its size: a view
     of it (which computes nothing, and counts by its own readers), an element read, a gather (a copy
     of the elements it names, as NumPy's advanced indexing makes) and a float product that calls
-    BLAS as NumPy does (``written_out`` False: ``np.dot``).
-    The number of iterations does not change this comparison: every iteration does the same element
-    work on both tiers, and saves NumPy's calls on this one."""
+    BLAS as NumPy does (``written_out`` False: ``np.dot``). The number of iterations does not change
+    this comparison: every iteration does the same element work on both tiers, and saves NumPy's
+    calls on this one."""
     return not all(_costs_what_numpy_costs(reader) for reader in readers.get(value, []))
 
 
@@ -337,6 +337,7 @@ class _SizeEstimates:
         return None if symbol is None else self.parts.get(symbol)
 
     def largest_axis(self, value: Value) -> int:
+        """The largest size of ``value``'s axes (``guess`` where one is not known)."""
         sizes = [self.dim(dim) for dim in value.type.shape]
         return self.guess if None in sizes or not sizes else max(s for s in sizes if s is not None)
 
