@@ -44,6 +44,16 @@ def test_integer_tensor_indices(index_dtype):
     assert_equivalent(tensor_indices, x, i, rows, cols)
 
 
+def gather_by_a_part(x, idx):
+    return x[idx[:1]], x[idx[1:]]
+
+
+def test_an_empty_index_array_into_an_empty_axis_is_an_empty_gather():
+    # Any index into an empty axis is out of bounds, but an empty index array names none.
+    assert_equivalent(gather_by_a_part, np.zeros(0), np.zeros(0, np.int64))
+    assert_equivalent(gather_by_a_part, np.zeros((0, 2), np.float32), np.zeros(0, np.uint8))
+
+
 def concrete_indices(x):
     return x[[0, 2]], x[np.array([1, 1])], x[np.array([True, False, True])], x[:, [True, False]]
 

@@ -425,8 +425,17 @@ def _check_static_indices(shape: tuple[Dim, ...], template: tuple, index_types: 
         with oblivious():  # what depends on data-dependent sizes is checked when the op runs
             symbolic_indexed_shape(shape, template, probes, mask_counts=[0] * len(probes))
         return
-    arrays = [np.zeros(t.shape, np.bool_) if t.dtype == np.bool_ else np.intp(0) for t in index_types]
+    arrays = [_static_probe(t) for t in index_types]
     np.broadcast_to(np.empty((), np.uint8), shape)[_fill(template, arrays)]  # type: ignore[arg-type]  # static
+
+
+def _static_probe(index: TensorType) -> Any:
+    """What an index tensor stands for in ``_check_static_indices``: a mask of its shape, or indices
+    0, in bounds unless their axis is empty, where NumPy raises for any index but not for an empty
+    index array (``x[idx[:1]]`` with both empty): of the tensor's shape where it is static."""
+    if index.dtype == np.bool_:
+        return np.zeros(index.shape, np.bool_)
+    return np.zeros(index.shape, np.intp) if index.ndim and not has_symbolic(index.shape) else np.intp(0)
 
 
 def _getitem_rule(types, template):

@@ -11,8 +11,8 @@ wider than the dtype); float math on elements (``np.sqrt``, ``np.exp``, ``np.tan
 if/elif/else, ``break`` and ``continue`` on element values; ``while`` loops whose trip counts
 depend on the data (insertion sort, Newton iterations, Collatz and popcount loops); and now and
 then an index one past the end, for which eager NumPy raises IndexError. Array work as such kernels
-hold it: sums, means, maxima and minima of parts of the vectors, math functions on them, and
-products of rows.
+hold it: sums, means, maxima and minima of parts of the vectors, math functions on them,
+products of rows, and gathers by integer vectors (``x[cols[a:b]]``, sparse kernels' idiom).
 
 The arguments are a float vector ``x`` (float64 or float32, with NaN and infinities at times), an
 integer vector ``b`` of the same length (int64, int32, int8 or uint8, with zeros), a small matrix
@@ -283,6 +283,7 @@ class ElementLoops(Family):
             self._math_on_arrays,
             self._dot_products,
             self._matrix_vector_products,
+            self._gathers,
         ]
         return self.pick(builders)(scope)
 
@@ -484,6 +485,33 @@ class ElementLoops(Family):
                 [f"for {i} in range(n):", f"    b[:{rows}] = A @ b[:{cols}]"],
             ]
         )
+
+    def _gathers(self, scope) -> list[str]:
+        """Gathers by integer arrays in element loops, as sparse kernels write them: by parts of an
+        index vector (``x[cols[a:b]]``), with negative indices, of narrow and unsigned dtypes,
+        now and then one out of range (IndexError); the gathered vector dotted with a part of ``x``
+        (BLAS: eager's bits), summed, reduced or stored. The index vector is made before the loop
+        from ``b``'s values, folded into ``[-n, n)`` (``[0, n)`` unsigned)."""
+        i, ix = self.fresh("i"), self.fresh("ix")
+        dtype = self.pick(["np.int64", "np.int64", "np.int32", "np.int8", "np.uint8", "np.uint64"])
+        out_of_range = " + 1" if self.rng.random() < 0.1 else ""
+        if dtype.startswith("np.u"):
+            made = f"{ix} = (b.astype(np.int64) % (n{out_of_range})).astype({dtype})"
+        else:
+            made = f"{ix} = (b.astype(np.int64) % (2 * n{out_of_range}) - n).astype({dtype})"
+        body = self.pick(
+            [
+                f"y[{i}] = x[:{i}] @ x[{ix}[:{i}]]",
+                f"y[{i}] = x[{ix}[{i}:]] @ x[{i}:] * 0.5 + y[{i}]",
+                f"s = s + x[{ix}[{i}:]].sum()",
+                f"y[: {i}] = x[{ix}[:{i}]] * 2.0 - y[: {i}]",
+                f"lo = np.minimum(lo, x[{ix}[{i}:]].max())",
+                f"h = h + b[{ix}[: {i} + 1]].max()",
+                f"y[{i}] = x[{ix}[: {i} + 1]][-1] - x[{ix}][{i}]",
+                f"s = s + x[{ix}[:{i}]] @ x[{ix}[{i}:]]",  # sizes differ but at the middle: ValueError
+            ]
+        )
+        return [made, f"for {i} in range(n):", f"    {body}"]  # alone: a loop the compiled tier takes
 
     def _insertion_sort(self, scope) -> list[str]:
         i, j, key = self.fresh("i"), self.fresh("j"), self.fresh("key")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dy2st.backend.numba.support import SMALL_INT, small_int_constant
+from dy2st.backend.numba.support import SMALL_INT, compiled_gather, small_int_constant
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, WHILE_LOOP
@@ -53,8 +53,8 @@ def hoisted_indices(loop: Op, counted: int) -> list[HoistedIndex]:
     counter = body.args[counted]
     found = []
     for op in body.walk():
-        if not (reads_element(op) or stores_element(op)):
-            continue
+        if not (reads_element(op) or stores_element(op)) or compiled_gather(op):
+            continue  # a gather checks each index of its index array (``loop_source.emit_gather``)
         if any(isinstance(item, slice) for item in op.attrs["template"]):
             continue  # a view or a part: its int indices keep their checks
         first = 1 if reads_element(op) else 2

@@ -1,7 +1,7 @@
 """Which arrays a compiled loop may compute into buffers it reuses from one iteration to the next.
 
 A loop body that makes small arrays (``h = np.tanh(x[i] @ Wx + h @ Wh + b)``) allocated each of
-them anew at every iteration. The element loops and matrix products ``loop_source`` writes out
+them anew at every iteration. The element loops, matrix products and gathers ``loop_source`` writes out
 compute into buffers allocated once, before the loop, instead. A buffer may be overwritten only
 when the value it held is dead:
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 
-from dy2st.backend.numba.support import small_matmul
+from dy2st.backend.numba.support import compiled_gather, small_matmul
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import COND, WHILE_LOOP
 from dy2st.ir.opdefs import get_op, reads_element, stores_element
@@ -116,7 +116,9 @@ def _aliased(value: Value, memo: dict[Value, frozenset[object]]) -> set[object]:
 
 
 def _makes_new_array(op: Op) -> bool:
-    """Is ``op``'s array result new memory (a ufunc's or a product's), no view of an operand?"""
+    """Is ``op``'s array result new memory (a ufunc's, a product's or a gather's), no view of an operand?"""
+    if compiled_gather(op):
+        return True
     if reads_element(op) or stores_element(op):
         return False
     return get_op(op.name).ufunc is not None or small_matmul(op)

@@ -47,6 +47,7 @@ from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
 from dy2st.backend.numba.shape_views import reshaped
 from dy2st.backend.numba.support import (
     accumulated_product,
+    compiled_gather,
     float_vector_sum,
     is_maximum,
     is_mean,
@@ -204,8 +205,7 @@ class LoopSource(ScalarSource):
         elif name == AS_PYTHON_NUMBER:
             self.assign(op, depth, self.converted(op.operands[0], representation(op.results[0])))
         elif reads_element(op):
-            index = self.checked_index(op, depth, first=1)
-            self.defer(op, depth, f"{self.name_of(op.operands[0])}[{index}]")
+            self.emit_read(op, depth)
         elif stores_element(op):
             self.emit_store(op, depth)
         elif float_vector_sum(op):
@@ -273,10 +273,10 @@ class LoopSource(ScalarSource):
         a, b = (self.written_out(v, depth) for v in op.operands)
         form = product_form(op)
         inline = written_out(op, strided_operands(op))
+        self.check_inner_size(op, a, b, depth)
         if inline is False:
             self.defer(op, depth, f"np.dot({a}, {b})")
             return
-        self.check_inner_size(op, a, b, depth)
         result = op.results[0]
         writer = ProductWriter(form, result.type.dtype, self.fresh)
         if form == VECTOR_VECTOR:
@@ -321,7 +321,8 @@ class LoopSource(ScalarSource):
 
     def check_inner_size(self, op: Op, a: str, b: str, depth: int, first: int = 0) -> None:
         """NumPy's ValueError where the inner sizes of the product's operands (from ``first``)
-        differ (checked unless static)."""
+        differ (checked unless static): two parts cut by bounds read from data
+        (``values[a:b] @ x[cols[a:b]]``) have sizes of their own, equal only where the data says so."""
         left, right = op.operands[first].type, op.operands[first + 1].type
         inner_a, inner_b = left.shape[-1], right.shape[0]
         if isinstance(inner_a, int) and isinstance(inner_b, int) and inner_a == inner_b:
@@ -396,6 +397,49 @@ class LoopSource(ScalarSource):
         else:  # any order gives an integer maximum's bits
             order, nan = (0,), f"{dtype_call(dtype)}(0)"
         self.defer(op, depth, f"_numpy_extreme({vector}, {maximum}, {order!r}, {nan})")
+
+    def emit_read(self, op: Op, depth: int) -> None:
+        """``x[index]``: an element or a view (``A[i, j]``, ``A[i, a:b]``), or a gather."""
+        if compiled_gather(op):
+            self.emit_gather(op, depth)
+            return
+        index = self.checked_index(op, depth, first=1)
+        self.defer(op, depth, f"{self.name_of(op.operands[0])}[{index}]")
+
+    def emit_gather(self, op: Op, depth: int) -> None:
+        """``x[idx]`` by an integer array (``support.compiled_gather``): loops over ``idx`` copying
+        the element (or row) of ``x`` each index names into the result's array, the index checked
+        against ``x``'s first axis before the read and a negative one counted from its end, as
+        NumPy's advanced indexing does; an index out of range raises NumPy's IndexError, naming
+        the user's line."""
+        array, index = (self.written_out(v, depth) for v in op.operands)
+        x, idx = (v.type for v in op.operands)
+        result = op.results[0]
+        sizes = [f"{index}.shape[{axis}]" for axis in range(idx.ndim)]
+        sizes += [f"{array}.shape[{axis}]" for axis in range(1, x.ndim)]
+        static = [str(d) if isinstance(d, int) else size for d, size in zip(result.type.shape, sizes)]
+        out = self.names[result] = self.destination(result, static, depth)
+        size = self.bind(depth, f"{array}.shape[0]")
+        counters = [self.fresh("e") for _ in range(idx.ndim)]
+        for axis, counter in enumerate(counters):
+            self.line(depth + axis, f"for {counter} in range({index}.shape[{axis}]):")
+        inner = depth + idx.ndim
+        position = ", ".join(counters)
+        where = f" ({op.loc.short})" if op.loc else ""
+        message = f"index out of bounds for axis 0 in {describe_op(op)}{where}"
+        self.errors[message] = op
+        named = self.bind(inner, f"{index}[{position}]")
+        if idx.dtype.kind == "u":  # no negative indices; compared as uint64, which holds every one
+            self.line(inner, f"if np.uint64({named}) >= np.uint64({size}):")
+            self.line(inner + 1, f"raise IndexError({message!r})")
+            row = self.bind(inner, f"np.int64({named})")
+        else:
+            row = self.bind(inner, f"np.int64({named})")
+            self.line(inner, f"if {row} < -{size} or {row} >= {size}:")
+            self.line(inner + 1, f"raise IndexError({message!r})")
+            self.line(inner, f"if {row} < 0:")
+            self.line(inner + 1, f"{row} += {size}")
+        self.line(inner, f"{out}[{position}] = {array}[{row}]")
 
     # --- elements ------------------------------------------------------------------------------
     def checked_index(self, op: Op, depth: int, first: int) -> str:
@@ -573,6 +617,8 @@ def _buffered_results(op: Op) -> list[Value]:
     """The arrays ``op`` computes by loops of its own (into buffers, where they may be reused)."""
     if small_matmul(op) and op.results[0].type.ndim and written_out(op, strided_operands(op)) is not False:
         return [op.results[0]]
+    if compiled_gather(op):
+        return [op.results[0]]
     if op.name == FUSED and element_loop(op) is not None:
         return list(op.results)
     return []
@@ -584,10 +630,11 @@ def _shape_source(sizes: list[Any]) -> str:
 
 
 def _fresh(value: Value) -> bool:
-    """Is ``value`` an array computed here, sharing memory with no other (a ufunc's result)?"""
+    """Is ``value`` an array computed here, sharing memory with no other (a ufunc's or a gather's
+    result)?"""
     owner = value.owner
     if not isinstance(owner, Op):
         return False
     if owner.name == FUSED:
         return _fresh(owner.regions[0].block.ops[-1].operands[owner.results.index(value)])
-    return get_op(owner.name).ufunc is not None
+    return get_op(owner.name).ufunc is not None or compiled_gather(owner)

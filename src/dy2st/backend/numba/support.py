@@ -3,8 +3,8 @@
 A ``while_loop`` compiles when everything it runs works on scalars and single elements (arithmetic,
 comparisons and math functions on 0-d values, reading and writing one element of an array,
 ``A[i, j]`` and ``A[i, j] = v`` in place, array sizes, ``if``/``else``, inner loops) or on small
-float arrays (views by ints and slices, vectorizable arithmetic, math functions, stores into parts,
-sums and maxima of vectors). Those are the
+float arrays (views by ints and slices, gathers by integer arrays, vectorizable arithmetic, math
+functions, stores into parts, sums and maxima of vectors). Those are the
 loops that cost a Python round trip per element or per small array on the NumPy tier (a CRC over
 bytes, a triangular solve by elements, syrk's row updates), and where compiled code is 10-250x
 faster. Most reductions and NumPy function calls keep a loop on the NumPy tier. A fused group of
@@ -32,7 +32,7 @@ from dy2st.backend.numba.vector_math import has_vector_form, pays_in_fused_group
 from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element, stores_element
-from dy2st.ir.symbolic import symbols_in
+from dy2st.ir.symbolic import Symbol, SymExpr, symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 from dy2st.ops.linalg import ADD_MATMUL
@@ -242,8 +242,8 @@ def small_int_constant(value: Value) -> int | None:
 
 
 def _array_work_is_small(loop: Op) -> bool:
-    """Are the arrays the loop's operations make few and small (``SMALL_ARRAY_ELEMENTS``, and
-    ``_math_elements_limit`` for the results of math functions)?"""
+    """Are the arrays the loop's operations make few, and small where their size matters
+    (``SMALL_ARRAY_ELEMENTS``, and ``_math_elements_limit`` for the results of math functions)?"""
     made = [
         r
         for op in loop.walk()
@@ -258,15 +258,41 @@ def _array_work_is_small(loop: Op) -> bool:
     ]
     if len(made) > MOST_ARRAY_OPS:
         return False
-    outside = [v for v in loop.operands if v.type.ndim]
-    bound = max((d for v in outside for d in _known_dims(v)), default=SMALL_ARRAY_ELEMENTS)
-    if not all(_estimated_elements(v, bound) <= SMALL_ARRAY_ELEMENTS for v in made):
+    sizes = _SizeEstimates(loop)
+    readers: dict[Value, list[Op]] = {}
+    for op in loop.walk():
+        for operand in op.operands:
+            readers.setdefault(operand, []).append(op)
+    if not all(sizes.elements(v) <= SMALL_ARRAY_ELEMENTS for v in made if _size_counts(v, readers)):
         return False
     for op in loop.walk():
         limit = _math_elements_limit(op)
-        if limit is not None and _estimated_elements(op.results[0], bound) > limit:
+        if limit is not None and sizes.elements(op.results[0]) > limit:
             return False
     return True
+
+
+def _size_counts(value: Value, readers: dict[Value, list[Op]]) -> bool:
+    """Does the size of an array the loop makes count against ``SMALL_ARRAY_ELEMENTS``?
+
+    The limit keeps on the NumPy tier the loops whose array work costs more per element compiled
+    than on NumPy (Numba's array expressions make a temporary per operation, where the NumPy tier
+    fuses them and writes in place; our reductions against NumPy's SIMD loops), because there the
+    NumPy calls compiled code saves per iteration no longer make up for it. An array whose every
+    reader costs per element what NumPy's own code costs does not count, whatever its size: a view
+    of it (which computes nothing, and counts by its own readers), an element read, a gather (a copy
+    of the elements it names, as NumPy's advanced indexing makes) and a float product that calls
+    BLAS as NumPy does (``written_out`` False: ``np.dot``). The number of iterations does not change
+    this comparison: every iteration does the same element work on both tiers, and saves NumPy's
+    calls on this one."""
+    return not all(_costs_what_numpy_costs(reader) for reader in readers.get(value, []))
+
+
+def _costs_what_numpy_costs(op: Op) -> bool:
+    """Does ``op`` cost per element of its array operands what NumPy's code costs (``_size_counts``)?"""
+    if reads_element(op):
+        return op.results[0].type.ndim == 0 or bool(get_op(op.name).view) or compiled_gather(op)
+    return small_matmul(op) and written_out(op, strided_operands(op)) is False
 
 
 def _math_elements_limit(op: Op) -> int | None:
@@ -279,28 +305,67 @@ def _math_elements_limit(op: Op) -> int | None:
     return SMALL_OWN_MATH_ELEMENTS if has_vector_form(ufunc, op.results[0].type.dtype) else SMALL_MATH_ELEMENTS
 
 
-def _known_dims(value: Value) -> list[int]:
-    return [d for d in (_estimated_dim(dim) for dim in value.type.shape) if d is not None]
+class _SizeEstimates:
+    """The sizes of a loop's arrays in the call that built the graph, for the small-array limits.
+
+    A data-dependent size is a part of an array cut by bounds read from data
+    (``values[ptr[i]:ptr[i + 1]]``), or what is computed from such a part (``x[col[ptr[i]:ptr[i +
+    1]]]`` has the size of the part of ``col``). A part of an array is no larger than the array:
+    it counts as the largest axis of the array it is cut from, an upper bound in every iteration.
+    The average part is smaller where the parts tile the array (CSR rows: the array's size over the
+    number of iterations), but nothing in the IR tells tiling parts from overlapping ones (windows,
+    prefixes), so the bound is not divided by the number of iterations: a loop of large parts that
+    overlap would be compiled where its element work is dearer, many times over. A data-dependent
+    size whose origin the loop does not show (an array made before it) counts as the largest axis
+    of the arrays the loop reads from outside, as a guess."""
+
+    def __init__(self, loop: Op):
+        self.parts: dict[Symbol, int] = {}  # the bound of each part's size, by its symbol
+        inside = {r for op in loop.walk() for r in op.results if op is not loop}
+        inside |= {arg for op in loop.walk() for region in op.regions for arg in region.block.args}
+        outside = [v for op in loop.walk() for v in op.operands if v.type.ndim and v not in inside]
+        known = [d for v in outside for d in (self.dim(dim) for dim in v.type.shape) if d is not None]
+        self.guess = max(known, default=SMALL_ARRAY_ELEMENTS)
+        for op in loop.walk():
+            if reads_element(op) and get_op(op.name).view:
+                source = self.largest_axis(op.operands[0])
+                for dim in op.results[0].type.shape:
+                    symbol = _lone_data_dependent_symbol(dim)
+                    if symbol is not None:
+                        self.parts.setdefault(symbol, source)
+
+    def dim(self, dim: Any) -> int | None:
+        """A size: static, its value in the call that built the graph, or a part's bound; else None."""
+        if isinstance(dim, int):
+            return dim
+        symbols = symbols_in(dim)
+        if all(symbol.hint is not None for symbol in symbols):
+            return int(dim.evaluate({symbol: symbol.hint for symbol in symbols}))
+        symbol = _lone_data_dependent_symbol(dim)
+        return None if symbol is None else self.parts.get(symbol)
+
+    def largest_axis(self, value: Value) -> int:
+        """The largest size of ``value``'s axes (``guess`` where one is not known)."""
+        sizes = [self.dim(dim) for dim in value.type.shape]
+        return self.guess if None in sizes or not sizes else max(s for s in sizes if s is not None)
+
+    def elements(self, value: Value) -> int:
+        """The element count of an array, each size not known counting as ``guess``."""
+        count = 1
+        for dim in value.type.shape:
+            estimate = self.dim(dim)
+            count *= self.guess if estimate is None else estimate
+        return count
 
 
-def _estimated_dim(dim: Any) -> int | None:
-    """A size, or its value in the call that built the graph; None for a data-dependent one."""
-    if isinstance(dim, int):
-        return dim
-    symbols = symbols_in(dim)
-    if any(symbol.hint is None for symbol in symbols):
+def _lone_data_dependent_symbol(dim: Any) -> Symbol | None:
+    """The symbol of a size that is one data-dependent symbol itself (``u3``, not ``u3 - u2``)."""
+    if not isinstance(dim, SymExpr) or len(dim.terms) != 1:
         return None
-    return int(dim.evaluate({symbol: symbol.hint for symbol in symbols}))
-
-
-def _estimated_elements(value: Value, bound: int) -> int:
-    """The element count of an array made in the loop; a data-dependent size counts as the
-    largest axis of the arrays the loop takes (a part of an array is no larger than it)."""
-    count = 1
-    for dim in value.type.shape:
-        estimate = _estimated_dim(dim)
-        count *= bound if estimate is None else estimate
-    return count
+    ((monomial, coefficient),) = dim.terms
+    if coefficient != 1 or len(monomial) != 1 or monomial[0].hint is not None:
+        return None
+    return monomial[0]
 
 
 def _arrays_carried_in_place(loop: Op) -> bool:
@@ -398,7 +463,14 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
     elif owner.name == WHILE_LOOP:
         found = _comes_from_arguments(owner.operands[owner.results.index(value)], memo)
     else:
-        found = owner.name == FUSED or _array_ufunc(owner) or small_matmul(owner) or accumulated_product(owner)
+        # A new array: a fused group's, a ufunc's, a product's or a gather's.
+        found = (
+            owner.name == FUSED
+            or _array_ufunc(owner)
+            or small_matmul(owner)
+            or accumulated_product(owner)
+            or compiled_gather(owner)
+        )
     memo[origin] = found
     return found
 
@@ -428,9 +500,7 @@ def op_compiles(op: Op) -> bool:
     if name == COPY_IF_OVERLAPPING:
         return overlap_check_is_noop(op)  # compiled as the array itself
     if reads_element(op):
-        if op.results[0].type.ndim == 0:
-            return _element_index(op, first=1)
-        return get_op(op.name).view and basic_template(op.attrs["template"], op.operands[1:])
+        return _read_compiles(op)
     if stores_element(op):
         return _element_store(op) or _part_store(op)
     return (
@@ -444,6 +514,33 @@ def op_compiles(op: Op) -> bool:
         or transposed_matrix(op)
         or accumulated_product(op)
     )
+
+
+def _read_compiles(op: Op) -> bool:
+    """An indexing read: one element, a view by ints and slices, or a gather."""
+    if op.results[0].type.ndim == 0:
+        return _element_index(op, first=1)
+    if get_op(op.name).view:
+        return basic_template(op.attrs["template"], op.operands[1:])
+    return compiled_gather(op)
+
+
+def compiled_gather(op: Op) -> bool:
+    """``x[idx]`` by an array ``idx`` of integers, of any dtype and shape, indexing the first axis of
+    ``x`` (NumPy's advanced indexing: a new array of shape ``idx.shape + x.shape[1:]``, ``x``'s
+    dtype): written out as a loop over ``idx`` copying the elements (rows) it names, each index
+    checked against the axis and a negative one counted from its end, as NumPy does
+    (``loop_source.emit_gather``). Boolean masks, whose count is data, stay on the NumPy tier."""
+    if not reads_element(op) or get_op(op.name).view or len(op.operands) != 2:
+        return False
+    template = op.attrs["template"]  # may hold concrete index arrays (``x[[3, 2]]``): compared by identity
+    if len(template) != 1 or template[0] is not TENSOR_SLOT:
+        return False
+    x, index = (v.type for v in op.operands)
+    result = op.results[0].type
+    if x.ndim == 0 or index.ndim == 0 or index.dtype.kind not in "iu" or index.weak:
+        return False
+    return result.dtype == x.dtype and result.ndim == index.ndim + x.ndim - 1
 
 
 def reshaped_view(op: Op) -> bool:
