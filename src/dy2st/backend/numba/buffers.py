@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 
-from dy2st.backend.numba.support import reads_element, small_matmul, stores_element
+from dy2st.backend.numba.support import compiled_axis_sum, reads_element, small_matmul, stores_element
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import COND, WHILE_LOOP
 from dy2st.ir.opdefs import get_op
@@ -105,6 +105,8 @@ def _aliased(value: Value, memo: dict[Value, frozenset[object]]) -> set[object]:
         passed = block.ops[-1].operands[owner.results.index(value)]
         if passed in block.args:
             found |= _sources(owner.operands[block.args.index(passed)], memo)
+    elif stores_element(owner):
+        found |= _sources(owner.operands[0], memo)  # the updated array; the stored value is copied
     else:
         for operand in owner.operands:
             found |= _sources(operand, memo)
@@ -115,4 +117,6 @@ def _makes_new_array(op: Op) -> bool:
     """Is ``op``'s array result new memory (a ufunc's or a product's), no view of an operand?"""
     if reads_element(op) or stores_element(op):
         return False
+    if get_op(op.name).reduction:
+        return compiled_axis_sum(op) is not None
     return get_op(op.name).ufunc is not None or small_matmul(op)
