@@ -150,6 +150,12 @@ def run_length(plan: AxisSum, size: Any) -> tuple[int | None, str]:
     return (None if factors else static), source
 
 
+def adds_element_by_element(plan: AxisSum) -> bool:
+    """Does NumPy add the summed elements one at a time into the result, whatever the sizes
+    when the loop runs (runs of length 1: a kept last axis)?"""
+    return run_length(plan, str)[0] == 1
+
+
 def _producer(summed: Value, total: Op) -> Op | None:
     """The elementwise op making ``summed`` right before ``total`` in its block, when ``total``
     alone reads it. Right before: its inputs, read by the sum, still hold what it would have read,

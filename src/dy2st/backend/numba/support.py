@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.axis_sums import AxisSum, element_ops, plan_axis_sum
+from dy2st.backend.numba.axis_sums import AxisSum, adds_element_by_element, element_ops, plan_axis_sum
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
 from dy2st.backend.numba.products import written_out
@@ -184,8 +184,12 @@ SMALL_MATH_ELEMENTS = 128
 # loop ran 0.75x the NumPy tier at 512 float64 elements (0.48x float32) and 1.1x at 1024 (0.75x);
 # with ``np.exp`` 0.36x (0.32x) at 512.
 SMALL_OWN_MATH_ELEMENTS = 512
-# The most elements an axis sum computes and adds where eager NumPy makes them into a temporary
-# (``compiled_axis_sum``): one pass and no temporary, so more than ``SMALL_ARRAY_ELEMENTS``.
+# The most elements an axis sum adds element by element (``axis_sums``: a kept last axis), computed
+# where eager NumPy makes them into a temporary: one pass and no temporary. ``out[i] = np.sum(x[i]
+# * w, axis=0)`` over 8 iterations, float64, medians on a loaded 2-core machine: 0.24x the NumPy
+# tier at 64x64, 0.38x at 256x256, 1.7x at 512x512. A sum in pairwise runs (``axis=1``) fills a
+# scratch vector per run and calls NumPy's summation, which allocates its stack for runs of more
+# than 128: 0.45x at 64x64, 0.89x at 16x256, 2.0x at 256x256; those keep ``SMALL_ARRAY_ELEMENTS``.
 SMALL_SUMMED_ELEMENTS = 65536
 # Loops longer than this (unrolled inner loops, long bodies) took Numba 14-25 s to compile.
 MOST_LOOP_OPS = 300
@@ -268,7 +272,7 @@ def _array_work_is_small(loop: Op) -> bool:
     bound = max((d for v in outside for d in _known_dims(v)), default=SMALL_ARRAY_ELEMENTS)
     if not all(_estimated_elements(v, bound) <= SMALL_ARRAY_ELEMENTS for v in made):
         return False
-    if not all(_estimated_elements(plan.summed, bound) <= SMALL_SUMMED_ELEMENTS for plan in sums):
+    if not all(_estimated_elements(plan.summed, bound) <= _summed_elements_limit(plan) for plan in sums):
         return False
     for op in loop.walk():
         limit = _math_elements_limit(op)
@@ -508,6 +512,11 @@ def _exact_element_op(op: Op) -> bool:
         return _scalar_constant(op)
     dtypes = _element_dtypes(op)
     return dtypes is not None and get_op(op.name).ufunc in VECTORIZED_UFUNCS and all(d.kind == "f" for d in dtypes)
+
+
+def _summed_elements_limit(plan: AxisSum) -> int:
+    """The most elements the axis sum ``plan`` may add in a compiled loop."""
+    return SMALL_SUMMED_ELEMENTS if adds_element_by_element(plan) else SMALL_ARRAY_ELEMENTS
 
 
 def axis_sum_plans(loop: Op) -> list[AxisSum]:
