@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 
-from dy2st.backend.numba.support import compiled_axis_sum, reads_element, small_matmul, stores_element
+from dy2st.backend.numba.support import reads_element, small_matmul, stores_element, sums_into_new_array
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import COND, WHILE_LOOP
 from dy2st.ir.opdefs import get_op
@@ -117,6 +117,4 @@ def _makes_new_array(op: Op) -> bool:
     """Is ``op``'s array result new memory (a ufunc's or a product's), no view of an operand?"""
     if reads_element(op) or stores_element(op):
         return False
-    if get_op(op.name).reduction:
-        return compiled_axis_sum(op) is not None
-    return get_op(op.name).ufunc is not None or small_matmul(op)
+    return get_op(op.name).ufunc is not None or small_matmul(op) or sums_into_new_array(op)

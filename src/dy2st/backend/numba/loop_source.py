@@ -57,6 +57,7 @@ from dy2st.backend.numba.support import (
     small_matmul,
     stores_element,
     strided_operands,
+    sums_into_new_array,
     vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
@@ -660,7 +661,7 @@ def _buffered_results(op: Op) -> list[Value]:
         return [op.results[0]]
     if op.name == FUSED and element_loop(op) is not None:
         return list(op.results)
-    if get_op(op.name).reduction and op.results[0].type.ndim and compiled_axis_sum(op) is not None:
+    if sums_into_new_array(op):
         return [op.results[0]]
     return []
 
@@ -677,6 +678,4 @@ def _fresh(value: Value) -> bool:
         return False
     if owner.name == FUSED:
         return _fresh(owner.regions[0].block.ops[-1].operands[owner.results.index(value)])
-    if get_op(owner.name).reduction:
-        return compiled_axis_sum(owner) is not None  # computed into a buffer of its own
-    return get_op(owner.name).ufunc is not None
+    return get_op(owner.name).ufunc is not None or sums_into_new_array(owner)

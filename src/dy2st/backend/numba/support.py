@@ -351,13 +351,13 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
     elif owner.name == WHILE_LOOP:
         found = _comes_from_arguments(owner.operands[owner.results.index(value)], memo)
     else:
-        found = owner.name == FUSED or _array_ufunc(owner) or small_matmul(owner) or _new_sum(owner)  # new arrays
+        found = owner.name == FUSED or _array_ufunc(owner) or small_matmul(owner) or sums_into_new_array(owner)
     memo[origin] = found
     return found
 
 
-def _new_sum(op: Op) -> bool:
-    """An axis sum computed into an array of its own (``compiled_axis_sum``)."""
+def sums_into_new_array(op: Op) -> bool:
+    """Is ``op`` an axis sum computed into an array of its own (``compiled_axis_sum``), no view?"""
     return get_op(op.name).reduction and op.results[0].type.ndim > 0 and compiled_axis_sum(op) is not None
 
 
