@@ -12,7 +12,8 @@ if/elif/else, ``break`` and ``continue`` on element values; ``while`` loops whos
 depend on the data (insertion sort, Newton iterations, Collatz and popcount loops); and now and
 then an index one past the end, for which eager NumPy raises IndexError. Array work as such kernels
 hold it: sums, means, maxima and minima of parts of the vectors, math functions on them,
-products of rows, and gathers by integer vectors (``x[cols[a:b]]``, sparse kernels' idiom).
+products of rows, gathers by integer vectors (``x[cols[a:b]]``, sparse kernels' idiom), and sums
+over axes of the matrix and of products.
 
 The arguments are a float vector ``x`` (float64 or float32, with NaN and infinities at times), an
 integer vector ``b`` of the same length (int64, int32, int8 or uint8, with zeros), a small matrix
@@ -284,6 +285,7 @@ class ElementLoops(Family):
             self._dot_products,
             self._matrix_vector_products,
             self._gathers,
+            self._axis_sums,
         ]
         return self.pick(builders)(scope)
 
@@ -397,6 +399,24 @@ class ElementLoops(Family):
             ]
         )
         return [f"for {i} in range(n):", *indent(body.split("\n")), *indent(self.inner(scope, (i, VECTOR)))]
+
+    def _axis_sums(self, scope) -> list[str]:
+        """Sums over axes inside an element loop: of the matrix, of products of its rows and
+        columns with parts of the vectors, of outer products and windows taken with new axes (the
+        compiled tier adds in NumPy's order, computing each product where it adds it)."""
+        i = self.fresh("i")
+        rows, cols = "A.shape[0]", "A.shape[1]"
+        body = self.pick(
+            [
+                f"y[:{cols}] = A.sum(axis=0) * x[{i}] + y[:{cols}]",
+                f"y[:{rows}] = np.sum(A * x[:{cols}], axis=1) + y[:{rows}] * 0.5",
+                f"y[:{cols}] = np.sum(x[:{rows}, None] * A, axis=0, keepdims=True)[0] - y[:{cols}]",
+                f"y[{i}] = np.sum(x[:{cols}, None] * x[None, :{cols}] * x[{i}], axis=(0, 1)) + y[{i}]",
+                f"y[:{rows}] = np.sum(A[:, None, :] * x[None, {i} % 2 : {i} % 2 + 2, None], axis=(1, 2))",
+                f"y[:{cols}] = np.sum(A * 2.0 - x[{i}], axis=0) + np.sum(A, axis=(0,)) * 0.5",
+            ]
+        )
+        return [f"for {i} in range(n):", f"    {body}", *indent(self.inner(scope, (i, VECTOR)))]
 
     def _vector_extremes(self, scope) -> list[str]:
         """Maxima and minima of vectors inside an element loop: prefixes (empty ones raise

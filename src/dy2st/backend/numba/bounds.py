@@ -55,7 +55,7 @@ def hoisted_indices(loop: Op, counted: int) -> list[HoistedIndex]:
     for op in body.walk():
         if not (reads_element(op) or stores_element(op)) or compiled_gather(op):
             continue  # a gather checks each index of its index array (``loop_source.emit_gather``)
-        if any(isinstance(item, slice) for item in op.attrs["template"]):
+        if any(isinstance(item, slice) or item is None for item in op.attrs["template"]):
             continue  # a view or a part: its int indices keep their checks
         first = 1 if reads_element(op) else 2
         tensors = iter(op.operands[first:])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 
-from dy2st.backend.numba.support import compiled_gather, small_matmul
+from dy2st.backend.numba.support import compiled_gather, small_matmul, sums_into_new_array
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import COND, WHILE_LOOP
 from dy2st.ir.opdefs import get_op, reads_element, stores_element
@@ -109,6 +109,8 @@ def _aliased(value: Value, memo: dict[Value, frozenset[object]]) -> set[object]:
         passed = block.ops[-1].operands[owner.results.index(value)]
         if passed in block.args:
             found |= _sources(owner.operands[block.args.index(passed)], memo)
+    elif stores_element(owner):
+        found |= _sources(owner.operands[0], memo)  # the updated array; the stored value is copied
     else:
         for operand in owner.operands:
             found |= _sources(operand, memo)
@@ -121,4 +123,4 @@ def _makes_new_array(op: Op) -> bool:
         return True
     if reads_element(op) or stores_element(op):
         return False
-    return get_op(op.name).ufunc is not None or small_matmul(op)
+    return get_op(op.name).ufunc is not None or small_matmul(op) or sums_into_new_array(op)

@@ -47,7 +47,7 @@ def element_loop(op: Op) -> ElementLoop | None:
     block = op.regions[0].block
     if any(value in block.args for value in block.ops[-1].operands):
         return None  # a result that is an input: not a new array
-    if not all(_per_element(inner) for inner in block.ops[:-1]):
+    if not all(per_element(inner) for inner in block.ops[:-1]):
         return None
     return _broadcast(block.args, shape)
 
@@ -69,8 +69,8 @@ def _broadcast(args: list[Value], shape: tuple[Any, ...]) -> ElementLoop | None:
     return ElementLoop(axes, known) if len(known) == len(sizes) else None
 
 
-def _per_element(op: Op) -> bool:
-    """An op of the group computed on one element at a time: a 0-d constant or a ufunc."""
+def per_element(op: Op) -> bool:
+    """An op computed on one element at a time: a 0-d constant or a ufunc with one result."""
     if op.name == CONST:
         return op.results[0].type.ndim == 0
     ufunc = get_op(op.name).ufunc
@@ -86,7 +86,7 @@ def _aligned_axes(input_shape: tuple[Any, ...], shape: tuple[Any, ...]) -> list[
     found: list[int | None] = []
     for axis, dim in enumerate(input_shape):
         target = shape[axis + offset]
-        if _same_size(dim, target):
+        if same_size(dim, target):
             found.append(axis + offset)
         elif isinstance(dim, int) and dim == 1:
             found.append(None)
@@ -95,7 +95,7 @@ def _aligned_axes(input_shape: tuple[Any, ...], shape: tuple[Any, ...]) -> list[
     return found
 
 
-def _same_size(a: object, b: object) -> bool:
+def same_size(a: object, b: object) -> bool:
     """Are two sizes the same in every call: equal ints, or the same symbolic form."""
     if isinstance(a, int) or isinstance(b, int):
         return isinstance(a, int) and isinstance(b, int) and a == b

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.axis_sums import CHECKED, COUNTER, AxisSum, run_length
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.buffers import Reuse, owned_ops, reuse_plans
 from dy2st.backend.numba.element_loops import ElementLoop, element_loop
@@ -46,7 +47,9 @@ from dy2st.backend.numba.products import (
 from dy2st.backend.numba.scalar_source import ScalarSource, dtype_call
 from dy2st.backend.numba.shape_views import reshaped
 from dy2st.backend.numba.support import (
+    absorbed_ops,
     accumulated_product,
+    compiled_axis_sum,
     compiled_gather,
     float_vector_sum,
     is_maximum,
@@ -58,6 +61,7 @@ from dy2st.backend.numba.support import (
     scalar_select,
     small_matmul,
     strided_operands,
+    sums_into_new_array,
     transposed_matrix,
     vector_extreme,
 )
@@ -96,6 +100,8 @@ class LoopSource(ScalarSource):
         # The arrays computed into buffers allocated before their loop: how, and the buffers'
         # names (``buffers``).
         self.buffers: dict[Value, tuple[Reuse, list[str]]] = {}
+        # The ops making the arrays axis sums add up, computed inside the sums' loops instead.
+        self.absorbed = absorbed_ops(loop)
         for op in loop.walk():
             for value in op.operands:
                 self.readers.setdefault(value, []).append(op)
@@ -151,6 +157,8 @@ class LoopSource(ScalarSource):
             self.written_out(value, depth)
 
     def emit_op(self, op: Op, depth: int) -> None:
+        if op in self.absorbed:
+            return  # computed element by element by the axis sum reading it, the op after it
         structure = {
             CONST: self.emit_const,
             WHILE_LOOP: self.emit_loop,
@@ -208,10 +216,8 @@ class LoopSource(ScalarSource):
             self.emit_read(op, depth)
         elif stores_element(op):
             self.emit_store(op, depth)
-        elif float_vector_sum(op):
-            self.defer(op, depth, self.vector_sum(op))
-        elif vector_extreme(op):
-            self.emit_extreme(op, depth)
+        elif get_op(name).reduction:
+            self.emit_reduction(op, depth)
         elif scalar_select(op):
             condition, x, y = op.operands
             result = op.results[0].type.dtype
@@ -234,10 +240,22 @@ class LoopSource(ScalarSource):
             return False
         return True
 
+    def emit_reduction(self, op: Op, depth: int) -> None:
+        """A sum, mean, maximum or minimum (``support``: of a vector, or a sum over axes)."""
+        if float_vector_sum(op):
+            self.defer(op, depth, self.vector_sum(op))
+            return
+        plan = compiled_axis_sum(op)
+        if plan is not None:
+            self.emit_axis_sum(op, plan, depth)
+            return
+        assert vector_extreme(op), "support.op_compiles accepts these reductions only"
+        self.emit_extreme(op, depth)
+
     # --- arrays computed by loops of their own ------------------------------------------------
     def allocate_buffers(self, loop: Op, depth: int) -> None:
         """Before ``loop``: the buffers its body's products and element loops compute into."""
-        made = [value for op in owned_ops(loop) for value in _buffered_results(op)]
+        made = [value for op in owned_ops(loop) if op not in self.absorbed for value in _buffered_results(op)]
         for value, reuse in reuse_plans(loop, made).items():
             if reuse is Reuse.FRESH:
                 continue  # allocated where it is computed
@@ -362,15 +380,128 @@ class LoopSource(ScalarSource):
 
     def check_broadcast(self, op: Op, plan: ElementLoop, inputs: list[str], sizes: list[str], depth: int) -> None:
         """NumPy's ValueError where inputs whose sizes are symbolic differ at run time."""
-        where = f" ({op.loc.short})" if op.loc else ""
-        message = f"operands could not be broadcast together{where}"
         for position, axes in plan.axes.items():
             for axis, target in enumerate(axes):
                 if target is None or plan.sizes[target] == (position, axis) or isinstance(plan.sizes[target], int):
                     continue  # broadcast, the size itself, or a static size
-                self.errors[message] = op
                 self.line(depth, f"if {inputs[position]}.shape[{axis}] != {sizes[target]}:")
-                self.line(depth + 1, f"raise ValueError({message!r})")
+                self.line(depth + 1, f"raise ValueError({self.broadcast_error(op)!r})")
+
+    def broadcast_error(self, op: Op) -> str:
+        """The message of NumPy's ValueError for operands of ``op`` that do not broadcast."""
+        where = f" ({op.loc.short})" if op.loc else ""
+        message = f"operands could not be broadcast together{where}"
+        self.errors[message] = op
+        return message
+
+    # --- sums over axes ---------------------------------------------------------------------------
+    def emit_axis_sum(self, op: Op, plan: AxisSum, depth: int) -> None:
+        """``np.sum(x, axis)`` as one loop nest over ``x``'s elements, each computed from the
+        inputs where it is added (``x`` is never made), in NumPy's order (``axis_sums``): element
+        by element into the result where NumPy's runs have length 1, else each run's elements
+        into a scratch vector summed as NumPy's pairwise summation does."""
+        inputs = [self.written_out(v, depth) if v.type.ndim else self.name_of(v) for v in plan.inputs]
+        sizes = [str(s) if isinstance(s, int) else f"{inputs[s[0]]}.shape[{s[1]}]" for s in plan.sizes]
+        self.check_summed_inputs(plan, inputs, sizes, depth)
+        result = op.results[0]
+        dtype = dtype_call(result.type.dtype)
+        counters = [self.fresh("e") for _ in sizes]
+        if result.type.ndim:
+            axes = [a for a in range(len(sizes)) if plan.keepdims or a not in plan.reduced]
+            out = self.destination(result, ["1" if a in plan.reduced else sizes[a] for a in axes], depth)
+            self.line(depth, f"{out}[...] = 0")
+            target = f"{out}[{', '.join('0' if a in plan.reduced else counters[a] for a in axes)}]"
+        else:
+            out = target = self.fresh("s")
+            self.line(depth, f"{out} = {dtype}(0.0)")
+        static, run = run_length(plan, lambda axis: sizes[axis])
+        if static == 1:
+            self.add_elements(plan, inputs, sizes, counters, target, None, depth)
+        elif static is not None:
+            self.add_elements(plan, inputs, sizes, counters, target, run, depth)
+        else:
+            length = self.bind(depth, run)
+            self.line(depth, f"if {length} == 1:")
+            self.add_elements(plan, inputs, sizes, counters, target, None, depth + 1)
+            self.line(depth, "else:")
+            self.add_elements(plan, inputs, sizes, counters, target, length, depth + 1)
+        self.names[result] = out
+
+    def add_elements(
+        self,
+        plan: AxisSum,
+        inputs: list[str],
+        sizes: list[str],
+        counters: list[str],
+        target: str,
+        run: str | None,
+        depth: int,
+    ) -> None:
+        """The loops over the summed elements in C order, adding each to ``target`` (``run`` None),
+        or each ``run`` of them summed pairwise."""
+        dtype = dtype_call(plan.summed.type.dtype)
+        if run is not None:
+            scratch, filled = self.fresh("b"), self.fresh("m")
+            self.line(depth, f"{scratch} = np.empty({run}, {dtype})")
+            self.line(depth, f"{filled} = 0")
+        for axis, (counter, size) in enumerate(zip(counters, sizes)):
+            self.line(depth + axis, f"for {counter} in range({size}):")
+        inner = depth + len(sizes)
+        element = self.summed_element(plan, inputs, counters, inner)
+        if run is None:
+            self.line(inner, f"{target} = {target} + {element}")
+            return
+        self.line(inner, f"{scratch}[{filled}] = {element}")
+        self.line(inner, f"{filled} += 1")
+        self.line(inner, f"if {filled} == {run}:")
+        self.line(inner + 1, f"{target} = {target} + _numpy_pairwise_sum({scratch}, 0, {run}, {dtype}(0.0))")
+        self.line(inner + 1, f"{filled} = 0")
+
+    def summed_element(self, plan: AxisSum, inputs: list[str], counters: list[str], depth: int) -> str:
+        """The name of the summed element at the counters' position: each input's element read at
+        its broadcast position, the producer's ops computed on them with NumPy's semantics."""
+        reads = {}
+        for position, axes in plan.axes.items():
+            index = ", ".join(
+                counters[target]
+                if how == COUNTER
+                else f"min({counters[target]}, {inputs[position]}.shape[{axis}] - 1)"
+                if how == CHECKED
+                else "0"
+                for axis, (target, how) in enumerate(axes)
+            )
+            reads[position] = self.bind(depth, f"{inputs[position]}[{index}]")
+        producer = plan.producer
+        if producer is None:
+            return reads[0]
+        if producer.name == FUSED:
+            block = producer.regions[0].block
+            for position, arg in enumerate(block.args):
+                self.names[arg] = reads.get(position, inputs[position])
+            for inner in block.ops[:-1]:
+                if inner.name == CONST:
+                    self.emit_const(inner, depth)
+                else:
+                    self.assign(inner, depth, self.ufunc_call(inner, per_element=True))
+            return self.name_of(block.ops[-1].operands[0])
+        # A single ufunc: its array operands stand for their elements while it is written.
+        outside = {operand: self.names[operand] for operand in producer.operands if operand in self.names}
+        self.names.update({producer.operands[position]: name for position, name in reads.items()})
+        expression = self.ufunc_call(producer, per_element=True)
+        self.names.update(outside)
+        return self.bind(depth, expression)
+
+    def check_summed_inputs(self, plan: AxisSum, inputs: list[str], sizes: list[str], depth: int) -> None:
+        """NumPy's ValueError where an input's size known only when the loop runs neither is the
+        summed array's nor broadcasts (1); the producer is the op raising it."""
+        raiser = plan.producer or plan.total
+        for position, axes in plan.axes.items():
+            for axis, (target, how) in enumerate(axes):
+                if how != CHECKED:
+                    continue
+                size = f"{inputs[position]}.shape[{axis}]"
+                self.line(depth, f"if {size} != {sizes[target]} and {size} != 1:")
+                self.line(depth + 1, f"raise ValueError({self.broadcast_error(raiser)!r})")
 
     def vector_sum(self, op: Op) -> str:
         """``x.sum()`` / ``x.mean()`` of a 1-d float array with NumPy's pairwise summation."""
@@ -448,7 +579,13 @@ class LoopSource(ScalarSource):
         array = self.written_out(op.operands[0], depth)
         tensors = iter(op.operands[first:])
         items = []
-        for axis, item in enumerate(op.attrs["template"]):
+        indexed = [item for item in op.attrs["template"] if item is not None]
+        axes = iter(range(len(indexed)))
+        for item in op.attrs["template"]:
+            if item is None:
+                items.append("None")  # a new axis of length 1, as NumPy's
+                continue
+            axis = next(axes)
             if isinstance(item, slice):
                 bounds = [self.bound(p, tensors) for p in (item.start, item.stop, item.step)]
                 items.append(":".join(bounds if item.step is not None else bounds[:2]))
@@ -621,6 +758,8 @@ def _buffered_results(op: Op) -> list[Value]:
         return [op.results[0]]
     if op.name == FUSED and element_loop(op) is not None:
         return list(op.results)
+    if sums_into_new_array(op):
+        return [op.results[0]]
     return []
 
 
@@ -637,4 +776,4 @@ def _fresh(value: Value) -> bool:
         return False
     if owner.name == FUSED:
         return _fresh(owner.regions[0].block.ops[-1].operands[owner.results.index(value)])
-    return get_op(owner.name).ufunc is not None or compiled_gather(owner)
+    return get_op(owner.name).ufunc is not None or compiled_gather(owner) or sums_into_new_array(owner)

@@ -270,7 +270,9 @@ def _numpy_pairwise_sum(a, start, n, zero):
 
 @numba.njit(inline="always")
 def _numpy_sum(a, zero):
-    return _numpy_pairwise_sum(a, 0, a.shape[0], zero)
+    # NumPy's result starts at add's identity, 0.0, and the pairwise sum is added to it: a sum of
+    # eight or more -0.0 is 0.0, as in NumPy.
+    return zero + _numpy_pairwise_sum(a, 0, a.shape[0], zero)
 
 
 @numba.njit(inline="always")
@@ -278,7 +280,7 @@ def _numpy_mean(a, zero):
     # np.mean: the sum divided by an intp count, in float64 (the caller rounds float32's back).
     if a.shape[0] == 0:
         return np.nan  # NumPy warns "Mean of empty slice"; compiled code does not warn
-    return np.float64(_numpy_pairwise_sum(a, 0, a.shape[0], zero)) / np.float64(a.shape[0])
+    return np.float64(_numpy_sum(a, zero)) / np.float64(a.shape[0])
 
 
 @numba.njit(inline="always")

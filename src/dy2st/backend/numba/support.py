@@ -23,13 +23,14 @@ from typing import Any
 
 import numpy as np
 
+from dy2st.backend.numba.axis_sums import AxisSum, adds_element_by_element, element_ops, plan_axis_sum
 from dy2st.backend.numba.carried_views import observed_results, overlap_check_is_noop
 from dy2st.backend.numba.element_loops import element_loop
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.int_bounds import SAFE_BITS, int_bits
 from dy2st.backend.numba.products import written_out
 from dy2st.backend.numba.vector_math import has_vector_form, pays_in_fused_groups
-from dy2st.ir.core import ERRSTATE_ATTR, Op, Value
+from dy2st.ir.core import ERRSTATE_ATTR, Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP, YIELD
 from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element, stores_element
 from dy2st.ir.symbolic import Symbol, SymExpr, symbols_in
@@ -186,6 +187,13 @@ SMALL_MATH_ELEMENTS = 128
 # loop ran 0.75x the NumPy tier at 512 float64 elements (0.48x float32) and 1.1x at 1024 (0.75x);
 # with ``np.exp`` 0.36x (0.32x) at 512.
 SMALL_OWN_MATH_ELEMENTS = 512
+# The most elements an axis sum adds element by element (``axis_sums``: a kept last axis), computed
+# where eager NumPy makes them into a temporary: one pass and no temporary. ``out[i] = np.sum(x[i]
+# * w, axis=0)`` over 8 iterations, float64, medians on a loaded 2-core machine: 0.24x the NumPy
+# tier at 64x64, 0.38x at 256x256, 1.7x at 512x512. A sum in pairwise runs (``axis=1``) fills a
+# scratch vector per run and calls NumPy's summation, which allocates its stack for runs of more
+# than 128: 0.45x at 64x64, 0.89x at 16x256, 2.0x at 256x256; those keep ``SMALL_ARRAY_ELEMENTS``.
+SMALL_SUMMED_ELEMENTS = 65536
 # Loops longer than this (unrolled inner loops, long bodies) took Numba 14-25 s to compile.
 MOST_LOOP_OPS = 300
 
@@ -243,16 +251,22 @@ def small_int_constant(value: Value) -> int | None:
 
 def _array_work_is_small(loop: Op) -> bool:
     """Are the arrays the loop's operations make few, and small where their size matters
-    (``SMALL_ARRAY_ELEMENTS``, and ``_math_elements_limit`` for the results of math functions)?"""
+    (``SMALL_ARRAY_ELEMENTS``, and ``_math_elements_limit`` for the results of math functions),
+    and the elements each axis sum adds few enough (``_summed_elements_limit``)?"""
+    sums = axis_sum_plans(loop)
+    # The ops an axis sum computes element by element where it adds them make no array.
+    producers = {plan.producer for plan in sums if plan.producer is not None}
     made = [
         r
         for op in loop.walk()
-        # an update in place, a view or an overlap check (compiled as the array itself) makes no new array
+        # an update in place, a view, an overlap check (compiled as the array itself) or the
+        # producer of an axis sum makes no new array
         if op is not loop
         and not op.regions
         and not updates_in_place(op)
         and not get_op(op.name).view
         and op.name != COPY_IF_OVERLAPPING
+        and op not in producers
         for r in op.results
         if r.type.ndim
     ]
@@ -264,6 +278,8 @@ def _array_work_is_small(loop: Op) -> bool:
         for operand in op.operands:
             readers.setdefault(operand, []).append(op)
     if not all(sizes.elements(v) <= SMALL_ARRAY_ELEMENTS for v in made if _size_counts(v, readers)):
+        return False
+    if not all(sizes.elements(plan.summed) <= _summed_elements_limit(plan) for plan in sums):
         return False
     for op in loop.walk():
         limit = _math_elements_limit(op)
@@ -470,9 +486,15 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
             or small_matmul(owner)
             or accumulated_product(owner)
             or compiled_gather(owner)
+            or sums_into_new_array(owner)
         )
     memo[origin] = found
     return found
+
+
+def sums_into_new_array(op: Op) -> bool:
+    """Is ``op`` an axis sum computed into an array of its own (``compiled_axis_sum``), no view?"""
+    return get_op(op.name).reduction and op.results[0].type.ndim > 0 and compiled_axis_sum(op) is not None
 
 
 def _block_compiles(block: Any) -> bool:
@@ -509,6 +531,7 @@ def op_compiles(op: Op) -> bool:
         or _array_ufunc(op)
         or small_matmul(op)
         or float_vector_sum(op)
+        or compiled_axis_sum(op) is not None
         or vector_extreme(op)
         or reshaped_view(op)
         or transposed_matrix(op)
@@ -521,7 +544,7 @@ def _read_compiles(op: Op) -> bool:
     if op.results[0].type.ndim == 0:
         return _element_index(op, first=1)
     if get_op(op.name).view:
-        return basic_template(op.attrs["template"], op.operands[1:])
+        return basic_template(op.attrs["template"], op.operands[1:], new_axes=True)
     return compiled_gather(op)
 
 
@@ -609,6 +632,90 @@ def float_vector_sum(op: Op) -> bool:
     if attrs.get("axis") not in (None, 0, (0,)) or attrs.get("keepdims") or attrs.get("dtype") is not None:
         return False
     return result.dtype == source.dtype
+
+
+def compiled_axis_sum(op: Op) -> AxisSum | None:
+    """``np.sum(x, axis)`` of a float32/float64 array over some of its axes (``keepdims`` too) inside
+    a loop, of its dtype, compiled as one loop nest adding in NumPy's order (``axis_sums``), which
+    gives its bits: None where it is not compiled so. The summed array is either made by
+    ufuncs giving NumPy's bits (``+ - * /``, ... of ``VECTORIZED_UFUNCS``) that nothing else reads,
+    computed element by element where it is added and never made (``np.sum(window * weights,
+    axis=(1, 2, 3))``), or a C-contiguous array the loop holds (``x[i].sum(axis=0)``).
+
+    NumPy's order depends on the summed array's memory order. Every array a compiled loop holds
+    is C-ordered (its strides never grow from an outer axis to an inner one, ignoring axes of
+    length 1): arguments are C-contiguous (the call checks), views by ints, slices and new axes
+    keep their base's order, and no op that compiles transposes. Eager NumPy makes an
+    elementwise result of C-ordered operands C-contiguous (``order='K'`` keeps C order), so the
+    product eager sums is C-contiguous, as ``axis_sums`` assumes. An array read as it is must be
+    C-contiguous itself: NumPy's iterator cannot merge the axes of a strided view, and would sum
+    other runs pairwise. ``x.sum()`` of a vector is ``float_vector_sum``'s."""
+    if float_vector_sum(op):
+        return None
+    plan = plan_axis_sum(op)
+    if plan is None:
+        return None
+    source, result = plan.summed.type, op.results[0].type
+    if source.weak or source.dtype.kind not in _ARRAY_KINDS or result.dtype != source.dtype:
+        return None
+    if not all(_value_fits(v) for v in plan.inputs):
+        return None
+    if plan.producer is None:
+        return plan if _surely_c_contiguous(plan.summed) else None
+    return plan if all(_exact_element_op(inner) for inner in element_ops(plan)) else None
+
+
+def _surely_c_contiguous(value: Value) -> bool:
+    """Is the array ``value`` C-contiguous in eager NumPy whenever a compiled loop reads it? A
+    parameter of the compiled function is (the call checks), and so is a new array; a view is
+    where it takes whole rows of such an array (``_contiguous_template``). A fused group's input is
+    its operand; a loop's carried array starts as its initial value, and is then an array the
+    loop makes or carries in (``_arrays_carried_in_place``). Anything else counts as strided."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        region = owner.parent
+        holder = region.parent if region is not None else None
+        if holder is None:
+            return True  # an argument of the graph: a parameter of the compiled function
+        if holder.name in (FUSED, WHILE_LOOP):
+            return _surely_c_contiguous(holder.operands[value.index])
+        return False
+    if not isinstance(owner, Op) or owner.name in (COND, WHILE_LOOP):
+        return False
+    if stores_element(owner):
+        return _surely_c_contiguous(owner.operands[0])  # the array updated in place
+    if not get_op(owner.name).view:
+        return True  # a new array (a view of it is the case below)
+    template = owner.attrs.get("template")
+    if not reads_element(owner) or template is None or not _contiguous_template(template):
+        return False
+    return _surely_c_contiguous(owner.operands[0])
+
+
+def _exact_element_op(op: Op) -> bool:
+    """An op compiled code computes one element at a time with NumPy's bits: a 0-d constant, or
+    vectorizable arithmetic on floats (``VECTORIZED_UFUNCS``) in the dtypes NumPy's loop has."""
+    if op.name == CONST:
+        return _scalar_constant(op)
+    dtypes = _element_dtypes(op)
+    return dtypes is not None and get_op(op.name).ufunc in VECTORIZED_UFUNCS and all(d.kind == "f" for d in dtypes)
+
+
+def _summed_elements_limit(plan: AxisSum) -> int:
+    """The most elements the axis sum ``plan`` may add in a compiled loop."""
+    return SMALL_SUMMED_ELEMENTS if adds_element_by_element(plan) else SMALL_ARRAY_ELEMENTS
+
+
+def axis_sum_plans(loop: Op) -> list[AxisSum]:
+    """The sums over axes in ``loop`` compiled as loop nests (``compiled_axis_sum``)."""
+    plans = (compiled_axis_sum(op) for op in loop.walk() if get_op(op.name).reduction)
+    return [plan for plan in plans if plan is not None]
+
+
+def absorbed_ops(loop: Op) -> set[Op]:
+    """The producers of the axis sums in ``loop``, whose arrays are never made: the sums compute
+    their elements where they add them."""
+    return {plan.producer for plan in axis_sum_plans(loop) if plan.producer is not None}
 
 
 def vector_extreme(op: Op) -> bool:
@@ -739,9 +846,10 @@ def _element_loop_op(op: Op) -> bool:
     return dtypes is not None and all(d.kind in _ARRAY_KINDS for d in dtypes[:-1]) and dtypes[-1].kind in "fb"
 
 
-def basic_template(template: tuple[Any, ...], tensors: list[Value]) -> bool:
+def basic_template(template: tuple[Any, ...], tensors: list[Value], new_axes: bool = False) -> bool:
     """An index of ints and slices only (ints, 0-d integers and ``None`` as bounds), one item per
-    axis from the first: what compiled code writes as ``A[i, a:b]``, a view."""
+    axis from the first: what compiled code writes as ``A[i, a:b]``, a view; ``new_axes``: with
+    ``None`` items too (``A[:, i, None]``, an axis of length 1 inserted, as Numba's views do)."""
     if len(tensors) != sum(1 for item in template if item is TENSOR_SLOT) + sum(
         1
         for item in template
@@ -758,7 +866,7 @@ def basic_template(template: tuple[Any, ...], tensors: list[Value]) -> bool:
                 return False
             if _is_int(item.step) and item.step == 0:
                 return False
-        elif not (item is TENSOR_SLOT or _is_int(item)):
+        elif not (item is TENSOR_SLOT or _is_int(item) or (new_axes and item is None)):
             return False
     return True
 
@@ -952,15 +1060,22 @@ def _element_op(op: Op, shape: tuple[Any, ...]) -> bool:
         return False
     if op.name == CONST:
         return _scalar_constant(op)
+    dtypes = _element_dtypes(op)
     ufunc = get_op(op.name).ufunc
-    if ufunc is None or ufunc.nout != 1 or python_semantics(op):
-        return False
-    if not all(_value_fits(v) for v in (*op.operands, *op.results)):
-        return False
-    dtypes = loop_dtypes(op)
-    if dtypes is None:
+    if dtypes is None or ufunc is None:
         return False
     return ufunc in VECTORIZED_UFUNCS or pays_in_fused_groups(ufunc, dtypes[0])
+
+
+def _element_dtypes(op: Op) -> tuple[np.dtype, ...] | None:
+    """The dtypes of NumPy's loop for a ufunc with one result computed on single elements with
+    NumPy's semantics (``loop_dtypes``), of values compiled code holds; None for any other op."""
+    ufunc = get_op(op.name).ufunc
+    if ufunc is None or ufunc.nout != 1 or python_semantics(op):
+        return None
+    if not all(_value_fits(v) for v in (*op.operands, *op.results)):
+        return None
+    return loop_dtypes(op)
 
 
 def uses_own_math(op: Op) -> bool:
