@@ -33,21 +33,14 @@ NumPy tier.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
-from dy2st.backend.numba.int_bounds import literal_int, steps_by_one
 from dy2st.ir.core import Block, Op, Value
-from dy2st.ir.opcodes import AS_PYTHON_NUMBER, CONST, WHILE_LOOP
+from dy2st.ir.opcodes import CONST, WHILE_LOOP
 from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element
 from dy2st.ops.fused import FUSED
-from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
+from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.passes.dataflow import may_have
+from dy2st.passes.loop_indices import indices_apart
 from dy2st.passes.memory_plan import DEFAULT_TARGET
-
-# Index arithmetic deeper than this is not followed (no constant difference is found).
-_MOST_STEPS = 16
 
 
 # --- results the caller may see -------------------------------------------------------------------
@@ -155,7 +148,8 @@ def _apart_at_every_iteration(check: Op, stored: Value, checked: Value, loop: Op
     # The array the view is of is the stored array of the next iteration.
     if _same_buffer_origin(view.operands[0]) is not _same_buffer_origin(yielded[stored.index]):
         return False
-    return _indices_apart(check, view, loop)
+    store_index = (check.attrs["template"], check.operands[1 : 1 + check.attrs["indices"]])
+    return indices_apart(loop, check.operands[0].type.shape, store_index, view)
 
 
 def _distinct_buffers(a: Value, b: Value) -> bool:
@@ -208,85 +202,3 @@ def _buffer_root(value: Value) -> Value | None:
         if not opdef.view:
             return None
         value = owner.operands[0]
-
-
-def _indices_apart(check: Op, view: Op, loop: Op) -> bool:
-    """Is there an axis both index with an int, where the store's index at an iteration and the
-    view's at the one before differ by a nonzero constant smaller than the axis (so that both,
-    valid, are different positions)?"""
-    body = loop.regions[1].block
-    counters = [arg for arg in body.args if arg.type.ndim == 0 and steps_by_one(loop, arg.index)]
-    stored_items = _int_items(check.attrs["template"], check.operands[1 : 1 + check.attrs["indices"]])
-    view_items = _int_items(view.attrs["template"], view.operands[1:])
-    sizes = check.operands[0].type.shape
-    for axis in stored_items.keys() & view_items.keys():
-        size = sizes[axis] if axis < len(sizes) else None
-        if not isinstance(size, int):
-            continue
-        for counter in counters:
-            now, before = _affine(stored_items[axis], counter), _affine(view_items[axis], counter)
-            if now is None or before is None or now[0] != before[0]:
-                continue
-            # The store's index at iteration t + 1 less the view's at t: the counter went up by one.
-            distance = now[0] + now[1] - before[1]
-            if 0 < abs(distance) < size:
-                return True
-    return False
-
-
-def _int_items(template: tuple[Any, ...], tensors: list[Value]) -> dict[int, Value | int]:
-    """The axes an index picks one position of, each with its int or 0-d integer operand; axes
-    up to the first item that is not an int or a slice (``None``, ``...``)."""
-    found: dict[int, Value | int] = {}
-    remaining = iter(tensors)
-    for axis, item in enumerate(template):
-        if isinstance(item, slice):
-            for bound in (item.start, item.stop, item.step):
-                if bound is TENSOR_SLOT:
-                    next(remaining)
-        elif item is TENSOR_SLOT:
-            found[axis] = next(remaining)
-        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
-            found[axis] = int(item)
-        else:
-            break
-    return found
-
-
-def _affine(index: Value | int, counter: Value, steps: int = 0) -> tuple[int, int] | None:
-    """``(a, b)`` where the Python int ``index`` is ``a * counter + b`` (``j``, ``j - 1``,
-    ``n - 1 - j`` for a literal ``n``), else None."""
-    if isinstance(index, int):
-        return 0, index
-    while isinstance(index.owner, Op) and index.owner.name == AS_PYTHON_NUMBER:
-        index = index.owner.operands[0]
-    if index is counter:
-        return 1, 0
-    literal = literal_int(index)
-    if literal is not None:
-        return 0, literal
-    op = index.owner
-    if steps > _MOST_STEPS or not isinstance(op, Op) or "python_operator" not in op.attrs:
-        return None
-    if not all(v.type.weak and v.type.dtype.kind in "iu" for v in op.operands):
-        return None  # Python's operators on Python ints: exact
-    parts = [_affine(v, counter, steps + 1) for v in op.operands]
-    if any(part is None for part in parts):
-        return None
-    return _combine(op.attrs["python_operator"], [p for p in parts if p is not None])
-
-
-def _combine(symbol: str, parts: list[tuple[int, int]]) -> tuple[int, int] | None:
-    """The affine form of a Python operator applied to affine forms, where it is one."""
-    if symbol == "-" and len(parts) == 1:
-        return -parts[0][0], -parts[0][1]
-    if len(parts) != 2:
-        return None
-    (a, b), (c, d) = parts
-    if symbol == "+":
-        return a + c, b + d
-    if symbol == "-":
-        return a - c, b - d
-    if symbol == "*" and (a == 0 or c == 0):
-        return a * d + c * b, b * d
-    return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dy2st.backend.numpy.lowering import loop_comparison
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, CONST, DIM, WHILE_LOOP
+from dy2st.passes.loop_indices import literal_int, steps_by_one
 
 # No array has 2**48 elements; a loop counting to a size stays below it.
 SIZE_BITS = 48
@@ -69,14 +70,6 @@ def _operator_bits(op: Op, known: dict[Value, int | None]) -> int | None:
     return None
 
 
-def literal_int(value: Value) -> int | None:
-    """The value of a literal Python int, else None."""
-    owner = value.owner
-    if not isinstance(owner, Op) or owner.name != CONST or type(owner.attrs["value"]) is not int:
-        return None
-    return int(owner.attrs["value"])
-
-
 def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) -> int | None:
     """The bits of a counted loop's counter: it starts at its initial value and steps by one
     while below the loop's bound, so it stays within the larger of the two."""
@@ -91,21 +84,3 @@ def _counter_bits(value: Value, block: Block, known: dict[Value, int | None]) ->
     if start is None or bound is None:
         return None
     return max(start, bound)
-
-
-def steps_by_one(loop: Op, index: int) -> bool:
-    """Does the loop's carried value ``index`` go up by one at each iteration (``i = i + 1``)?
-    The lowering marks such a counter ``counted_loop`` when nothing else reads the increment; an
-    outer loop whose ``i + 1`` starts an inner range is not marked, and is a counter too."""
-    if loop.attrs.get("counted_loop") == index:
-        return True
-    body = loop.regions[1].block
-    step = body.ops[-1].operands[index]
-    while isinstance(step.owner, Op) and step.owner.name == AS_PYTHON_NUMBER:
-        step = step.owner.operands[0]
-    op = step.owner
-    if not isinstance(op, Op) or op.attrs.get("python_operator") != "+" or len(op.operands) != 2:
-        return False
-    counter = body.args[index]
-    others = [v for v in op.operands if v is not counter]
-    return len(others) == 1 and literal_int(others[0]) == 1
