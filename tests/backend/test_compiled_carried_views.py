@@ -3,7 +3,9 @@
 into float32 arrays, and run their stores after an overlap check shown never to copy
 (``backend/numba/carried_views.py``). Results have eager NumPy's bits; a carried view the caller
 could see (returned) keeps the loop on the NumPy tier, where it is eager's view; overlapping
-stores, which the check copies for, stay there too."""
+stores, which the check copies for, stay there too. A carried view read or handed on after a store
+into what it holds (a view of the very column stored into next) is not rolled at all: eager's view
+shows the store, a carried value would not, so the loop is unrolled (a tensor ``while`` refused)."""
 
 from __future__ import annotations
 
@@ -115,7 +117,8 @@ def wrapping_column(image):
 
 
 def same_column_each_time(image, steps):
-    """The view of the column stored into at every iteration, carried on: the check copies."""
+    """The view of the column stored into at every iteration, carried on as ``y_prev2`` past the
+    next store into that column, which eager's view shows: unrolled."""
     forward = np.ones_like(image)
     y_prev = np.zeros(image.shape[0], dtype=image.dtype)
     y_prev2 = np.zeros(image.shape[0], dtype=image.dtype)
@@ -249,22 +252,144 @@ def test_a_carried_view_written_after_the_loop_changes_the_array_as_eagerly():
 
 
 # --- overlap checks: no-ops compile, copies stay on the NumPy tier ----------------------------------
-def test_a_store_into_the_column_a_carried_view_holds_stays_on_the_numpy_tier():
-    img = image((5, 30))
-    static = dy2st.to_static(same_column_each_time, backend="compiled")
-    assert loops_marked(static, img, 25) == [False]
+def while_loops(static, *args) -> int:
+    """How many ``while_loop`` ops the graph has, at any depth."""
+    return sum(op.name == WHILE_LOOP for op in static.graph(*args).walk())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a known wrong answer of the NumPy tier: the loop carries y_prev2 = y_prev, a view of the column "
-    "the next iteration stores into; eager's view shows the store, the graph's value is the column as it "
-    "was (copy_if_overlapping copies to keep it)",
-)
 def test_a_store_into_the_column_a_carried_view_holds_gives_eagers_result():
+    # Eager's y_prev2 is the view of column 0 that the next store changes: the loop is unrolled,
+    # where each view follows the array, not rolled with the column as it was (a wrong answer).
     img = image((5, 30))
-    _, result, expected = run_both(same_column_each_time, img, 25)
+    for backend in ("numpy", "compiled"):
+        static = dy2st.to_static(same_column_each_time, backend=backend)
+        result, expected = static(img.copy(), 25), same_column_each_time(img.copy(), 25)
+        assert all(same_bits(r, e) for r, e in zip(result, expected))
+        assert while_loops(static, img, 25) == 0
+    (note,) = static.graph(img, 25).notes
+    assert "unrolled (25 iterations)" in note and "'y_prev' holds, from the previous iteration, a view" in note
+
+
+def same_row_forwarded(A, steps):
+    """The row version: ``prev = A[0]`` is carried on as ``prev2`` past the next store into row 0."""
+    prev = np.zeros(A.shape[1], dtype=A.dtype)
+    prev2 = np.zeros(A.shape[1], dtype=A.dtype)
+    for _ in range(steps):
+        A[0] = 0.5 * A[0] + prev2 + 1.0
+        prev2 = prev
+        prev = A[0]
+    return A, prev2 * 1.0
+
+
+def same_column_read_after_the_store(image, steps):
+    """The carried view is read after the store into its column: eager's read sees the store."""
+    forward = image.copy()
+    y_prev = np.zeros(image.shape[0], dtype=image.dtype)
+    total = np.zeros(image.shape[0], dtype=image.dtype)
+    for _ in range(steps):
+        forward[:, 0] = forward[:, 0] * np.float32(0.5) + np.float32(1.0)
+        total = total + y_prev
+        y_prev = forward[:, 0]
+    return forward, total
+
+
+def view_of_the_carried_view_read_after_the_store(A, steps):
+    """A view of the carried view (``prev[1:]``), taken before the store into row 0, read after."""
+    prev = np.zeros(A.shape[1], dtype=A.dtype)
+    acc = np.zeros(A.shape[1] - 1, dtype=A.dtype)
+    for _ in range(steps):
+        tail = prev[1:]
+        A[0] = A[0] * np.float32(0.5) + np.float32(1.0)
+        acc = acc + tail
+        prev = A[0]
+    return A, acc
+
+
+def same_column_read_before_the_store(image, steps):
+    """The carried view is only read before the store into its column: the column as it was is
+    what eager code reads too, so the loop stays rolled."""
+    forward = image.copy()
+    y_prev = np.zeros(image.shape[0], dtype=image.dtype)
+    for _ in range(steps):
+        forward[:, 0] = forward[:, 0] + np.float64(0.25) * y_prev
+        y_prev = forward[:, 0]
+    return forward, y_prev + 0.0
+
+
+def both_columns_stored(image, steps):
+    """Views of column 0 handed on after a store into column 0 (and one into column 1)."""
+    forward = image.copy()
+    y_prev = np.zeros(image.shape[0], dtype=image.dtype)
+    y_prev2 = np.zeros(image.shape[0], dtype=image.dtype)
+    for _ in range(steps):
+        forward[:, 1] = forward[:, 1] + np.float64(0.5) * y_prev + y_prev2
+        forward[:, 0] = forward[:, 0] * np.float32(0.5)
+        y_prev2 = y_prev
+        y_prev = forward[:, 0]
+    return forward, y_prev2 + 0.0
+
+
+def other_column_forwarded(image, steps):
+    """Views of column 0 handed on past stores into column 1 only, which never change them."""
+    forward = image.copy()
+    y_prev = np.zeros(image.shape[0], dtype=image.dtype)
+    y_prev2 = np.zeros(image.shape[0], dtype=image.dtype)
+    for _ in range(steps):
+        forward[:, 1] = forward[:, 1] * np.float32(0.5) + np.float64(0.5) * y_prev + y_prev2
+        y_prev2 = y_prev
+        y_prev = forward[:, 0]
+    return forward, y_prev2 + 0.0
+
+
+@pytest.mark.parametrize("backend", ["numpy", "compiled"])
+@pytest.mark.parametrize(
+    "fn, shape",
+    [
+        (same_row_forwarded, (3, 7)),
+        (same_column_read_after_the_store, (6, 4)),
+        (both_columns_stored, (5, 3)),
+        (view_of_the_carried_view_read_after_the_store, (3, 6)),
+    ],
+)
+def test_carried_views_past_a_store_into_them_unroll_with_eagers_result(fn, shape, backend):
+    # Stores into what a carried view holds, before it is read or handed on: unrolled, eager's bits.
+    img = image(shape)
+    static = dy2st.to_static(fn, backend=backend)
+    result, expected = static(img.copy(), 12), fn(img.copy(), 12)
     assert all(same_bits(r, e) for r, e in zip(result, expected))
+    assert while_loops(static, img, 12) == 0
+    (note,) = static.graph(img, 12).notes
+    assert "unrolled (12 iterations)" in note and "holds, from the previous iteration, a view" in note
+
+
+@pytest.mark.parametrize("fn", [same_column_read_before_the_store, other_column_forwarded])
+def test_carried_views_no_store_changes_before_they_are_read_stay_rolled(fn):
+    # Read before the store into their column, or handed on past stores into another column
+    # (1 against 0, a constant distance): the graph's carried values are eager's views' contents.
+    img = image((5, 30))
+    for backend in ("numpy", "compiled"):
+        static = dy2st.to_static(fn, backend=backend)
+        result, expected = static(img.copy(), 25), fn(img.copy(), 25)
+        assert all(same_bits(r, e) for r, e in zip(result, expected))
+        assert while_loops(static, img, 25) == 1
+
+
+def test_a_tensor_while_loop_refuses_a_carried_view_past_a_store_into_it():
+    # No Python range to unroll: a clear refusal naming the variable, not the column as it was.
+    def until_large(A, limit):
+        prev = np.zeros(A.shape[1], dtype=A.dtype)
+        prev2 = np.zeros(A.shape[1], dtype=A.dtype)
+        while A[0, 0] < limit:
+            A[0] = A[0] + prev2 + 1.0
+            prev2 = prev
+            prev = A[0]
+        return A
+
+    A = image((3, 4), np.float64)
+    until_large(A.copy(), 50.0)  # eager code runs
+    static = dy2st.to_static(until_large)
+    with pytest.raises(dy2st.GraphBuildError, match="'prev' holds, from the previous iteration, a view of 'A'"):
+        static(A.copy(), 50.0)
 
 
 def test_an_index_that_wraps_around_onto_the_previous_column():

@@ -34,9 +34,11 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import GraphBuildError, SourceLocation, build_error, user_location
-from dy2st.ir.core import COND, WHILE_LOOP, YIELD, Block, Region, Value
+from dy2st.ir.core import COND, WHILE_LOOP, YIELD, Block, Op, Region, Value
+from dy2st.ir.opdefs import get_op, reads_element, stores_element
 from dy2st.ir.symbolic import SymExpr, data_dependent_size, same_form, same_forms
 from dy2st.ir.types import TensorType
+from dy2st.passes.loop_indices import indices_apart
 from dy2st.runtime.control_flow.assigned import (
     ASSIGNED,
     AssignedGuard,
@@ -721,6 +723,7 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         after_loop[id(slot)] = slot.obj
         slot.obj._value = result
         builder.log_mutation(slot.obj, slot.init)
+    _refuse_overlapping_carried_views(op, plan, trace, yields, loc)
     _record_shared_memory(rebound, after_loop, plan, trace)
     _refuse_stale_views(rebound, after_loop, plan, trace, yields)
     for name, treedef in plan.structures.items():
@@ -758,6 +761,82 @@ def _refuse_stale_views(rebound: list, after_loop: dict[int, Any], plan: _Plan, 
         for base in plan.slots:
             if id(base.obj) in shared and id(base.obj) in trace.updated and base is not slot:
                 result._shares = (*result._shares, (after_loop[id(base)], base.init))
+
+
+def _refuse_overlapping_carried_views(loop: Op, plan: _Plan, trace: _Trace, yields: list, loc) -> None:
+    """A variable the body rebinds to a view of a carried array it stores into (``y_prev =
+    forward[:, j]``) holds that view in the next iteration, where eager code's view shows that
+    iteration's stores into the array and the loop's carried value (the block argument) keeps
+    what the array held before them. Where the next iteration reads the value, or hands it on
+    (``y_prev2 = y_prev``), after a store that may write into what the view holds, refuse: a loop
+    over a Python range is then unrolled, where each view follows its array. A store shown to fall
+    elsewhere than the view the previous iteration took (column ``j`` after column ``j - 1``,
+    ``indices_apart``) keeps the loop rolled; so does a value only read before the stores."""
+    body = trace.body_block
+    for index, (slot, end) in enumerate(zip(plan.slots, trace.ends)):
+        if slot.name is None or not isinstance(end, Tensor) or end._parent is None:
+            continue  # not an exact view: a view on some path only is _refuse_stale_views' case
+        base = next((b for b in plan.slots if b.obj is end._root() and id(b.obj) in trace.updated), None)
+        if base is None or base is slot:
+            continue
+        held = _views_of(body, body.args[index])
+        uses = [position for position, op in enumerate(body.ops[:-1]) if _uses(op, held)]
+        if any(_forwards(other, value) for other in yields[:index] + yields[index + 1 :] for value in held):
+            uses.append(len(body.ops))  # handed on to another variable: it outlives every store
+        view = yields[index].owner
+        for position, store in _stores_into(body, body.args[plan.slots.index(base)], view):
+            if any(use > position for use in uses) and not _apart(loop, store, view):
+                where = f" at line {store.loc.lineno}" if store is not None and store.loc is not None else ""
+                raise GraphBuildError(
+                    f"{variable_name(slot.label)} holds, from the previous iteration, a view of "
+                    f"{variable_name(base.label)}, which the loop body stores into{where} before it reads "
+                    f"{variable_name(slot.label)} or hands it on to another variable; eager code's view "
+                    "shows the store, and a tensor loop's carried value would not",
+                    loc,
+                    f"carry a copy ({slot.label} = {base.label}[...].copy()) if the value from before the store "
+                    "is meant, or read the view before storing into the array",
+                )
+
+
+def _views_of(body: Block, value: Value) -> set[Value]:
+    """``value`` and the views the body takes of it (``y_prev[1:]``, views of those), at any
+    depth: each shows what ``value`` shows in eager code."""
+    views = {value}
+    for op in body.walk():
+        if get_op(op.name).view and op.operands and op.operands[0] in views:
+            views.update(op.results)
+    return views
+
+
+def _uses(op: Op, values: set[Value]) -> bool:
+    """Does ``op``, or an op nested in its regions, take one of ``values`` as an operand?"""
+    return any(not values.isdisjoint(inner.operands) for inner in op.walk())
+
+
+def _stores_into(body: Block, array: Value, view: Any) -> list[tuple[int, Op | None]]:
+    """The stores of the body into the carried ``array`` (``array[index] = value``), each with
+    its position, followed from the block argument through the stores of the body's own block.
+    Where the array the yielded ``view`` is taken from is not reached that way (an update in a
+    branch, an in-place operator), one unknown update (None) at position -1: it may be anywhere."""
+    stores: list[tuple[int, Op | None]] = []
+    current = array
+    for position, op in enumerate(body.ops):
+        if stores_element(op) and op.operands[0] is current:
+            stores.append((position, op))
+            current = op.results[0]
+    if not isinstance(view, Op) or not view.operands or view.operands[0] is not current:
+        return [(-1, None)]
+    return stores
+
+
+def _apart(loop: Op, store: Op | None, view: Any) -> bool:
+    """Is ``store`` shown never to write into what ``view``, taken in the previous iteration,
+    holds (``indices_apart``)?"""
+    if store is None or not isinstance(view, Op) or not (reads_element(view) and get_op(view.name).view):
+        return False
+    index_operands = get_op(store.name).index_operands
+    store_index = (store.attrs["template"], store.operands[index_operands:])
+    return indices_apart(loop, store.operands[0].type.shape, store_index, view)
 
 
 def _forwards(value: Any, arg: Value, seen: set[int] | None = None) -> bool:
