@@ -315,27 +315,21 @@ def blocked_weight_gradient(wh, xs, h):
     return (h * h).sum()
 
 
-def test_the_backward_loop_adds_each_blocks_products_into_the_gradient_in_place():
-    rng = np.random.default_rng(5)
-    wh, xs, h = rng.standard_normal((6, 6)) * 0.4, rng.standard_normal((90, 6)), rng.standard_normal(6) * 0.1
-    grad = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="compiled"))
-    got = grad(wh, xs, h)
-    reference = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="numpy"))(wh, xs, h)
-    np.testing.assert_allclose(got, reference, rtol=1e-12, atol=1e-14)
-    (gradient,) = [c for entries in grad._cache.values() for c in entries]
-    assert gradient.executor.tier == "compiled"
-    # added into the sum by loops, or by BLAS above the bound (chosen when the sizes are known)
-    assert f"<= {ACCUMULATE_INLINE_MOST}:" in gradient.executor.compiled_source
-
-
-def test_a_large_blocks_products_are_added_by_blas():
-    rng = np.random.default_rng(6)
-    n = 96  # 96 x 32 x 96 multiply-adds a block: above ACCUMULATE_INLINE_MOST
-    wh, xs, h = rng.standard_normal((n, n)) * 0.1, rng.standard_normal((70, n)), rng.standard_normal(n) * 0.1
+@pytest.mark.parametrize("n", [6, 96])  # below ACCUMULATE_INLINE_MOST (loops) and above (BLAS)
+def test_the_backward_loop_adds_each_blocks_products_into_the_gradient(n):
+    rng = np.random.default_rng(n)
+    wh, xs, h = (
+        rng.standard_normal((n, n)) * 0.4 / np.sqrt(n),
+        rng.standard_normal((90, n)),
+        rng.standard_normal(n) * 0.1,
+    )
     grad = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="compiled"))
     got = grad(wh, xs, h)
     reference = dy2st.grad(dy2st.to_static(blocked_weight_gradient, backend="numpy"))(wh, xs, h)
     np.testing.assert_allclose(got, reference, rtol=1e-10, atol=1e-12)
     (gradient,) = [c for entries in grad._cache.values() for c in entries]
     assert gradient.executor.tier == "compiled"
-    assert "+= np.dot(" in gradient.executor.compiled_source and n * 32 * n > ACCUMULATE_INLINE_MOST
+    # added into the sum by loops up to the bound, by BLAS above it (chosen when the sizes are known)
+    source = gradient.executor.compiled_source
+    assert f"<= {ACCUMULATE_INLINE_MOST}:" in source and "+= np.dot(" in source
+    assert (n * 32 * n > ACCUMULATE_INLINE_MOST) == (n == 96)
