@@ -237,3 +237,36 @@ def test_keeps_an_assert_and_what_it_reads():
     with pytest.raises(dy2st.GraphAssertionError, match="too small") as info:
         converted(np.full(3, -60.0, np.float32))
     assert f"test_pass_dce.py:{checked.__code__.co_firstlineno + 3}" in str(info.value)
+
+
+def positive_sum_stored(x, out):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s += x[i]  # s becomes a NumPy float here: the loop tracks its kind
+    out[0] = s  # the kind matters to nobody: a store casts either
+    return out
+
+
+def positive_sum_returned(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s += x[i]
+    return s  # a Python float or a NumPy float, as eager: the kind is needed
+
+
+def test_a_carried_value_only_one_branch_of_a_cond_passes_on_is_dropped():
+    from dy2st.ir.opcodes import WHILE_LOOP
+
+    x = np.array([1.0, -2.0, 3.0, -4.0, 5.0, 0.5, -1.0])
+    stored = dy2st.to_static(positive_sum_stored)
+    (loop,) = [op for op in stored.graph(x, np.zeros(1)).walk() if op.name == WHILE_LOOP]
+    assert not any("kind" in (r.name_hint or "") for r in loop.results), [r.name_hint for r in loop.results]
+    np.testing.assert_array_equal(stored(x, np.zeros(1)), [9.5])
+    returned = dy2st.to_static(positive_sum_returned)
+    (loop,) = [op for op in returned.graph(x).walk() if op.name == WHILE_LOOP]
+    assert any("kind" in (r.name_hint or "") for r in loop.results)
+    for data in (x, -x):  # a NumPy float, then the Python float 0.0 (no positive element)
+        result = returned(data)
+        assert result == positive_sum_returned(data) and type(result) is type(positive_sum_returned(data))

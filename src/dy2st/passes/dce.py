@@ -152,12 +152,23 @@ def _prune_loop_carried(op: Op, uses: dict[Value, int]) -> bool:
 def _body_arg_dependencies(body: Block) -> tuple[dict[Value, frozenset[int]], set[int]]:
     """For each value of the loop body, the carried-value indices it is computed from.
 
-    Also returns the indices that side-effecting ops read, which must stay carried. An op with
-    regions depends on everything its nested ops read.
+    Also returns the indices that side-effecting ops read, which must stay carried. A ``cond``'s
+    result depends on its predicate and on what each branch yields in its place (``if i != j:
+    ax += ...`` carries ``ax`` and the Python-number kind of ``ax`` through one ``cond``: the
+    kind, read by nothing after the loop, is not needed for ``ax``); another op with regions
+    depends on everything its nested ops read.
     """
     deps: dict[Value, frozenset[int]] = {a: frozenset({i}) for i, a in enumerate(body.args)}
     effect_deps: set[int] = set()
-    for op in body.ops[:-1]:
+    _collect_dependencies(body.ops[:-1], deps, effect_deps)
+    return deps, effect_deps
+
+
+def _collect_dependencies(ops: list[Op], deps: dict[Value, frozenset[int]], effect_deps: set[int]) -> None:
+    for op in ops:
+        if op.name == COND:
+            _collect_cond_dependencies(op, deps, effect_deps)
+            continue
         op_deps: set[int] = set()
         for inner in op.walk():
             for v in inner.operands:
@@ -166,4 +177,19 @@ def _body_arg_dependencies(body: Block) -> tuple[dict[Value, frozenset[int]], se
             deps[r] = frozenset(op_deps)
         if has_side_effects(op):
             effect_deps |= op_deps
-    return deps, effect_deps
+
+
+def _collect_cond_dependencies(op: Op, deps: dict[Value, frozenset[int]], effect_deps: set[int]) -> None:
+    """The dependencies of a ``cond``'s results, result by result; the side effects in its
+    branches also depend on its predicate (it decides whether they happen)."""
+    predicate = deps.get(op.operands[0], frozenset())
+    inner_effects: set[int] = set()
+    for region in op.regions:
+        _collect_dependencies(region.block.ops[:-1], deps, inner_effects)
+    if inner_effects or any(has_side_effects(inner) for region in op.regions for inner in region.block.ops):
+        effect_deps |= inner_effects | predicate
+    for index, result in enumerate(op.results):
+        found = set(predicate)
+        for region in op.regions:
+            found |= deps.get(region.block.ops[-1].operands[index], frozenset())
+        deps[result] = frozenset(found)
