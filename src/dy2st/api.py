@@ -281,7 +281,7 @@ class StaticFunction:
         self._fast_calls: dict[tuple[Any, ...], Callable[[tuple[Any, ...]], Any]] = {}
         self._positional_arity = positional_arity(self.signature)
         self._number_constants = self._positional_number_constants()
-        self._fast_key = key_function(max(self._positional_arity, 0))
+        self._fast_key = key_function(max(self._positional_arity, 0), self._number_constants)
 
     # --- introspection -------------------------------------------------------------------
     @property
@@ -416,7 +416,7 @@ class StaticFunction:
     def _call_fast(self, prefix: tuple[Any, ...], args: tuple[Any, ...], constants: tuple[bool, ...]) -> Any:
         """Run the fast call keyed by ``prefix`` and ``fast_key(args, constants)``, or return
         ``CHANGED`` when there is none (or a capture or guard changed)."""
-        key = key_function(len(args))(args, constants)
+        key = key_function(len(args), constants)(args, constants)
         fast = None if key is None else self._fast_calls.get((*prefix, *key))
         return CHANGED if fast is None else fast(args)
 
@@ -446,7 +446,7 @@ class StaticFunction:
         positional = args[1:] if bound else args
         constants = self._number_constants[1:] if bound else self._number_constants
         fast_path = not kwargs and len(args) == self._positional_arity
-        call_key = key_function(len(positional))(positional, constants) if fast_path else None
+        call_key = key_function(len(positional), constants)(positional, constants) if fast_path else None
         if call_key is not None and len(leaves) == len(inputs := _input_positions(positional, constants)):
             if bound:  # only when the instance itself holds no array leaves (len(leaves) above)
                 call_key = (id(args[0]), *call_key)
@@ -511,6 +511,7 @@ class StaticFunction:
         and the fast path keys them anew."""
         self._number_policy += 1
         self._number_constants = self._positional_number_constants()
+        self._fast_key = key_function(max(self._positional_arity, 0), self._number_constants)
 
     def _notice_changing_numbers(self, arguments: dict[str, Any]) -> bool:
         """Record the numbers of each parameter at a build (automatic number inputs); those that
