@@ -129,8 +129,13 @@ class _Differentiated:
             hide_internal_frames(error)
             raise
 
+    _returns_value = False  # value_and_grad: the function's result comes with the gradient
+
     def _result(self, value: Any, grads: list[Any]) -> Any:
-        raise NotImplementedError
+        """A call's answer: the gradient (a tuple of them for a tuple of argnums), after the
+        function's result for ``value_and_grad``."""
+        gradient = grads[0] if isinstance(self.argnums_given, int) else tuple(grads)
+        return (value, gradient) if self._returns_value else gradient
 
     def _run(self, args: tuple[Any, ...], kwargs: dict[str, Any], seeds: Sequence[Any] = ()) -> tuple[Any, list[Any]]:
         """The function's result and the gradients of the differentiated arguments."""
@@ -419,18 +424,14 @@ class GradFunction(_Differentiated):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(args, kwargs)
 
-    def _result(self, value: Any, grads: list[Any]) -> Any:
-        return grads[0] if isinstance(self.argnums_given, int) else tuple(grads)
-
 
 class ValueAndGradFunction(_Differentiated):
     """``dy2st.value_and_grad(fun)``: returns ``(fun(*args), gradient)``."""
 
+    _returns_value = True
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call(args, kwargs)
-
-    def _result(self, value: Any, grads: list[Any]) -> Any:
-        return value, (grads[0] if isinstance(self.argnums_given, int) else tuple(grads))
 
 
 class _VjpFunction(_Differentiated):
