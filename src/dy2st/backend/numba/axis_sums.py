@@ -30,15 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.element_loops import per_element, same_size
+from dy2st.backend.numba.element_loops import CHECKED, COUNTER, broadcast_alignment, per_element
 from dy2st.ir.core import Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
 
 # How an input axis is indexed by the counter of the summed array's axis it is aligned with.
-COUNTER = "counter"  # the sizes are the same: by the counter
-ZERO = "zero"  # a static 1 broadcast: by 0
-CHECKED = "checked"  # a size known when the loop runs, either the summed axis's or 1 (checked)
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,7 @@ def plan_axis_sum(total: Op) -> AxisSum | None:
     inputs = list(producer.operands) if producer is not None else [summed]
     axes: dict[int, list[tuple[int, str]]] = {}
     for position, value in enumerate(inputs):
-        found = _aligned(value.type.shape, shape)
+        found = broadcast_alignment(value.type.shape, shape)
         if found is None:
             return None
         if value.type.ndim:
@@ -178,30 +175,6 @@ def _producer(summed: Value, total: Op) -> Op | None:
         return None
     readers = sum(1 for op in block.walk() for operand in op.operands if operand is summed)
     return owner if readers == 1 else None
-
-
-def _aligned(input_shape: tuple[Any, ...], shape: tuple[Any, ...]) -> list[tuple[int, str]] | None:
-    """For each axis of an input, the summed array's axis aligned with it (from the last) and how
-    it is indexed; None where the IR's sizes tell it cannot broadcast to ``shape``, or not how."""
-    offset = len(shape) - len(input_shape)
-    if offset < 0:
-        return None
-    found: list[tuple[int, str]] = []
-    for axis, dim in enumerate(input_shape):
-        target = shape[axis + offset]
-        if same_size(dim, target):
-            found.append((axis + offset, COUNTER))
-        elif isinstance(dim, int):
-            if dim != 1:
-                return None
-            found.append((axis + offset, ZERO))
-        elif isinstance(target, int):
-            # NumPy broadcasts a size 1 and raises for any other than the target's: checked when
-            # the loop runs. Against a symbolic target the result's size is not known here.
-            found.append((axis + offset, CHECKED))
-        else:
-            return None
-    return found
 
 
 def _sizes(shape: tuple[Any, ...], axes: dict[int, list[tuple[int, str]]]) -> list[int | tuple[int, int]] | None:

@@ -21,6 +21,11 @@ from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
 
+# How an input's axis is indexed in a loop over a broadcast shape (``broadcast_alignment``).
+COUNTER = "counter"  # the sizes are the same: by the counter
+ZERO = "zero"  # a static 1 broadcast: by 0
+CHECKED = "checked"  # a size known when the loop runs, either the summed axis's or 1 (checked)
+
 
 @dataclass(frozen=True)
 class ElementLoop:
@@ -79,17 +84,33 @@ def per_element(op: Op) -> bool:
 
 def _aligned_axes(input_shape: tuple[Any, ...], shape: tuple[Any, ...]) -> list[int | None] | None:
     """For each axis of an input, the result axis indexing it (aligned from the last), or None
-    where it broadcasts; None for all where the input does not broadcast to ``shape`` simply."""
+    where it broadcasts; None for all where the input does not broadcast to ``shape`` simply (a
+    size known only when the loop runs against a static one is not simple here)."""
+    found = broadcast_alignment(input_shape, shape)
+    if found is None or any(how == CHECKED for _, how in found):
+        return None
+    return [axis if how == COUNTER else None for axis, how in found]
+
+
+def broadcast_alignment(input_shape: tuple[Any, ...], shape: tuple[Any, ...]) -> list[tuple[int, str]] | None:
+    """For each axis of an input, the axis of ``shape`` aligned with it (from the last) and how
+    it is indexed; None where the IR's sizes tell it cannot broadcast to ``shape``, or not how."""
     offset = len(shape) - len(input_shape)
     if offset < 0:
         return None
-    found: list[int | None] = []
+    found: list[tuple[int, str]] = []
     for axis, dim in enumerate(input_shape):
         target = shape[axis + offset]
         if same_size(dim, target):
-            found.append(axis + offset)
-        elif isinstance(dim, int) and dim == 1:
-            found.append(None)
+            found.append((axis + offset, COUNTER))
+        elif isinstance(dim, int):
+            if dim != 1:
+                return None
+            found.append((axis + offset, ZERO))
+        elif isinstance(target, int):
+            # NumPy broadcasts a size 1 and raises for any other than the target's: checked when
+            # the loop runs. Against a symbolic target the result's size is not known here.
+            found.append((axis + offset, CHECKED))
         else:
             return None
     return found

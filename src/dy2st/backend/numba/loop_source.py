@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.axis_sums import CHECKED, COUNTER, AxisSum, run_length
+from dy2st.backend.numba.axis_sums import AxisSum, run_length
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.buffers import Reuse, owned_ops, reuse_plans
-from dy2st.backend.numba.element_loops import ElementLoop, element_loop
+from dy2st.backend.numba.element_loops import CHECKED, COUNTER, ElementLoop, element_loop
 from dy2st.backend.numba.extremes import lane_order
 from dy2st.backend.numba.products import (
     ACCUMULATE_INLINE_MOST,
