@@ -115,14 +115,14 @@ class FactorRows:
     def affordable(self, outer: OuterProductSum) -> bool:
         """Does deferring ``outer`` cost at most one new array of rows (the step's cotangent ``g``,
         usually shared by all the sums), the other factor's rows being there already?"""
-        new = {f for f in (outer.left, outer.right) if f not in self.recorded and self._rows_read(f) is None}
+        new = {f for f in (outer.left, outer.right) if f not in self.recorded and self.rows_before(f) is None}
         return len(new) <= 1
 
     def plan(self, factor: Value) -> None:
         """Decide where the rows of ``factor`` will be."""
         if factor in self.existing or factor in self.recorded:
             return
-        source = self._rows_read(factor)
+        source = self.rows_before(factor)
         if source is not None:
             self.existing[factor] = source
             return
@@ -132,10 +132,6 @@ class FactorRows:
         self.step.add_arg(stack.type, "saved")
 
     def rows_before(self, factor: Value) -> Value | None:
-        """The array from before the backward loop holding the rows of ``factor`` (``_rows_read``)."""
-        return self._rows_read(factor)
-
-    def _rows_read(self, factor: Value) -> Value | None:
         """The array from before the backward loop of which ``factor`` is row ``j`` at iteration
         ``j`` (``xs[i]``, a row of the tape), if its length is the trip count plus a number known
         when the graph is built."""

@@ -164,10 +164,13 @@ def _body_arg_dependencies(body: Block) -> tuple[dict[Value, frozenset[int]], se
     return deps, effect_deps
 
 
-def _collect_dependencies(ops: list[Op], deps: dict[Value, frozenset[int]], effect_deps: set[int]) -> None:
+def _collect_dependencies(ops: list[Op], deps: dict[Value, frozenset[int]], effect_deps: set[int]) -> bool:
+    """Record the dependencies of the results of ``ops``; return whether one of them has a side
+    effect (whose reads go to ``effect_deps``)."""
+    effects = False
     for op in ops:
         if op.name == COND:
-            _collect_cond_dependencies(op, deps, effect_deps)
+            effects |= _collect_cond_dependencies(op, deps, effect_deps)
             continue
         op_deps: set[int] = set()
         for inner in op.walk():
@@ -177,19 +180,23 @@ def _collect_dependencies(ops: list[Op], deps: dict[Value, frozenset[int]], effe
             deps[r] = frozenset(op_deps)
         if has_side_effects(op):
             effect_deps |= op_deps
+            effects = True
+    return effects
 
 
-def _collect_cond_dependencies(op: Op, deps: dict[Value, frozenset[int]], effect_deps: set[int]) -> None:
+def _collect_cond_dependencies(op: Op, deps: dict[Value, frozenset[int]], effect_deps: set[int]) -> bool:
     """The dependencies of a ``cond``'s results, result by result; the side effects in its
     branches also depend on its predicate (it decides whether they happen)."""
     predicate = deps.get(op.operands[0], frozenset())
     inner_effects: set[int] = set()
+    effects = False
     for region in op.regions:
-        _collect_dependencies(region.block.ops[:-1], deps, inner_effects)
-    if inner_effects or any(has_side_effects(inner) for region in op.regions for inner in region.block.ops):
+        effects |= _collect_dependencies(region.block.ops[:-1], deps, inner_effects)
+    if effects:
         effect_deps |= inner_effects | predicate
     for index, result in enumerate(op.results):
         found = set(predicate)
         for region in op.regions:
             found |= deps.get(region.block.ops[-1].operands[index], frozenset())
         deps[result] = frozenset(found)
+    return effects
