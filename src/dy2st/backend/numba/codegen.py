@@ -27,7 +27,7 @@ import numpy as np
 from dy2st.backend.numba.fused_kernel import CompiledFusedKernel
 from dy2st.backend.numba.support import COMPILED_KERNEL, COMPILED_LOOP
 from dy2st.backend.numpy.codegen import CodeGenerator
-from dy2st.ir.core import Graph, Op, Value
+from dy2st.ir.core import CONST, Graph, Op, Value
 
 
 @dataclass
@@ -120,6 +120,8 @@ class CompiledCodeGenerator(CodeGenerator):
         name = self.name_of(value)
         if value.type.ndim > 0 or value.type.weak:
             return name
+        if isinstance(value.owner, Op) and value.owner.name == CONST:  # made a scalar once, here
+            return self.bind(scalar_of(value.owner.attrs["value"]), self.fresh("S"))
         return f"{self.bind(scalar_of, 'scalar_of')}({name})"
 
 
