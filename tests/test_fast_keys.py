@@ -37,6 +37,17 @@ def test_generated_keys_equal_fast_key(constants):
         assert key(pair, constants) == fast_key(pair, constants), pair
 
 
+def test_float_constants_are_keyed_by_their_bits():
+    """A graph holding a float constant serves only that float's bits: 0.0 is not -0.0, and a NaN
+    is keyed as NaN (not as a new key for every NaN object)."""
+    key = key_function(1, (True,))
+    floats = [0.0, -0.0, float("nan"), 1.5, 1.5000000000000002, 1e-300, float("inf")]
+    keys = [key((value,), (True,)) for value in floats]
+    assert len(set(keys)) == len(floats)
+    assert key((float("nan"),), (True,)) == key((float("nan"),), (True,))
+    assert key((1.5,), (True,)) == key((3.0 / 2,), (True,))
+
+
 def scaled_in_place(x, y, scale):
     for i in range(x.shape[0]):
         x[i] = y[i] * scale
