@@ -126,3 +126,28 @@ def test_method_calls_are_served_per_instance_and_see_attribute_changes():
     first.weight = np.full((2, 3), 3.0)  # rebound to another shape: a new graph
     np.testing.assert_array_equal(first.apply(x), x * np.full((2, 3), 3.0) + 1.0)
     np.testing.assert_array_equal(second.apply(x), x * -1.0 + 1.0)
+
+
+def zeros_and_fills(x):
+    n = x.shape[0]
+    zeros = np.zeros(n)
+    counts = np.zeros((2, n), dtype=np.int32)
+    negative = np.full(n, -0.0)
+    ones = np.ones(n, dtype=np.float32)
+    zeros[1:] = x[1:]
+    counts[0] += 1
+    return zeros, counts, negative, ones
+
+
+def test_np_zeros_is_called_directly_and_other_fills_keep_their_values():
+    static = dy2st.to_static(zeros_and_fills)
+    for n in (3, 5):  # the second length is symbolic
+        x = np.arange(float(n))
+        results = static(x)
+        for got, expected in zip(results, zeros_and_fills(x)):
+            np.testing.assert_array_equal(got, expected)
+            assert got.dtype == expected.dtype
+        assert np.signbit(results[2]).all()
+        assert not np.shares_memory(results[0], static(x)[0])
+    source = static.executor_source(np.arange(4.0))
+    assert source.count("np_zeros(") == 2 and "k_full" in source

@@ -41,13 +41,18 @@ from dy2st.staging.handlers import CREATION_HANDLERS, FALLBACKS, handles
 from dy2st.staging.tensor import Tensor, apply
 
 
-def _full_kernel(*, shape, fill_value, dtype):
-    # np.zeros is np.full(shape, 0) of numbers, five times faster for small arrays (NumPy's full
-    # is Python: empty, then copyto): the cotangents and accumulators of a converted function
-    # start from it. A -0.0 fill keeps full (zeros are +0.0).
+def fills_with_zeros(fill_value: Any, dtype: np.dtype) -> bool:
+    """Is ``np.full(shape, fill_value, dtype)`` the same array as ``np.zeros(shape, dtype)``? np.zeros
+    is five times faster for small arrays (NumPy's full is Python: empty, then copyto), and the
+    cotangents and accumulators of a converted function start from it. A -0.0 fill is not
+    (zeros are +0.0)."""
     if type(fill_value) is int and fill_value == 0 and dtype.kind in "biufc":
-        return np.zeros(shape, dtype)
-    if type(fill_value) is float and fill_value == 0.0 and math.copysign(1.0, fill_value) > 0 and dtype.kind in "fc":
+        return True
+    return type(fill_value) is float and fill_value == 0.0 and math.copysign(1.0, fill_value) > 0 and dtype.kind in "fc"
+
+
+def _full_kernel(*, shape, fill_value, dtype):
+    if fills_with_zeros(fill_value, dtype):
         return np.zeros(shape, dtype)
     return np.full(shape, fill_value, dtype=dtype)
 
