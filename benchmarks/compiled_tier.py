@@ -9,8 +9,11 @@ Each kernel is one plain NumPy function: it runs eagerly, converted with ``backe
 user writing the kernel for Numba writes). Columns: the eager median (ms), each variant's median
 as a ratio to eager (lower is faster), compiled dy2st over Numba, and the first call of the
 compiled tier (convert + build + compile, with an empty cache folder) and of Numba (compile), in
-seconds. Calls alternate between the variants on fresh copies of the arguments, so all ratios
-are measured under the same load. A variant that fails prints its error class; one whose result
+seconds. The variants take turns of about 2 ms of calls on fresh copies of the arguments, each
+round starting from the next variant, so all ratios are measured under the same load. A turn's
+first call runs in the caches the variant before left (after the eager one, milliseconds of
+interpreter work); the medians leave those calls out, and the "cold c/nb" column is compiled over
+Numba on them alone. A variant that fails prints its error class; one whose result
 differs from eager prints MISMATCH. The last lines are the geometric means over the kernels every
 variant ran.
 """
@@ -39,6 +42,7 @@ from kernels import BY_NAME, KERNELS, Kernel, copy_arguments, difference  # noqa
 import dy2st  # noqa: E402
 
 SECONDS_PER_KERNEL = 2.0
+TURN_SECONDS = 0.002
 MOST_REPEATS = 500
 VARIANTS = ("eager", "numpy", "compiled", "numba")
 
@@ -109,22 +113,39 @@ def _value_difference(actual: Any, expected: Any) -> str | None:
 
 
 def _medians(functions: dict[str, Callable[..., Any]], args: tuple[Any, ...]) -> dict[str, float]:
-    """Median milliseconds per variant, calls alternating between the variants."""
+    """Median milliseconds per variant. The variants take turns, each round starting from the next
+    one; in its turn a variant runs calls on fresh copies for about ``TURN_SECONDS`` (one call at
+    least). A turn's first call finds the caches and branch predictors the previous variant left
+    (after the eager variant, milliseconds of interpreter work): its times are the ``_cold_ms``
+    medians. The others, as ``timeit`` measures, are the ``_ms`` medians (a variant with one call
+    per turn has only cold calls, its median is theirs)."""
     if not functions:
         return {}
-    start = time.perf_counter()
-    for fn in functions.values():
-        fn(*copy_arguments(args))
-    one_round = time.perf_counter() - start
-    repeats = max(3, min(MOST_REPEATS, int(SECONDS_PER_KERNEL / max(one_round, 1e-9))))
-    times: dict[str, list[float]] = {name: [] for name in functions}
-    for _ in range(repeats):
-        for name, fn in functions.items():
-            copies = copy_arguments(args)
-            begin = time.perf_counter()
-            fn(*copies)
-            times[name].append(time.perf_counter() - begin)
-    return {f"{name}_ms": statistics.median(values) * 1e3 for name, values in times.items()}
+    one_call = {}
+    for name, fn in functions.items():
+        copies = copy_arguments(args)
+        begin = time.perf_counter()
+        fn(*copies)
+        one_call[name] = time.perf_counter() - begin
+    calls = {name: max(1, min(MOST_REPEATS, int(TURN_SECONDS / max(t, 1e-9)))) for name, t in one_call.items()}
+    one_round = sum(calls[name] * one_call[name] for name in functions)
+    rounds = max(3, min(MOST_REPEATS, int(SECONDS_PER_KERNEL / max(one_round, 1e-9))))
+    warm: dict[str, list[float]] = {name: [] for name in functions}
+    cold: dict[str, list[float]] = {name: [] for name in functions}
+    names = list(functions)
+    for round_ in range(rounds):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            fn = functions[name]
+            for call in range(calls[name]):
+                copies = copy_arguments(args)
+                begin = time.perf_counter()
+                fn(*copies)
+                (warm if call else cold)[name].append(time.perf_counter() - begin)
+    medians = {}
+    for name in functions:
+        medians[f"{name}_ms"] = statistics.median(warm[name] or cold[name]) * 1e3
+        medians[f"{name}_cold_ms"] = statistics.median(cold[name]) * 1e3
+    return medians
 
 
 def _ratio(row: dict[str, Any], name: str, base: str = "eager") -> float | None:
@@ -139,7 +160,7 @@ def _cell(value: float | None, width: int = 9, digits: int = 3) -> str:
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
         f"{'kernel':26} {'eager ms':>9} {'numpy':>9} {'compiled':>9} {'numba':>9} {'comp/nb':>9}"
-        f" {'1st comp':>9} {'1st nb':>9}  notes"
+        f" {'cold c/nb':>9} {'1st comp':>9} {'1st nb':>9}  notes"
     )
     print(header)
     print("-" * len(header))
@@ -148,6 +169,7 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print(
             f"{row['name']:26} {_cell(row.get('eager_ms'), 9, 2)} {_cell(_ratio(row, 'numpy'))}"
             f" {_cell(_ratio(row, 'compiled'))} {_cell(_ratio(row, 'numba'))} {_cell(_ratio(row, 'compiled', 'numba'))}"
+            f" {_cell(_ratio(row, 'compiled_cold', 'numba_cold'))}"
             f" {_cell(row.get('first_compiled_s'), 9, 2)} {_cell(row.get('first_numba_s'), 9, 2)}  {notes}"
         )
     print("-" * len(header))
@@ -159,9 +181,10 @@ def print_table(rows: list[dict[str, Any]]) -> None:
     if both:
         compiled = _geomean([_ratio(row, "compiled") or 1.0 for row in both])
         numba = _geomean([_ratio(row, "numba") or 1.0 for row in both])
+        cold = _geomean([_ratio(row, "compiled_cold", "numba_cold") or 1.0 for row in both])
         print(
             f"over the {len(both)} kernels both ran: compiled/eager {compiled:.4f}, numba/eager {numba:.4f},"
-            f" compiled/numba {compiled / numba:.3f}"
+            f" compiled/numba {compiled / numba:.3f} (first calls of a turn: {cold:.3f})"
         )
 
 
