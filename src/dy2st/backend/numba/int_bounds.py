@@ -2,9 +2,10 @@
 
 Compiled code holds Python ints in 64 bits. A function that updates its arguments cannot be run
 again on the NumPy tier once such an int outgrows them, so ``support.loop_compiles`` keeps its
-loops on the NumPy tier where an int may grow: a product, a shift, a sum of two values. Sums and
-differences of sizes and counters cannot grow that far (``range(i, n)`` counts ``n - i`` steps,
-``max(n - i, 0)`` is ``(c + abs(c)) // 2``): ``int_bits`` bounds the bits of such a value.
+loops on the NumPy tier where an int may grow: a product, a shift, a sum of two values. Sums,
+differences and products of sizes, counters and literals cannot grow that far (``range(i, n)``
+counts ``n - i`` steps, ``max(n - i, 0)`` is ``(c + abs(c)) // 2``, ``range(n - 2, 0, -1)``
+counts down as ``n - 2 + i * -1``): ``int_bits`` bounds the bits of such a value.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _MOST_STEPS = 64
 def int_bits(value: Value, known: dict[Value, int | None] | None = None) -> int | None:
     """An upper bound on the bits of the Python int ``value`` (its magnitude), or None when
     nothing bounds it: a literal, an array size, a counted loop's counter, and sums, differences,
-    ``abs`` and floor divisions by positive literals of those."""
+    products, ``abs``, floor divisions by positive literals and left shifts by literals of those."""
     known = {} if known is None else known
     if value not in known:
         known[value] = None  # a cycle through a loop's carried values bounds nothing
@@ -65,6 +66,11 @@ def _operator_bits(op: Op, known: dict[Value, int | None]) -> int | None:
         return max(widths) + (1 if len(widths) == 2 else 0)
     if symbol == "abs":
         return widths[0]
+    if symbol == "*":  # a reversed range's ``start + i * -1``
+        return sum(widths)
+    shift = literal_int(op.operands[1]) if symbol == "<<" else None
+    if shift is not None and shift >= 0:
+        return widths[0] + shift
     if symbol in ("//", "%") and (literal_int(op.operands[1]) or 0) > 0:
         return widths[0]
     return None

@@ -219,16 +219,14 @@ def loop_compiles(loop: Op, rerunnable: bool = True) -> bool:
 def _grows_python_ints(op: Op, known: dict[Value, int | None]) -> bool:
     """Python-int arithmetic by which the eager code's int may grow past 64 bits: a product, a
     left shift, or a sum of two values neither of which is a literal (``h = h + h // 2``;
-    ``i + 1`` is not, nor ``t + 3``), unless sizes and loop counters bound it (``n - i``,
-    ``int_bounds``)."""
+    ``i + 1`` is not, nor ``t + 3``), unless sizes, loop counters and literals bound it
+    (``n - i``, ``i * -1``, ``int_bounds``)."""
     if not python_semantics(op) or op.results[0].type.dtype.kind not in "iu":
         return False
     symbol = op.attrs["python_operator"]
-    if symbol in ("*", "<<"):
-        return True
-    if symbol not in ("+", "-") or len(op.operands) != 2:
+    if symbol not in ("*", "<<", "+", "-") or len(op.operands) != 2:
         return False
-    if any(small_int_constant(v) is not None for v in op.operands):
+    if symbol in ("+", "-") and any(small_int_constant(v) is not None for v in op.operands):
         return False
     bits = int_bits(op.results[0], known)
     return bits is None or bits > SAFE_BITS
