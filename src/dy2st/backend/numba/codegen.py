@@ -37,17 +37,19 @@ class CompiledLoop:
     Attributes:
         function: the Numba dispatcher, compiled for ``params``' types.
         params: the values it takes, in order.
-        returned: the positions of the loop's results it returns; each other result is the loop's
-            operand at its position, an array it updated in place.
+        returned: (position in ``loops``, result index) of the results it returns; each other
+            result is its loop's operand at that index, an array the loop updated in place.
         errors: the message of each error it raises -> the op raising it.
         source: its Numba source.
+        loops: the loops it runs, one after the other (a ``compiled_sequence``'s, or one).
     """
 
     function: Any
     params: list[Value]
-    returned: list[int]
+    returned: list[tuple[int, int]]
     errors: dict[str, Op] = field(default_factory=dict)
     source: str = ""
+    loops: list[Op] = field(default_factory=list)
 
 
 def scalar_of(value: Any) -> Any:
@@ -56,6 +58,17 @@ def scalar_of(value: Any) -> Any:
 
 
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _constants_between(loops: list[Op]) -> list[Op]:
+    """The ops of a sequence's block between its first and last loop other than the loops: the
+    ``compiled-regions`` pass lets only constants be there."""
+    block = loops[0].parent
+    assert block is not None
+    ops = block.ops
+    between = [op for op in ops[ops.index(loops[0]) : ops.index(loops[-1])] if op not in loops]
+    assert all(op.name == CONST for op in between), "a compiled sequence holds loops and constants only"
+    return between
 
 
 class CompiledCodeGenerator(CodeGenerator):
@@ -85,6 +98,10 @@ class CompiledCodeGenerator(CodeGenerator):
         if compiled is None:
             super().emit_while_loop(op, depth, aliasing)
             return
+        if op is not compiled.loops[0]:
+            return  # a later loop of a sequence: the call of the first ran it
+        for between in _constants_between(compiled.loops):  # named now: the call may take them
+            self.emit_op(between, depth, aliasing)
         function = self.bind(compiled.function, self.fresh("loop_"))
         arguments = [self.argument(value) for value in compiled.params]
         tests = [f"{name}.flags.carray" for name, value in zip(arguments, compiled.params) if value.type.ndim > 0]
@@ -94,26 +111,36 @@ class CompiledCodeGenerator(CodeGenerator):
             for name, value in zip(arguments, compiled.params)
             if value.type.ndim == 0 and value.type.weak and value.type.dtype.kind in "iu" and name.isidentifier()
         ]
-        results = [self.fresh("c") for _ in op.results]
-        returned = [results[k] for k in compiled.returned]
+        results = {value: self.fresh("c") for loop in compiled.loops for value in loop.results}
+        returned = [results[compiled.loops[p].results[k]] for p, k in compiled.returned]
         self.line(depth, f"if {' and '.join(tests) or 'True'}:", op)
         call = f"{function}({', '.join(arguments)})"
         self.line(depth + 1, f"{''.join(r + ', ' for r in returned)}= {call}" if returned else call, op)
-        kept = [k for k in range(len(results)) if k not in compiled.returned]
+        for position, loop in enumerate(compiled.loops):
+            self.bind_compiled_results(loop, position, compiled, results, depth + 1)
+        self.line(depth, "else:")
+        for loop in compiled.loops:
+            super().emit_while_loop(loop, depth + 1, aliasing)
+        fallback = [self.name_of(value) for value in results]
+        self.line(depth + 1, f"{', '.join(results.values())} = {', '.join(fallback)}")
+        for value, name in results.items():
+            self.names[value] = name
+
+    def bind_compiled_results(
+        self, loop: Op, position: int, compiled: CompiledLoop, results: dict[Value, str], depth: int
+    ) -> None:
+        """After the compiled call: the names of ``loop``'s results. An array it updated in place
+        is its operand (for a later loop of a sequence, an earlier loop's result); a returned
+        NumPy scalar is made one again from the Python number Numba returns."""
+        kept = [k for k in range(len(loop.results)) if (position, k) not in compiled.returned]
         if kept:  # arrays updated in place: the operands themselves
-            targets = ", ".join(results[k] for k in kept)
-            self.line(depth + 1, f"{targets} = {', '.join(self.name_of(op.operands[k]) for k in kept)}")
-        for name, value in zip(results, op.results):
+            targets = ", ".join(results[loop.results[k]] for k in kept)
+            self.line(depth, f"{targets} = {', '.join(self.name_of(loop.operands[k]) for k in kept)}")
+        for value in loop.results:
+            name = self.names[value] = results[value]
             if value.type.ndim == 0 and not value.type.weak:
                 # Numba returns Python numbers; eager code holds NumPy scalars here.
-                self.line(
-                    depth + 1, f"{name} = {self.bind(value.type.dtype.type, 'np_' + value.type.dtype.name)}({name})"
-                )
-        self.line(depth, "else:")
-        super().emit_while_loop(op, depth + 1, aliasing)
-        self.line(depth + 1, f"{', '.join(results)} = {', '.join(self.name_of(v) for v in op.results)}")
-        for value, name in zip(op.results, results):
-            self.names[value] = name
+                self.line(depth, f"{name} = {self.bind(value.type.dtype.type, 'np_' + value.type.dtype.name)}({name})")
 
     def argument(self, value: Value) -> str:
         """How the call passes ``value``: arrays as they are, a NumPy 0-d value as a scalar."""

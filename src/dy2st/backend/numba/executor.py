@@ -32,7 +32,7 @@ from dy2st.backend.numba.fused_kernel import CompiledFusedKernel
 from dy2st.backend.numba.fused_source import FusedSource
 from dy2st.backend.numba.kernel_cache import load_module, numba_type
 from dy2st.backend.numba.loop_source import LoopSource
-from dy2st.backend.numba.regions import CompiledRegions, compiled_kernels, compiled_loops
+from dy2st.backend.numba.regions import CompiledRegions, compiled_kernels, compiled_loops, compiled_runs
 from dy2st.backend.numba.scalar_source import OVERFLOW_MESSAGE, PRELUDE
 from dy2st.backend.numba.support import representation
 from dy2st.backend.numpy.codegen import generate
@@ -87,7 +87,7 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
     """Each loop and fused group the ``compiled-regions`` pass marked, compiled; and why the
     others were not."""
     result = CompiledRegionsOf()
-    loops = [(op, LoopSource(op, f"loop_{k}")) for k, op in enumerate(compiled_loops(graph))]
+    loops = [(run, LoopSource(run, f"loop_{k}")) for k, run in enumerate(compiled_runs(graph))]
     kernels = [(op, FusedSource(op, f"fused_{k}")) for k, op in enumerate(compiled_kernels(graph))]
     # Loops written alike (the copies of an unrolled outer loop) share one function: compiled once.
     unnamed = {loop.name: loop.source.replace(f"def {loop.name}(", "def loop(") for _, loop in loops}
@@ -102,11 +102,12 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
         result.failures.append(f"the generated module failed to load: {type(error).__name__}: {error}")
         logger.debug("compiled tier: %s", result.failures[-1])
         return result
-    for op, loop in loops:
+    for run, loop in loops:
         signature = tuple(numba_type(representation(v), v.type.ndim) for v in loop.params)
-        functions = _compiled(module, op, [(shared[unnamed[loop.name]], signature)], result.failures)
+        functions = _compiled(module, run[0], [(shared[unnamed[loop.name]], signature)], result.failures)
         if functions:
-            result.loops[op] = CompiledLoop(functions[0], loop.params, loop.returned, loop.errors, loop.source)
+            compiled = CompiledLoop(functions[0], loop.params, loop.returned, loop.errors, loop.source, run)
+            result.loops.update(dict.fromkeys(run, compiled))
     for op, kernel in kernels:
         values = [*kernel.inputs, *op.results]
         signature = (numba_type(np.dtype(np.int64), 0), *(numba_type(representation(v), v.type.ndim) for v in values))
@@ -183,7 +184,8 @@ class TieredExecutor(Executor):
     @property
     def compiled_source(self) -> str:
         """The Numba source of the compiled loops and fused groups (empty before they are compiled)."""
-        return "\n\n".join([*(loop.source for loop in self.loops.values()), *(k.source for k in self.kernels.values())])
+        loops = {id(loop): loop for loop in self.loops.values()}.values()  # a sequence's, once
+        return "\n\n".join([*(loop.source for loop in loops), *(k.source for k in self.kernels.values())])
 
     def _watch(self, seconds: float) -> None:
         """Called by the NumPy tier's code after each marked loop: start compiling once they have

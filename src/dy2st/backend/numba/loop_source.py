@@ -75,19 +75,22 @@ from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 
 
 class LoopSource(ScalarSource):
-    """The Numba source of one compiled loop.
+    """The Numba source of one function running compiled loops: one loop, or the loops of a
+    ``compiled_sequence`` one after the other.
 
     Attributes:
-        params: the values the loop reads from outside, in the order the function takes them.
-        returned: the positions of the loop's results the function returns, in order; each other
-            result is the array the loop took at its position (``returns_its_operand``).
+        loops: the loops, in the order the function runs them.
+        params: the values the loops read from outside, in the order the function takes them.
+        returned: (position in ``loops``, result index) of the loops' results the function
+            returns, in order; each other result is the array its loop took at that position
+            (``returns_its_operand``).
         errors: the message of each error the function may raise -> the op that raises it.
         source: the function's source (``write`` fills it).
     """
 
-    def __init__(self, loop: Op, name: str):
+    def __init__(self, loops: list[Op], name: str):
         super().__init__()
-        self.loop = loop
+        self.loops = loops
         self.name = name
         # The (access, axis) indices whose checks were made before the innermost loop being
         # emitted (``bounds``).
@@ -101,17 +104,20 @@ class LoopSource(ScalarSource):
         # names (``buffers``).
         self.buffers: dict[Value, tuple[Reuse, list[str]]] = {}
         # The ops making the arrays axis sums add up, computed inside the sums' loops instead.
-        self.absorbed = absorbed_ops(loop)
-        for op in loop.walk():
-            for value in op.operands:
-                self.readers.setdefault(value, []).append(op)
+        self.absorbed = {op for loop in loops for op in absorbed_ops(loop)}
+        for loop in loops:
+            for op in loop.walk():
+                for value in op.operands:
+                    self.readers.setdefault(value, []).append(op)
         self.source = self.write()
 
     # --- the function ------------------------------------------------------------------------
     def write(self) -> str:
-        self.emit_loop(self.loop, 1)
-        self.returned = [k for k in range(len(self.loop.results)) if not returns_its_operand(self.loop, k)]
-        results = "".join(f"{self.names[self.loop.results[k]]}, " for k in self.returned)
+        self.returned: list[tuple[int, int]] = []
+        for position, loop in enumerate(self.loops):
+            self.emit_loop(loop, 1)
+            self.returned += [(position, k) for k in range(len(loop.results)) if not returns_its_operand(loop, k)]
+        results = "".join(f"{self.names[self.loops[p].results[k]]}, " for p, k in self.returned)
         self.line(1, f"return ({results})")
         params = ", ".join(f"p{k}" for k in range(len(self.params)))
         header = ['@numba.njit(cache=CACHE, error_model="python", nogil=True)', f"def {self.name}({params}):"]

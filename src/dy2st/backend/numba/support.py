@@ -133,6 +133,11 @@ _KINDS = frozenset("biufc")
 COMPILED_LOOP = "compiled_loop"
 """The attribute the ``compiled-regions`` pass sets on a ``while_loop`` the compiled tier runs."""
 
+COMPILED_SEQUENCE = "compiled_sequence"
+"""The attribute the ``compiled-regions`` pass sets on compiled loops that follow one another in a
+block (with only constants between them): the same number on each, and one function runs them
+all, one call instead of one per loop."""
+
 COMPILED_KERNEL = "compiled_kernel"
 """The attribute the ``compiled-regions`` pass sets on a fused group the compiled tier runs as one
 compiled loop over its elements."""
