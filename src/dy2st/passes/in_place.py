@@ -11,8 +11,11 @@ does, and the result is that buffer. Functional updates are the ops whose
 function updates in place (``x += y``, ``data -= mean``: eager code writes into the caller's
 array; the graph computed a new one and copied it back after the call); it then runs its
 ``out=`` form into that argument, unless that operand is a view or a reduction reads the
-result's memory order (``overwritable_operands``). Other elementwise results are the memory
-planner's, which writes them into dying planned buffers.
+result's memory order (``overwritable_operands``). A fused group is marked the same way, with
+one entry per result (``in_place_update=(I, None)``: result 0 goes into operand I, result 1 into
+a new array), where its kernels would read the operand at the very elements they write it
+(``group_overwritable_operands``). Other elementwise results are the memory planner's, which
+writes them into dying planned buffers.
 
 The rule. An update of operand ``o`` runs in place when every value that may share ``o``'s buffer
 (its *buffer class*, below)

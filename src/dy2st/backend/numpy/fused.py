@@ -359,7 +359,9 @@ class FusedKernel:
         tile_elements: elements per tile (the module docstring says how the default was chosen).
 
     ``out`` (an array for a one-result op, a sequence of arrays otherwise) receives the results
-    when given, as the memory planner asks; otherwise fresh arrays are returned.
+    when given, as the memory planner asks, or as the ``in-place-updates`` pass asks (an argument
+    updated in place, None for the results the kernel allocates); otherwise fresh arrays are
+    returned.
     """
 
     def __init__(self, op: Op, tile_elements: int | None = None):
