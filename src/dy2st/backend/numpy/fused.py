@@ -263,8 +263,8 @@ class TileProgram:
     def _reads_before_writes(block: Block) -> frozenset[tuple[int, int]]:
         """The (input, output) pairs where the ``out=`` buffer of the output may be the input: the
         region reads the input no later than it first writes the output (an ufunc reading and
-        writing the very same elements in one call is fine). None in a group that reduces rows:
-        a reduction reads a whole row, other elements than it writes."""
+        writing the very same elements in one call is fine). No pair in a group that reduces
+        rows: a reduction reads a whole row, other elements than it writes."""
         ops = block.ops[:-1]
         if any(_row_reduction(op) is not None for op in ops):
             return frozenset()
