@@ -583,8 +583,8 @@ def _choose_group_results(group: Op, analysis: Analysis) -> None:
 
 
 class InPlaceUpdates(Pass):
-    """Run updates (``A[i] = v``, ``x += y`` of an argument) in their operand's buffer where its
-    old value is dead.
+    """Run updates (``A[i] = v``, ``x += y`` of an argument, a fused group computing an argument's
+    new value) in their operand's buffer where its old value is dead.
 
     Args:
         target: what the backend that runs the graph can do (which updates it runs in place,
