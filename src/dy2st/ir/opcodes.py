@@ -70,7 +70,9 @@ RETURNS_CALLER_ARRAY = "returns_caller_array"
 # The attribute the ``in-place-updates`` pass sets on an op whose result it writes into the buffer
 # of an operand that is dead afterwards: the index of that operand. The result is that buffer. A
 # functional update (``setitem``: its ``OpDef.updates_operand``) then runs
-# ``OpDef.in_place_kernel``, an elementwise ufunc its ``out=`` form.
+# ``OpDef.in_place_kernel``, an elementwise ufunc its ``out=`` form. A fused group holds a tuple
+# instead, one entry per result: the operand that result is written into, or None
+# (``opdefs.in_place_results`` reads both forms).
 IN_PLACE_UPDATE = "in_place_update"
 
 # The attributes the ``update-destinations`` pass sets on an elementwise op whose result an

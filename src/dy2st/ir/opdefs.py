@@ -219,6 +219,18 @@ def overwritten_operand(op: Op) -> int | None:
     return index if isinstance(index, int) and not isinstance(index, bool) else None
 
 
+def in_place_results(op: Op) -> dict[int, int]:
+    """Result index -> the operand whose buffer the ``in-place-updates`` pass chose to write that
+    result into (the result is then that buffer): ``{0: I}`` for an op marked
+    ``in_place_update=I``; a fused group, whose results may each go into one of its operands, is
+    marked with one entry per result, the operand or None (``in_place_update=(4, None)``)."""
+    marked = op.attrs.get(IN_PLACE_UPDATE)
+    if isinstance(marked, tuple):
+        return {result: operand for result, operand in enumerate(marked) if operand is not None}
+    overwritten = overwritten_operand(op)
+    return {} if overwritten is None else {0: overwritten}
+
+
 def reads_element(op: Op) -> bool:
     """An indexing op reading its array (``x[index]``: an element, a view or a gather)."""
     opdef = get_op(op.name)

@@ -9,7 +9,7 @@ branches or loop bodies yield.
 from __future__ import annotations
 
 from dy2st.ir.core import CONST, Graph, Op, Value
-from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.opdefs import get_op, in_place_results
 from dy2st.passes.dataflow import may_have
 
 
@@ -20,8 +20,8 @@ def may_alias_inputs(graph: Graph) -> set[Value]:
 
 def _aliasing_results(op: Op, aliasing: set[Value]) -> list[Value]:
     """A constant's result is a buffer the graph holds; a view of an aliasing value aliases too,
-    and so does an update run in place in an aliasing value's buffer (an argument the function
-    updates in place)."""
+    and so does a result written in place into an aliasing value's buffer (an argument the
+    function updates in place)."""
     if op.name == CONST:
         return op.results
     opdef = get_op(op.name)
@@ -29,7 +29,4 @@ def _aliasing_results(op: Op, aliasing: set[Value]) -> list[Value]:
         return op.results
     if opdef.views_any_operand and any(v in aliasing for v in op.operands):
         return op.results
-    overwritten = overwritten_operand(op)
-    if overwritten is not None and op.operands[overwritten] in aliasing:
-        return op.results
-    return []
+    return [op.results[result] for result, operand in in_place_results(op).items() if op.operands[operand] in aliasing]

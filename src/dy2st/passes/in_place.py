@@ -11,8 +11,11 @@ does, and the result is that buffer. Functional updates are the ops whose
 function updates in place (``x += y``, ``data -= mean``: eager code writes into the caller's
 array; the graph computed a new one and copied it back after the call); it then runs its
 ``out=`` form into that argument, unless that operand is a view or a reduction reads the
-result's memory order (``overwritable_operands``). Other elementwise results are the memory
-planner's, which writes them into dying planned buffers.
+result's memory order (``overwritable_operands``). A fused group is marked the same way, with
+one entry per result (``in_place_update=(I, None)``: result 0 goes into operand I, result 1 into
+a new array), where its kernels would read the operand at the very elements they write it
+(``group_overwritable_operands``). Other elementwise results are the memory planner's, which
+writes them into dying planned buffers.
 
 The rule. An update of operand ``o`` runs in place when every value that may share ``o``'s buffer
 (its *buffer class*, below)
@@ -66,7 +69,8 @@ from dy2st.ir.core import (
     Value,
     kernel_attrs,
 )
-from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.opcodes import RETURNS_CALLER_ARRAY
+from dy2st.ir.opdefs import get_op, in_place_results
 from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.ops.shape import COPY
 from dy2st.passes.base import Pass
@@ -147,21 +151,23 @@ def buffer_classes(sched: Schedule, target: MemoryTarget) -> BufferClasses:
             for i, result in enumerate(op.results):
                 for value in (op.operands[i], cond_block.args[i], body_block.args[i], body_block.ops[-1].operands[i]):
                     classes.union(result, value)
-        for base in _shared_operands(op, target):
-            for result in op.results:
-                classes.union(result, base)
+        for result, base in _shared_buffers(op, target):
+            classes.union(result, base)
     return classes
 
 
-def _shared_operands(op: Op, target: MemoryTarget) -> list[Value]:
-    """The operands whose buffer ``op``'s results may share (none for control flow: see above)."""
+def _shared_buffers(op: Op, target: MemoryTarget) -> list[tuple[Value, Value]]:
+    """The (result, operand) pairs of ``op`` that may share a buffer (none for control flow: see
+    above): a result written in place and its operand, or every result with the operands a view
+    or an op not known to return a fresh array may share."""
+    in_place = in_place_results(op)
+    if in_place:
+        return [(op.results[result], op.operands[operand]) for result, operand in in_place.items()]
     opdef = get_op(op.name)
-    overwritten = overwritten_operand(op)
-    if overwritten is not None:
-        return [op.operands[overwritten]]
     if opdef.structural or target.returns_fresh(op):
         return []
-    return op.operands[:1] if opdef.view else list(op.operands)
+    bases = op.operands[:1] if opdef.view else op.operands
+    return [(result, base) for result in op.results for base in bases]
 
 
 # --- where values are defined and read ----------------------------------------------------------
@@ -169,12 +175,13 @@ def _viewing_results(op: Op, found: set[Value], target: MemoryTarget) -> list[Va
     """Results that may view another value's buffer: of a view op or of an op not known to return
     a fresh array, and of an update that runs, or may be chosen to run, in place in a value that
     may be a view (decided before any update is, so it holds whatever this pass decides)."""
-    overwritten = overwritten_operand(op)
-    if overwritten is None:
-        overwritten = get_op(op.name).updates_operand
-    if overwritten is not None:
-        return op.results if op.operands[overwritten] in found else []
-    return op.results if _shared_operands(op, target) else []
+    in_place = in_place_results(op)
+    updates = get_op(op.name).updates_operand
+    if not in_place and updates is not None:
+        in_place = {0: updates}
+    if in_place:
+        return [op.results[result] for result, operand in in_place.items() if op.operands[operand] in found]
+    return op.results if _shared_buffers(op, target) else []
 
 
 def _defining_block(value: Value) -> Block:
@@ -357,6 +364,68 @@ def overwritable_operands(op: Op, analysis: Analysis, target: MemoryTarget) -> l
     ]
 
 
+def group_overwritable_operands(group: Op, result: int, analysis: Analysis) -> list[int]:
+    """The operands a fused group could write its result ``result`` into, if their old values are
+    dead: by the rule of ``overwritable_operands`` for an elementwise ufunc (an argument the
+    function updates in place, of the result's shape and dtype, no view, no result whose memory
+    order a reduction reads), where each backend's kernel would read the operand at the very
+    elements it writes: the group has no reduction (whose rows are read whole), the operand is
+    read no later than the ufunc computing the result (``_read_before_written``), and no other
+    operand of the group may share its memory (a tile of it could be read after the operand's
+    tile there was written)."""
+    value = group.results[result]
+    block = group.regions[0].block
+    if value.type.ndim == 0 or _in_loop_condition(group) or value in analysis.eager_ordered:
+        return []
+    if _returned_as_new_array(value, analysis.graph):
+        return []  # written into an argument's buffer, it would be copied out for the caller
+    if any(get_op(inner.name).reduction for inner in block.ops):
+        return []
+    classes = analysis.classes
+    return [
+        i
+        for i, operand in enumerate(group.operands)
+        if (operand.type.shape, operand.type.dtype) == (value.type.shape, value.type.dtype)
+        and not operand.type.weak
+        and classes.has(operand, BufferClasses.CALLERS)
+        and operand not in analysis.views
+        and not any(classes.same(other, operand) for other in group.operands if other is not operand)
+        and _read_before_written(block, result, i)
+    ]
+
+
+def _returned_as_new_array(value: Value, graph: Graph) -> bool:
+    """Does the function return ``value`` as an array of its own (``return old + x``), rather than
+    only as what it writes back into an argument or as the caller's array itself? (A group that
+    updates ``x`` may compute such a value after reading ``x`` for the last time.)"""
+    terminator = graph.body.terminator
+    if terminator is None:
+        return False
+    written_back = terminator.attrs.get(WRITES_BACK, ())
+    callers = terminator.attrs.get(RETURNS_CALLER_ARRAY, ())
+    return any(
+        returned is value
+        and (i >= len(written_back) or written_back[i] is None)
+        and (i >= len(callers) or callers[i] is None)
+        for i, returned in enumerate(terminator.operands)
+    )
+
+
+def _read_before_written(block: Block, result: int, argument: int) -> bool:
+    """Is the region's argument ``argument`` read no later than the op computing its result
+    ``result``, which is a single-result ufunc (one NumPy call, or one element at a time, reads
+    each element before writing it; a select writes before it reads)?"""
+    computing = block.ops[-1].operands[result].op
+    if computing is None or computing.parent is not block:
+        return False
+    ufunc = get_op(computing.name).ufunc
+    if ufunc is None or ufunc.nout != 1:
+        return False
+    ops = block.ops[:-1]
+    later = ops[ops.index(computing) + 1 :]
+    return not any(block.args[argument] in op.operands for op in later)
+
+
 def _in_loop_condition(op: Op) -> bool:
     block = op.parent
     while block is not None and block.parent is not None:
@@ -413,6 +482,9 @@ def choose_in_place_updates(graph: Graph, target: MemoryTarget = DEFAULT_TARGET)
     analysis = Analysis(graph, target)
     copies = 0
     for op in list(analysis.sched.ops):
+        if get_op(op.name).region_kernel:
+            _choose_group_results(op, analysis)
+            continue
         for overwritten in overwritable_operands(op, analysis, target):
             if analysis.may_update_in_place(op, overwritten):
                 _mark(op, overwritten, analysis)
@@ -495,9 +567,24 @@ def _mark(op: Op, overwritten: int, analysis: Analysis) -> None:
     analysis.classes.union(op.results[0], op.operands[overwritten])
 
 
+def _choose_group_results(group: Op, analysis: Analysis) -> None:
+    """Write each result of a fused group into the first operand it may overwrite whose old value
+    is dead (each operand takes one result); mark the group ``in_place_update=(operand or None,
+    ...)``, one entry per result."""
+    chosen: list[int | None] = [None] * len(group.results)
+    for result in range(len(group.results)):
+        for operand in group_overwritable_operands(group, result, analysis):
+            if operand not in chosen and analysis.may_update_in_place(group, operand):
+                chosen[result] = operand
+                analysis.classes.union(group.results[result], group.operands[operand])
+                break
+    if any(operand is not None for operand in chosen):
+        group.attrs[IN_PLACE_UPDATE] = tuple(chosen)
+
+
 class InPlaceUpdates(Pass):
-    """Run updates (``A[i] = v``, ``x += y`` of an argument) in their operand's buffer where its
-    old value is dead.
+    """Run updates (``A[i] = v``, ``x += y`` of an argument, a fused group computing an argument's
+    new value) in their operand's buffer where its old value is dead.
 
     Args:
         target: what the backend that runs the graph can do (which updates it runs in place,

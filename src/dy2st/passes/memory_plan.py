@@ -45,7 +45,7 @@ import numpy as np
 
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, WHILE_LOOP, WRITES_UPDATE, YIELD, Block, Graph, Op, Value
 from dy2st.ir.opcodes import CONST
-from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.opdefs import get_op, in_place_results
 from dy2st.ir.symbolic import has_symbolic, hint_of, is_data_dependent
 from dy2st.ops.shape import BROADCAST_TO
 from dy2st.passes.alias import may_alias_inputs
@@ -119,7 +119,7 @@ def _accepts_out(op: Op, target: MemoryTarget) -> bool:
     result = op.results[0].type
     if result.ndim == 0 or result.weak:
         return False  # 0-d results are NumPy scalars in eager code; keep them that way
-    if opdef.view or opdef.side_effect or overwritten_operand(op) is not None or op.attrs.get(WRITES_UPDATE):
+    if opdef.view or opdef.side_effect or in_place_results(op) or op.attrs.get(WRITES_UPDATE):
         return False  # a view, or a result written into an operand or an update's array
     return target.accepts_out(op)
 
@@ -226,13 +226,15 @@ def view_roots(sched: Schedule, target: MemoryTarget = DEFAULT_TARGET) -> dict[V
     in place overwrites, every operand of an op not known to return a fresh array."""
     roots: dict[Value, set[Value]] = {}
     for op in sched.ops:
-        overwritten = overwritten_operand(op)
-        if overwritten is not None:
-            bases = [op.operands[overwritten]]
-        elif get_op(op.name).structural or not op.operands or target.returns_fresh(op):
+        in_place = in_place_results(op)
+        if in_place:
+            for index, operand in in_place.items():
+                base = op.operands[operand]
+                roots[op.results[index]] = roots.get(base, {base})
+            continue  # the other results of a fused group are fresh arrays
+        if get_op(op.name).structural or not op.operands or target.returns_fresh(op):
             continue
-        else:
-            bases = op.operands[:1] if get_op(op.name).view else op.operands
+        bases = op.operands[:1] if get_op(op.name).view else op.operands
         shared = set().union(*(roots.get(base, {base}) for base in bases))
         for result in op.results:
             roots[result] = shared
@@ -602,11 +604,14 @@ class MemoryReport:
         ]
 
 
-def _allocating(op: Op) -> bool:
-    """Does running ``op`` allocate its results (as opposed to viewing, forwarding, or updating
-    its operand in place)?"""
+def _allocated_results(op: Op) -> list[Value]:
+    """The results running ``op`` allocates: none for an op that views or forwards its operand,
+    and none of those written in place into an operand."""
     opdef = get_op(op.name)
-    return not opdef.structural and not opdef.view and overwritten_operand(op) is None
+    if opdef.structural or opdef.view:
+        return []
+    in_place = in_place_results(op)
+    return [result for k, result in enumerate(op.results) if k not in in_place]
 
 
 def _peak(sizes: dict[Value, int], intervals: dict[Value, list[int]], length: int) -> int:
@@ -664,7 +669,7 @@ def _allocations(graph: Graph, sched: Schedule) -> tuple[dict[Value, int], dict[
     """The bytes of each value a run allocates (for the building call's sizes) and the live
     intervals to count them over."""
     intervals = live_intervals(graph, sched)
-    allocated = {v: _known_bytes(v) for op in sched.ops if _allocating(op) for v in op.results}
+    allocated = {v: _known_bytes(v) for op in sched.ops for v in _allocated_results(op)}
     # Region results are buffers too (a branch's or the last iteration's), unless they may be inputs.
     aliasing = may_alias_inputs(graph)
     for value, span in region_result_intervals(sched, intervals).items():

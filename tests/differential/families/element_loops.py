@@ -12,8 +12,9 @@ if/elif/else, ``break`` and ``continue`` on element values; ``while`` loops whos
 depend on the data (insertion sort, Newton iterations, Collatz and popcount loops); and now and
 then an index one past the end, for which eager NumPy raises IndexError. Array work as such kernels
 hold it: sums, means, maxima and minima of parts of the vectors, math functions on them,
-products of rows, gathers by integer vectors (``x[cols[a:b]]``, sparse kernels' idiom), and sums
-over axes of the matrix and of products.
+products of rows, gathers by integer vectors (``x[cols[a:b]]``, sparse kernels' idiom), sums
+over axes of the matrix and of products, and whole-array updates of the arguments (``x -= 0.25 *
+(x - y)``, ``A -= A[0] * 2``).
 
 The arguments are a float vector ``x`` (float64 or float32, with NaN and infinities at times), an
 integer vector ``b`` of the same length (int64, int32, int8 or uint8, with zeros), a small matrix
@@ -286,6 +287,7 @@ class ElementLoops(Family):
             self._matrix_vector_products,
             self._gathers,
             self._axis_sums,
+            self._whole_array_updates,
         ]
         return self.pick(builders)(scope)
 
@@ -455,6 +457,26 @@ class ElementLoops(Family):
             ]
         )
         return [f"for {i} in range(n):", f"    {body}"]  # alone: a loop the compiled tier takes
+
+    def _whole_array_updates(self, scope) -> list[str]:
+        """Whole-array updates of the arguments between element loops, as NumPy users write
+        them: fused groups whose result is the argument's new value, written into its own buffer
+        (``x += y * 0.5 - 1.0``), some reading the argument again in the group (``x -= 0.25 * (x -
+        y)``), with a broadcast row (``A += b[: A.shape[1]] * 2 - A``), or reading a view of the
+        argument itself (``A -= A[0] * 2``, ``x += y * x[i]``: those must compute a new array)."""
+        return [
+            self.pick(
+                [
+                    "x += y * 0.5 - 1.0",
+                    "x -= 0.25 * (x - y)",
+                    "x *= x * 0.5 + 1.0",
+                    f"x += y * x[{self.vi(scope)}]",
+                    "A += b[: A.shape[1]] * 2 - A",
+                    "A -= A[0] * 2",
+                    "A *= A * 2 - 1",
+                ]
+            )
+        ]
 
     def _dot_products(self, scope) -> list[str]:
         """Products of rows and columns in loops, as Cholesky, LU and Durbin write them: of

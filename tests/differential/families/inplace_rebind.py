@@ -37,6 +37,8 @@ class InplaceRebind(Family):
             f"v += {f}",
             f"v[{j}] -= 1.0",
             "v -= acc",
+            f"v += x[{i}] * {f} - 1.0",  # a fused group writing v's new value into v
+            "v -= 0.5 * (v - acc)",
         ]
         rebinds = [
             "acc = acc / 2",

@@ -85,10 +85,16 @@ class CompiledFusedKernel:
         return (shape, values) if shape is not None else None
 
     def _outputs(self, shape: tuple[int, ...], out: Any) -> list[np.ndarray] | None:
+        """The arrays the loop writes: ``out`` (None for a result the kernel allocates, as the
+        NumPy tier's kernel takes it), or new ones; None where an ``out`` does not fit the loop.
+        An ``out`` may be an input: each element is read before it is written."""
         if out is None:
             return [np.empty(shape, dtype) for dtype in self.result_dtypes]
         outs = [out] if self.single else list(out)
-        for array, dtype in zip(outs, self.result_dtypes):
+        for k, (array, dtype) in enumerate(zip(outs, self.result_dtypes)):
+            if array is None:
+                outs[k] = np.empty(shape, dtype)
+                continue
             if type(array) is not np.ndarray or array.shape != shape or array.dtype != dtype:
                 return None
             if not array.flags.c_contiguous or not array.flags.writeable:

@@ -50,7 +50,7 @@ from dy2st.ir.opcodes import (
     ZERO_D_ARRAY,
     numpy_kind_of_code,
 )
-from dy2st.ir.opdefs import get_op, overwritten_operand
+from dy2st.ir.opdefs import get_op, in_place_results, overwritten_operand
 from dy2st.ir.symbolic import SymExpr, symbols_in
 from dy2st.ir.types import PYTHON_TYPE_OF_DTYPE_KIND
 from dy2st.ops.creation import fills_with_zeros
@@ -160,6 +160,9 @@ class CodeGenerator:
         # The last op of a small group run op by op that computes the group's result into an
         # update's view -> the group.
         self.computes_for_update: dict[Op, Op] = {}
+        # An op of a small group run op by op that computes a result the group writes into one of
+        # its operands (``in_place_results``) -> the name of that operand.
+        self.computes_into_operand: dict[Op, str] = {}
         self._readers: dict[Value, list[Op]] | None = None
 
     # --- names -----------------------------------------------------------------------------
@@ -374,7 +377,7 @@ class CodeGenerator:
         for value, name in zip(op.results, results):
             self.names[value] = name
         arguments = ", ".join([*(self.name_of(v) for v in op.operands), *self.symbolic_attrs(op)])
-        overwritten = overwritten_operand(op)
+        in_place = in_place_results(op)
         stored = self.computes_for_update.get(op, op if op.attrs.get(WRITES_UPDATE) else None)
         destination = self.update_destination(stored, depth) if stored is not None else None
         if stored is not None and destination is not None:
@@ -382,9 +385,12 @@ class CodeGenerator:
             overlap = get_op(op.name).region_kernel and stored.attrs.get(UPDATE_MAY_OVERLAP)
             check = ", out_may_overlap=True" if overlap else ""
             call = f"{self.out_kernel_for(op)}({arguments}, out={destination}{check})"
-        elif overwritten is not None and get_op(op.name).in_place_kernel is None:
-            # The in-place-updates pass chose an elementwise update of its operand (`x += y`).
-            call = f"{self.out_kernel_for(op)}({arguments}, out={self.name_of(op.operands[overwritten])})"
+        elif in_place and get_op(op.name).in_place_kernel is None:
+            # The in-place-updates pass chose an elementwise update of its operand (`x += y`), or
+            # results of a fused group it writes into its operands.
+            call = f"{self.out_kernel_for(op)}({arguments}, out={self.in_place_out(op, in_place)})"
+        elif op in self.computes_into_operand:
+            call = f"{self.out_kernel_for(op)}({arguments}, out={self.computes_into_operand[op]})"
         elif self.plan and "out_buffer" in op.attrs:
             call = f"{self.out_kernel_for(op)}({arguments}, out={self.buffer_for(op)})"
         elif self.plan and "overwrites" in op.attrs:  # the unplanned variant lets NumPy allocate
@@ -398,6 +404,13 @@ class CodeGenerator:
             self.line(depth, f"{results[0]} = {call}", op)
         else:
             self.line(depth, f"{', '.join(results)} = {call}", op)
+
+    def in_place_out(self, op: Op, in_place: dict[int, int]) -> str:
+        """The ``out=`` of an op writing results into its operands (``in_place_results``): the
+        operand for a one-result op, else a tuple with None for each result the kernel allocates
+        (``out=(a0, None)``)."""
+        targets = [self.name_of(op.operands[in_place[k]]) if k in in_place else "None" for k in range(len(op.results))]
+        return targets[0] if len(targets) == 1 else "(" + "".join(f"{target}, " for target in targets) + ")"
 
     def update_destination(self, op: Op, depth: int) -> str | None:
         """For an op the ``update-destinations`` pass chose: emit ``v = A[index]``, the view of the
@@ -535,6 +548,10 @@ class CodeGenerator:
             last = block.ops[-1].operands[0].op
             assert last is not None, "the pass chose a group whose result an op of it computes"
             self.computes_for_update[last] = op
+        for index, position in in_place_results(op).items():
+            computing = block.ops[-1].operands[index].op
+            assert computing is not None, "the pass writes in place only results an op of the group computes"
+            self.computes_into_operand[computing] = self.name_of(op.operands[position])
         for inner in block.ops[:-1]:
             self.emit_op(inner, depth, aliasing)
         for result, value in zip(op.results, block.ops[-1].operands):

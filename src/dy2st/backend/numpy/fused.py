@@ -106,7 +106,11 @@ class TileProgram:
         scratch: (dtype, kind) of each scratch buffer the function takes; kind is ``FULL`` or ``ROW``.
         line_ops: generated line number -> the region op that line runs (for error messages).
         filename: the pseudo file name the source was compiled under.
-        alias_safe: an output buffer may also be an input (see ``_outputs_written_after_inputs_read``).
+        read_before_written: the (input, output) pairs whose output buffer may be that input: the
+            region reads the input no later than it first writes the output
+            (``_reads_before_writes``), so a tile reads the input's elements before it writes
+            them (a result written into its operand: ``x += a * b``).
+        alias_safe: every output buffer may also be any input (every pair is read before written).
     """
 
     def __init__(self, block: Block, name: str):
@@ -116,11 +120,12 @@ class TileProgram:
         self.scratch: list[tuple[np.dtype, str]] = []
         self._free: dict[tuple[np.dtype, str], list[str]] = {}
         self.shape = iteration_shape(block)
+        self.read_before_written = self._reads_before_writes(block)
+        self.alias_safe = len(self.read_before_written) == len(block.args) * len(block.ops[-1].operands)
         self.source = self._generate(block)
         self.source += self._generate_unfused(block)
         if has_symbolic(self.shape):
             self.source += self._generate_entry(block)
-        self.alias_safe = self._outputs_written_after_inputs_read(block)
         exec(compile(self.source, self.filename, "exec"), self.namespace)
         self.function = self.namespace["run_tile"]
         self.unfused = self.namespace["run_unfused"]
@@ -181,7 +186,7 @@ class TileProgram:
         last = block.ops[-1].operands[0].op
         # Only a ufunc takes ``out=`` here: a group ending in a select (``np.where``) allocates.
         ends_in_ufunc = last is not None and get_op(last.name).ufunc is not None
-        into_out = single and ends_in_ufunc and self._outputs_written_after_inputs_read(block)
+        into_out = single and ends_in_ufunc and self.alias_safe
         lines = [f"def entry({params}, out=None, out_may_overlap=False):"]
         first_line = self.source.count("\n") + 1  # of ``def entry``
 
@@ -255,16 +260,20 @@ class TileProgram:
         return SelectWriter(self.namespace, temporary, release).lines(op, names, target)
 
     @staticmethod
-    def _outputs_written_after_inputs_read(block: Block) -> bool:
-        """Whether an ``out=`` buffer may be one of the inputs: no input is read after any output
-        is written (an ufunc reading and writing the very same elements in one call is fine)."""
+    def _reads_before_writes(block: Block) -> frozenset[tuple[int, int]]:
+        """The (input, output) pairs where the ``out=`` buffer of the output may be the input: the
+        region reads the input no later than it first writes the output (an ufunc reading and
+        writing the very same elements in one call is fine). No pair in a group that reduces
+        rows: a reduction reads a whole row, other elements than it writes."""
         ops = block.ops[:-1]
-        last_read = _last_input_read(ops, set(block.args))
-        outputs = set(block.ops[-1].operands)
-        first_write = min((i for i, op in enumerate(ops) if op.results and op.results[0] in outputs), default=len(ops))
         if any(_row_reduction(op) is not None for op in ops):
-            return False  # a reduction reads a whole row, other elements than it writes
-        return first_write >= last_read
+            return frozenset()
+        writes = [
+            next((i for i, op in enumerate(ops) if op.results and op.results[0] is output), len(ops))
+            for output in block.ops[-1].operands
+        ]
+        reads = [_last_input_read(ops, {arg}) for arg in block.args]
+        return frozenset((k, r) for k, read in enumerate(reads) for r, write in enumerate(writes) if write >= read)
 
     def _literal(self, op: Op) -> str:
         value = op.attrs["value"]
@@ -350,7 +359,9 @@ class FusedKernel:
         tile_elements: elements per tile (the module docstring says how the default was chosen).
 
     ``out`` (an array for a one-result op, a sequence of arrays otherwise) receives the results
-    when given, as the memory planner asks; otherwise fresh arrays are returned.
+    when given, as the memory planner asks, or as the ``in-place-updates`` pass asks (an argument
+    updated in place, None for the results the kernel allocates); otherwise fresh arrays are
+    returned.
     """
 
     def __init__(self, op: Op, tile_elements: int | None = None):
@@ -417,13 +428,21 @@ class FusedKernel:
             # NumPy call on the whole arrays, which NumPy makes right however they overlap.
             misread = "False"
         else:
-            misread = f"misread(({params},), ({outputs},), False, out_may_overlap)"
+            namespace["safe_pairs"] = self.program.read_before_written
+            misread = f"misread(({params},), ({outputs},), False, out_may_overlap, safe_pairs)"
+        # A group of several results is given None for those it allocates (``_outputs``).
+        allocated = "".join(
+            f"        if o{k} is None:\n            o{k} = new_array(S{k}, D{k})\n"
+            for k in range(len(self.result_types))
+            if not self.single
+        )
         source = (
             f"def entry({params}, out=None, out_may_overlap=False):\n"
             f"    if out is None:\n"
             f"        {outputs}, = {fresh},\n"
             f"    else:\n"
             f"        {outputs}, = {'(out,)' if self.single else 'out'}\n"
+            f"{allocated}"
             f"        if {misread}:\n"
             f"            return general({params}, out=out, out_may_overlap=out_may_overlap)\n"
             f"    if not acquire(False):\n"
@@ -506,12 +525,18 @@ class FusedKernel:
         try:
             scratch = self._shared_scratch() if owned else self._new_scratch()
             one_safe_tile = self.program.alias_safe and self.split.count == 1  # see _one_tile_entry
-            if (
-                out is not None
-                and not one_safe_tile
-                and _tiles_may_misread(inputs, outputs, self.program.alias_safe, out_may_overlap)
+            if out is not None and (
+                (
+                    not one_safe_tile
+                    and _tiles_may_misread(
+                        inputs, outputs, self.program.alias_safe, out_may_overlap, self.program.read_before_written
+                    )
+                )
+                or (self.split.count > 1 and _floating_point_errors_raise())
             ):
-                # An output buffer is also an input the tile still reads after writing it.
+                # An output buffer is also an input the tile still reads after writing it; or an
+                # error could stop the tiles with ``out`` (an argument updated in place, a view of
+                # one) half written, where eager code computes the whole value before storing it.
                 staged = [np.empty(shape, dtype) for shape, dtype in self.result_types]
                 self._run_tiles(inputs, staged, scratch)
                 for target, value in zip(outputs, staged):
@@ -538,17 +563,25 @@ class FusedKernel:
         if out is None:
             return results[0] if self.single else results
         outs = [out] if self.single else list(out)
-        for target, value in zip(outs, results):
-            np.copyto(target, value)
+        for k, (target, value) in enumerate(zip(outs, results)):
+            if target is None:
+                outs[k] = value  # a result the caller left to the kernel (``_outputs``)
+            else:
+                np.copyto(target, value)
         return outs[0] if self.single else tuple(outs)
 
     # --- buffers ---------------------------------------------------------------------------
     def _outputs(self, out: Any) -> list[np.ndarray]:
+        """The arrays the results go into: ``out``, or new ones. A group of several results may be
+        given None for some of them (``out=(a0, None)``: the in-place-updates pass writes one
+        result into an operand); those are new too."""
         if out is None:
             return [np.empty(shape, dtype) for shape, dtype in self.result_types]
         outs = [out] if self.single else list(out)
-        for o, (shape, dtype) in zip(outs, self.result_types):
-            if o.shape != shape or o.dtype != dtype:
+        for k, (o, (shape, dtype)) in enumerate(zip(outs, self.result_types)):
+            if o is None:
+                outs[k] = np.empty(shape, dtype)
+            elif o.shape != shape or o.dtype != dtype:
                 raise ValueError(f"{self.name}: out= must be {dtype}{list(shape)}, got {o.dtype}{list(o.shape)}")
         return outs
 
@@ -792,22 +825,35 @@ def _broadcast_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
     return tuple(result)
 
 
-def _tiles_may_misread(inputs: tuple, outputs: list[np.ndarray], alias_safe: bool, may_overlap: bool) -> bool:
+def _tiles_may_misread(
+    inputs: tuple,
+    outputs: tuple | list,
+    alias_safe: bool,
+    may_overlap: bool,
+    read_before_written: frozenset[tuple[int, int]] = frozenset(),
+) -> bool:
     """Could a tile read an input element that a tile already overwrote? Only where an input
-    shares memory with an output, and, for a program that reads each tile's inputs before writing
-    it (``alias_safe``), only where they are not the very same elements."""
+    shares memory with an output, and, where the program reads that input before it writes that
+    output (``alias_safe``: every pair; else the pairs of ``read_before_written``), only where
+    they are not the very same elements."""
     if alias_safe and not may_overlap:
         return False
-    for a in inputs:
+    for k, a in enumerate(inputs):
         if not isinstance(a, np.ndarray):
             continue
-        for o in outputs:
+        for r, o in enumerate(outputs):
+            safe = alias_safe or (k, r) in read_before_written
             if a is o:
-                if not alias_safe:
+                if not safe:
                     return True
-            elif np.may_share_memory(a, o) and not (alias_safe and _same_elements(a, o)) and share_elements(a, o):
+            elif np.may_share_memory(a, o) and not (safe and _same_elements(a, o)) and share_elements(a, o):
                 return True
     return False
+
+
+def _floating_point_errors_raise() -> bool:
+    """Does a floating-point error raise here (``np.errstate(divide="raise")`` around the call)?"""
+    return "raise" in np.geterr().values()
 
 
 def _same_elements(a: np.ndarray, b: np.ndarray) -> bool:

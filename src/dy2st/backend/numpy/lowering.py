@@ -36,7 +36,7 @@ import numpy as np
 
 from dy2st.backend.numpy.target import NUMPY_TARGET, runs_unfused
 from dy2st.ir.core import ANNOTATION_ATTRS, COND, CONST, WHILE_LOOP, Block, Graph, Op, Value
-from dy2st.ir.opdefs import PYTHON_DIVISIONS, get_op
+from dy2st.ir.opdefs import PYTHON_DIVISIONS, get_op, in_place_results
 from dy2st.ir.symbolic import has_symbolic
 from dy2st.ops.python_numbers import AS_PYTHON_NUMBER
 from dy2st.passes.base import Pass
@@ -319,8 +319,19 @@ def _lower_block(block: Block, users: dict[Value, list[Op]]) -> None:
             key, value = decision
             op.attrs[key] = value
         if _may_run_op_by_op(op) and not _keeps_eager_layout(op):
+            into_operands = _computing_into_operands(op)
             for inner, operand in _in_place_temporaries(op.regions[0].block).items():
-                inner.attrs["overwrites"] = inner.operands.index(operand)
+                if inner not in into_operands:
+                    inner.attrs["overwrites"] = inner.operands.index(operand)
+
+
+def _computing_into_operands(group: Op) -> set[Op]:
+    """The ops of a small group run op by op that compute a result the group writes into one of
+    its operands (``in_place_results``): they write there, not over a temporary."""
+    if not group.attrs.get("unfused"):
+        return set()
+    yielded = group.regions[0].block.ops[-1].operands
+    return {computing for result in in_place_results(group) if (computing := yielded[result].op) is not None}
 
 
 def _may_run_op_by_op(op: Op) -> bool:
