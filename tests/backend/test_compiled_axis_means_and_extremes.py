@@ -16,6 +16,7 @@ import pytest
 from test_compiled_axis_sums import LOOP_TRIPS, assert_compiled, edge_values, run_both, same_bits
 
 import dy2st
+from dy2st.backend.numba.extremes import _numpy_extreme_of_numbers, lane_order, model_extreme
 from dy2st.backend.numba.support import COMPILED_LOOP
 
 pytest.importorskip("numba")
@@ -278,3 +279,19 @@ def test_a_maximum_over_an_empty_axis_raises_numpys_value_error_at_the_users_lin
     line = maxima_of_prefixes.__code__.co_firstlineno + 2
     assert f"test_compiled_axis_means_and_extremes.py:{line}" in str(raised.value)
     assert same_bits(compiled, eager)  # the rows before the error written, as eagerly
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_plain_pass_gives_the_models_bits_for_every_extreme(dtype):
+    # Runs whose extreme is a repeated number, an infinity, a zero of either sign or NaN.
+    rng = np.random.default_rng(11)
+    order = lane_order(np.dtype(dtype))
+    pool = np.array([-0.0, 0.0, -2.5, 2.5, 7.0, -np.inf, np.inf, np.nan, -np.nan], dtype)
+    for length in [*range(2, 40), 63, 64, 65, 130]:
+        for weights in ([4, 4, 1, 1, 0, 0, 0, 0, 0], [1, 1, 3, 3, 3, 0.3, 0.3, 0, 0], [1, 1, 1, 1, 1, 1, 1, 0.1, 0.1]):
+            p = np.array(weights) / sum(weights)
+            x = rng.choice(pool, size=length, p=p)
+            for is_max in (True, False):
+                fast = _numpy_extreme_of_numbers(x, is_max, order, dtype(np.nan))
+                exact = model_extreme(x, is_max, order)
+                assert np.asarray(fast).tobytes() == np.asarray(exact).tobytes(), (x, is_max)

@@ -502,7 +502,8 @@ class LoopSource(ScalarSource):
         a result element starts at its first element (where every reduced counter is 0), then
         takes each later element by NumPy's step (``run`` None), or each later ``run`` by NumPy's
         reduction started from the result element (``_numpy_extreme`` of the run after it in a
-        scratch vector; the first run from its own first element)."""
+        scratch vector, in a plain pass where its extreme is a number other than 0; the first run
+        from its own first element)."""
         dtype = plan.summed.type.dtype
         first = " and ".join(f"{counters[axis]} == 0" for axis in plan.reduced)
         if run is not None:
@@ -528,10 +529,10 @@ class LoopSource(ScalarSource):
         self.line(inner, f"{filled} += 1")
         self.line(inner, f"if {filled} == {run}:")
         self.line(inner + 1, f"if {starts}:")
-        self.line(inner + 2, f"{target} = _numpy_extreme({scratch}[1:], {reduce})")
+        self.line(inner + 2, f"{target} = _numpy_extreme_of_numbers({scratch}[1:], {reduce})")
         self.line(inner + 1, "else:")
         self.line(inner + 2, f"{scratch}[0] = {target}")
-        self.line(inner + 2, f"{target} = _numpy_extreme({scratch}, {reduce})")
+        self.line(inner + 2, f"{target} = _numpy_extreme_of_numbers({scratch}, {reduce})")
         self.line(inner + 1, f"{filled} = 0")
 
     def summed_element(self, plan: AxisSum, inputs: list[str], counters: list[str], depth: int) -> str:
