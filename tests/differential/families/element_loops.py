@@ -288,6 +288,7 @@ class ElementLoops(Family):
             self._gathers,
             self._axis_sums,
             self._whole_array_updates,
+            self._axis_means_and_extremes,
         ]
         return self.pick(builders)(scope)
 
@@ -416,6 +417,28 @@ class ElementLoops(Family):
                 f"y[{i}] = np.sum(x[:{cols}, None] * x[None, :{cols}] * x[{i}], axis=(0, 1)) + y[{i}]",
                 f"y[:{rows}] = np.sum(A[:, None, :] * x[None, {i} % 2 : {i} % 2 + 2, None], axis=(1, 2))",
                 f"y[:{cols}] = np.sum(A * 2.0 - x[{i}], axis=0) + np.sum(A, axis=(0,)) * 0.5",
+            ]
+        )
+        return [f"for {i} in range(n):", f"    {body}", *indent(self.inner(scope, (i, VECTOR)))]
+
+    def _axis_means_and_extremes(self, scope) -> list[str]:
+        """Means, maxima and minima over axes inside an element loop: of the matrix (float or
+        integer), of products with parts of the vectors, of row blocks cut by the counter (empty
+        at the first step: a mean is NaN, a max raises ValueError), keepdims (the compiled tier
+        visits the elements in NumPy's order, its max/min starting at each result's first)."""
+        i = self.fresh("i")
+        rows, cols = "A.shape[0]", "A.shape[1]"
+        body = self.pick(
+            [
+                f"y[:{cols}] = A.mean(axis=0) * x[{i}] + y[:{cols}]",
+                f"y[:{rows}] = np.max(A * x[:{cols}], axis=1) - y[:{rows}] * 0.5",
+                f"y[:{cols}] = np.min(x[:{rows}, None] * A, axis=0, keepdims=True)[0] + y[:{cols}]",
+                f"y[:{rows}] = np.maximum.reduce(A, axis=1) + np.amin(A, axis=-1)",
+                f"y[{i}] = np.mean(x[:{cols}, None] * x[None, :{cols}] * x[{i}], axis=(0, 1)) + y[{i}]",
+                f"y[:{cols}] = A[: {i} % {rows} + 1].max(axis=0) - A[{i} % {rows} :].min(axis=0)",
+                f"y[:{cols}] = np.mean(A[: {i} % {rows}], axis=0)",  # NaN at no rows
+                f"s = s + np.max(A[:{i}], axis=0)[0]",  # no rows at the first step: ValueError
+                f"lo = np.minimum(lo, np.min(A * x[{i}], axis=(0, 1)))",
             ]
         )
         return [f"for {i} in range(n):", f"    {body}", *indent(self.inner(scope, (i, VECTOR)))]

@@ -1,4 +1,5 @@
-"""Sums over axes inside compiled loops, computed as one loop nest that adds in NumPy's order.
+"""Sums, means, maxima and minima over axes inside compiled loops, computed as one loop nest that
+visits the elements in NumPy's order.
 
 ``np.sum(window * weights, axis=(1, 2, 3))`` runs in eager NumPy as a product into a temporary,
 then ``np.add.reduce`` of it. A compiled loop computes each element of the product where it is
@@ -6,7 +7,7 @@ added instead: no temporary, one pass (``loop_source.emit_axis_sum``). The summe
 an array the loop holds (``x[i].sum(axis=0)``), read as it is.
 
 NumPy's order of additions, for a C-contiguous float array ``x`` (eager's product of C-ordered
-operands is one, see ``support.compiled_axis_sum``), read off its reduction machinery and checked
+operands is one, see ``support._in_numpys_order``), read off its reduction machinery and checked
 against ``np.sum`` on random shapes, axes and values (zeros of both signs, NaN, infinities):
 
 - every result element starts at add's identity, 0.0;
@@ -20,6 +21,16 @@ against ``np.sum`` on random shapes, axes and values (zeros of both signs, NaN, 
 
 Whether the last axis left is kept depends on which sizes are 1: ``run_length`` works it out
 from the static sizes, or writes the test made when the loop runs.
+
+A mean is that sum divided by the count, as ``np.mean`` does: in float64 (it divides by an
+``intp`` count), the quotient cast to the array's dtype.
+
+Maxima and minima (``np.max``, ``np.minimum.reduce``) have no identity, so NumPy visits the same
+elements in the same order but starts each result element at its first element instead of 0.0
+(``PyArray_CopyInitialReduceValues``), and skips that element where it meets it again: along a
+kept axis ``out[k] = maximum(out[k], x[..., k])`` after the first, and each run reduced by the
+SIMD reduction ``extremes`` models, started from ``out[k]`` (the first run from its own first
+element). A reduced axis of length 0 raises its ValueError, whatever the other sizes.
 """
 
 from __future__ import annotations
@@ -34,16 +45,22 @@ from dy2st.backend.numba.element_loops import CHECKED, COUNTER, broadcast_alignm
 from dy2st.ir.core import Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.ops.fused import FUSED
+from dy2st.ops.reductions import mean_into
+
+# The reductions compiled over axes, by the function NumPy's reduction is (the ``row_reduction``
+# trait of the op): sums and means add, maxima and minima keep an element.
+_ADDING = (np.add.reduce, mean_into)
+_EXTREMES = (np.maximum.reduce, np.minimum.reduce)
 
 # How an input axis is indexed by the counter of the summed array's axis it is aligned with.
 
 
 @dataclass(frozen=True)
 class AxisSum:
-    """A sum over axes compiled as one loop nest.
+    """A sum, mean, maximum or minimum over axes compiled as one loop nest.
 
     Attributes:
-        total: the ``sum`` op.
+        total: the ``sum`` op (or ``mean``, ``max``, ``min``).
         producer: the elementwise op (a ufunc, or a fused group of ufuncs) computing the summed
             array, which nothing else reads: its elements are computed where they are added and
             the array is never made. None: the summed array is read as it is.
@@ -77,15 +94,30 @@ class AxisSum:
             return None
         return math.prod(size for size in self.sizes if isinstance(size, int))
 
+    @property
+    def averages(self) -> bool:
+        """Is it a mean (the sum divided by the count)?"""
+        return get_op(self.total.name).row_reduction is mean_into
+
+    @property
+    def extreme(self) -> bool:
+        """Is it a maximum or minimum (no identity: each result starts at its first element)?"""
+        return get_op(self.total.name).row_reduction in _EXTREMES
+
+    @property
+    def maximum(self) -> bool:
+        """Is it a maximum?"""
+        return get_op(self.total.name).row_reduction == np.maximum.reduce
+
 
 def plan_axis_sum(total: Op) -> AxisSum | None:
-    """How the ``sum`` op ``total`` of a float array over some of its axes is computed as one loop
-    nest, or None where it is not: another reduction, a dtype argument, inputs that do not
-    broadcast to the summed array in a way read off the IR. What compiled code can compute
-    (dtypes, the producer's ufuncs, the layout of an array read as it is) is for
-    ``support.compiled_axis_sum`` to decide."""
+    """How the ``sum``, ``mean``, ``max`` or ``min`` op ``total`` of an array over some of its axes
+    is computed as one loop nest, or None where it is not: another reduction, a dtype argument,
+    inputs that do not broadcast to the summed array in a way read off the IR. What compiled code
+    can compute (dtypes, the producer's ufuncs, the layout of an array read as it is) is for
+    ``support.compiled_axis_reduction`` to decide."""
     opdef = get_op(total.name)
-    if not opdef.reduction or opdef.row_reduction != np.add.reduce or len(total.operands) != 1:
+    if not opdef.reduction or opdef.row_reduction not in (*_ADDING, *_EXTREMES) or len(total.operands) != 1:
         return None
     if total.attrs.get("dtype") is not None:
         return None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 
-from dy2st.backend.numba.support import compiled_gather, small_matmul, sums_into_new_array
+from dy2st.backend.numba.support import compiled_gather, reduces_into_new_array, small_matmul
 from dy2st.ir.core import Block, Op, Value
 from dy2st.ir.opcodes import COND, WHILE_LOOP
 from dy2st.ir.opdefs import get_op, reads_element, stores_element
@@ -123,4 +123,4 @@ def _makes_new_array(op: Op) -> bool:
         return True
     if reads_element(op) or stores_element(op):
         return False
-    return get_op(op.name).ufunc is not None or small_matmul(op) or sums_into_new_array(op)
+    return get_op(op.name).ufunc is not None or small_matmul(op) or reduces_into_new_array(op)

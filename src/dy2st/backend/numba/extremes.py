@@ -95,13 +95,30 @@ def _numpy_extreme(a, is_max, lane_order, nan):
     return result
 
 
+def _numpy_extreme_of_numbers(a, is_max, lane_order, nan):
+    """``_numpy_extreme``, in one plain pass where it can: equal numbers other than zeros have the
+    same bits, so where the extreme is a number other than 0, whichever element holding it the
+    plain pass keeps is NumPy's. Ties of 0.0 and -0.0, and NaNs, take NumPy's order."""
+    best = a[0]
+    unordered = best != best
+    for k in range(1, a.shape[0]):
+        value = a[k]
+        unordered |= value != value
+        if (value > best) if is_max else (value < best):
+            best = value
+    if unordered or best == 0:
+        return _numpy_extreme(a, is_max, lane_order, nan)
+    return best
+
+
 def _numba_source(function, options: str) -> str:
     """The source of one of the functions above, decorated for the generated module."""
     return f"\n\n@numba.njit({options})\n{inspect.getsource(function)}"
 
 
 EXTREMES_PRELUDE = _numba_source(_numpy_extreme_step, 'inline="always"') + "".join(
-    _numba_source(f, "") for f in (_numpy_extreme_of_vectors, _numpy_extreme_unrolled, _numpy_extreme)
+    _numba_source(f, "")
+    for f in (_numpy_extreme_of_vectors, _numpy_extreme_unrolled, _numpy_extreme, _numpy_extreme_of_numbers)
 )
 
 

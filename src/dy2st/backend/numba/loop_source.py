@@ -49,19 +49,19 @@ from dy2st.backend.numba.shape_views import reshaped
 from dy2st.backend.numba.support import (
     absorbed_ops,
     accumulated_product,
-    compiled_axis_sum,
+    compiled_axis_reduction,
     compiled_gather,
     float_vector_sum,
     is_maximum,
     is_mean,
     numba_blas_available,
+    reduces_into_new_array,
     representation,
     reshaped_view,
     returns_its_operand,
     scalar_select,
     small_matmul,
     strided_operands,
-    sums_into_new_array,
     transposed_matrix,
     vector_extreme,
 )
@@ -251,12 +251,12 @@ class LoopSource(ScalarSource):
         if float_vector_sum(op):
             self.defer(op, depth, self.vector_sum(op))
             return
-        plan = compiled_axis_sum(op)
-        if plan is not None:
-            self.emit_axis_sum(op, plan, depth)
+        if vector_extreme(op):
+            self.emit_extreme(op, depth)
             return
-        assert vector_extreme(op), "support.op_compiles accepts these reductions only"
-        self.emit_extreme(op, depth)
+        plan = compiled_axis_reduction(op)
+        assert plan is not None, "support.op_compiles accepts these reductions only"
+        self.emit_axis_sum(op, plan, depth)
 
     # --- arrays computed by loops of their own ------------------------------------------------
     def allocate_buffers(self, loop: Op, depth: int) -> None:
@@ -402,26 +402,31 @@ class LoopSource(ScalarSource):
 
     # --- sums over axes ---------------------------------------------------------------------------
     def emit_axis_sum(self, op: Op, plan: AxisSum, depth: int) -> None:
-        """``np.sum(x, axis)`` as one loop nest over ``x``'s elements, each computed from the
-        inputs where it is added (``x`` is never made), in NumPy's order (``axis_sums``): element
-        by element into the result where NumPy's runs have length 1, else each run's elements
-        into a scratch vector summed as NumPy's pairwise summation does."""
+        """``np.sum(x, axis)`` (``mean``, ``max``, ``min``) as one loop nest over ``x``'s elements,
+        each computed from the inputs where it is reduced (``x`` is never made), in NumPy's order
+        (``axis_sums``): element by element into the result where NumPy's runs have length 1, else
+        each run's elements into a scratch vector reduced as NumPy's pairwise summation (or its
+        max/min reduction) does. A mean then divides by the count; a max or min first raises
+        NumPy's ValueError where a reduced axis is empty."""
         inputs = [self.written_out(v, depth) if v.type.ndim else self.name_of(v) for v in plan.inputs]
         sizes = [str(s) if isinstance(s, int) else f"{inputs[s[0]]}.shape[{s[1]}]" for s in plan.sizes]
         self.check_summed_inputs(plan, inputs, sizes, depth)
+        if plan.extreme:
+            self.check_not_empty(op, [sizes[axis] for axis in plan.reduced], depth)
         result = op.results[0]
         dtype = dtype_call(result.type.dtype)
         counters = [self.fresh("e") for _ in sizes]
         if result.type.ndim:
             axes = [a for a in range(len(sizes)) if plan.keepdims or a not in plan.reduced]
             out = self.destination(result, ["1" if a in plan.reduced else sizes[a] for a in axes], depth)
-            self.line(depth, f"{out}[...] = 0")
+            if not plan.extreme:  # a max or min sets each element at its first
+                self.line(depth, f"{out}[...] = 0")
             target = f"{out}[{', '.join('0' if a in plan.reduced else counters[a] for a in axes)}]"
         else:
             out = target = self.fresh("s")
-            self.line(depth, f"{out} = {dtype}(0.0)")
+            self.line(depth, f"{out} = {dtype}(0)")
         static, run = run_length(plan, lambda axis: sizes[axis])
-        if static == 1:
+        if static == 1 or (plan.extreme and result.type.dtype.kind in "iu"):  # any order: same ints
             self.add_elements(plan, inputs, sizes, counters, target, None, depth)
         elif static is not None:
             self.add_elements(plan, inputs, sizes, counters, target, run, depth)
@@ -431,7 +436,24 @@ class LoopSource(ScalarSource):
             self.add_elements(plan, inputs, sizes, counters, target, None, depth + 1)
             self.line(depth, "else:")
             self.add_elements(plan, inputs, sizes, counters, target, length, depth + 1)
+        if plan.averages:
+            self.divide_by_count(out, result, [sizes[axis] for axis in plan.reduced], depth)
         self.names[result] = out
+
+    def divide_by_count(self, out: str, result: Value, counted: list[str], depth: int) -> None:
+        """``out`` divided by the number of elements each of its elements summed, as ``np.mean``
+        divides: by an ``intp`` count, so in float64, the quotient cast to the result's dtype."""
+        dtype = dtype_call(result.type.dtype)
+        count = self.bind(depth, f"np.float64({' * '.join(counted)})")
+        # np.divide, not ``/``: a count of 0 gives NaN (NumPy warns "Mean of empty slice"), where
+        # the loop's error model would raise ZeroDivisionError.
+        if not result.type.ndim:
+            self.line(depth, f"{out} = {dtype}(np.divide(np.float64({out}), {count}))")
+            return
+        flat, k = self.fresh("b"), self.fresh("e")
+        self.line(depth, f"{flat} = {out}.reshape({out}.size)")  # a fresh C-contiguous array: a view
+        self.line(depth, f"for {k} in range({flat}.shape[0]):")
+        self.line(depth + 1, f"{flat}[{k}] = {dtype}(np.divide(np.float64({flat}[{k}]), {count}))")
 
     def add_elements(
         self,
@@ -443,8 +465,11 @@ class LoopSource(ScalarSource):
         run: str | None,
         depth: int,
     ) -> None:
-        """The loops over the summed elements in C order, adding each to ``target`` (``run`` None),
-        or each ``run`` of them summed pairwise."""
+        """The loops over the reduced elements in C order, adding each to ``target`` (``run``
+        None), or each ``run`` of them summed pairwise (a max or min: ``fold_extremes``)."""
+        if plan.extreme:
+            self.fold_extremes(plan, inputs, sizes, counters, target, run, depth)
+            return
         dtype = dtype_call(plan.summed.type.dtype)
         if run is not None:
             scratch, filled = self.fresh("b"), self.fresh("m")
@@ -461,6 +486,53 @@ class LoopSource(ScalarSource):
         self.line(inner, f"{filled} += 1")
         self.line(inner, f"if {filled} == {run}:")
         self.line(inner + 1, f"{target} = {target} + _numpy_pairwise_sum({scratch}, 0, {run}, {dtype}(0.0))")
+        self.line(inner + 1, f"{filled} = 0")
+
+    def fold_extremes(
+        self,
+        plan: AxisSum,
+        inputs: list[str],
+        sizes: list[str],
+        counters: list[str],
+        target: str,
+        run: str | None,
+        depth: int,
+    ) -> None:
+        """The loops over the reduced elements in C order, as NumPy's max/min reduction visits them:
+        a result element starts at its first element (where every reduced counter is 0), then
+        takes each later element by NumPy's step (``run`` None), or each later ``run`` by NumPy's
+        reduction started from the result element (``_numpy_extreme`` of the run after it in a
+        scratch vector, in a plain pass where its extreme is a number other than 0; the first run
+        from its own first element)."""
+        dtype = plan.summed.type.dtype
+        first = " and ".join(f"{counters[axis]} == 0" for axis in plan.reduced)
+        if run is not None:
+            scratch, filled, starts = self.fresh("b"), self.fresh("m"), self.fresh("m")
+            self.line(depth, f"{scratch} = np.empty({run} + 1, {dtype_call(dtype)})")
+            self.line(depth, f"{filled} = 0")
+            self.line(depth, f"{starts} = False")
+        for axis, (counter, size) in enumerate(zip(counters, sizes)):
+            self.line(depth + axis, f"for {counter} in range({size}):")
+        inner = depth + len(sizes)
+        element = self.summed_element(plan, inputs, counters, inner)
+        if run is None:
+            self.line(inner, f"if {first}:")
+            self.line(inner + 1, f"{target} = {element}")
+            self.line(inner, "else:")
+            self.line(inner + 1, f"{target} = _numpy_extreme_step({target}, {element}, {plan.maximum})")
+            return
+        order, nan = self.extreme_model(dtype)
+        reduce = f"{plan.maximum}, {order!r}, {nan}"
+        self.line(inner, f"if {filled} == 0:")
+        self.line(inner + 1, f"{starts} = {first}")
+        self.line(inner, f"{scratch}[1 + {filled}] = {element}")
+        self.line(inner, f"{filled} += 1")
+        self.line(inner, f"if {filled} == {run}:")
+        self.line(inner + 1, f"if {starts}:")
+        self.line(inner + 2, f"{target} = _numpy_extreme_of_numbers({scratch}[1:], {reduce})")
+        self.line(inner + 1, "else:")
+        self.line(inner + 2, f"{scratch}[0] = {target}")
+        self.line(inner + 2, f"{target} = _numpy_extreme_of_numbers({scratch}, {reduce})")
         self.line(inner + 1, f"{filled} = 0")
 
     def summed_element(self, plan: AxisSum, inputs: list[str], counters: list[str], depth: int) -> str:
@@ -521,19 +593,30 @@ class LoopSource(ScalarSource):
         """``x.max()`` / ``x.min()`` of a 1-d array with NumPy's reduction (``extremes``), after
         NumPy's check that the array is not empty, which names the user's line."""
         vector = self.written_out(op.operands[0], depth)
-        maximum = is_maximum(op)
-        ufunc = np.maximum if maximum else np.minimum
+        self.check_not_empty(op, [f"{vector}.shape[0]"], depth)
+        order, nan = self.extreme_model(op.operands[0].type.dtype)
+        self.defer(op, depth, f"_numpy_extreme({vector}, {is_maximum(op)}, {order!r}, {nan})")
+
+    def check_not_empty(self, op: Op, reduced: list[str], depth: int) -> None:
+        """NumPy's ValueError, naming the user's line, where one of the ``reduced`` sizes of the
+        max or min ``op`` is 0: those reductions have no identity."""
+        ufunc = np.maximum if is_maximum(op) else np.minimum
         where = f" ({op.loc.short})" if op.loc else ""
         message = f"zero-size array to reduction operation {ufunc.__name__} which has no identity{where}"
         self.errors[message] = op
-        self.line(depth, f"if {vector}.shape[0] == 0:")
-        self.line(depth + 1, f"raise ValueError({message!r})")
-        dtype = op.operands[0].type.dtype
+        may_be_empty = [size for size in reduced if not size.isdigit() or size == "0"]
+        if may_be_empty:
+            self.line(depth, f"if {' or '.join(f'{size} == 0' for size in may_be_empty)}:")
+            self.line(depth + 1, f"raise ValueError({message!r})")
+
+    @staticmethod
+    def extreme_model(dtype: np.dtype) -> tuple[tuple[int, ...], str]:
+        """The lane order and NaN ``_numpy_extreme`` takes for ``dtype`` (``extremes``)."""
         if dtype.kind == "f":
-            order, nan = lane_order(dtype), f"{dtype_call(dtype)}(np.nan)"
-        else:  # any order gives an integer maximum's bits
-            order, nan = (0,), f"{dtype_call(dtype)}(0)"
-        self.defer(op, depth, f"_numpy_extreme({vector}, {maximum}, {order!r}, {nan})")
+            order = lane_order(dtype)
+            assert order is not None, "support accepts float max/min only where a model fits"
+            return order, f"{dtype_call(dtype)}(np.nan)"
+        return (0,), f"{dtype_call(dtype)}(0)"  # any order gives an integer maximum's bits
 
     def emit_read(self, op: Op, depth: int) -> None:
         """``x[index]``: an element or a view (``A[i, j]``, ``A[i, a:b]``), or a gather."""
@@ -764,7 +847,7 @@ def _buffered_results(op: Op) -> list[Value]:
         return [op.results[0]]
     if op.name == FUSED and element_loop(op) is not None:
         return list(op.results)
-    if sums_into_new_array(op):
+    if reduces_into_new_array(op):
         return [op.results[0]]
     return []
 
@@ -782,4 +865,4 @@ def _fresh(value: Value) -> bool:
         return False
     if owner.name == FUSED:
         return _fresh(owner.regions[0].block.ops[-1].operands[owner.results.index(value)])
-    return get_op(owner.name).ufunc is not None or compiled_gather(owner) or sums_into_new_array(owner)
+    return get_op(owner.name).ufunc is not None or compiled_gather(owner) or reduces_into_new_array(owner)

@@ -256,7 +256,7 @@ def _array_work_is_small(loop: Op) -> bool:
     """Are the arrays the loop's operations make few, and small where their size matters
     (``SMALL_ARRAY_ELEMENTS``, and ``_math_elements_limit`` for the results of math functions),
     and the elements each axis sum adds few enough (``_summed_elements_limit``)?"""
-    sums = axis_sum_plans(loop)
+    sums = axis_reduction_plans(loop)
     # The ops an axis sum computes element by element where it adds them make no array.
     producers = {plan.producer for plan in sums if plan.producer is not None}
     made = [
@@ -489,15 +489,16 @@ def _comes_from_arguments(value: Value, memo: dict[Value, bool]) -> bool:
             or small_matmul(owner)
             or accumulated_product(owner)
             or compiled_gather(owner)
-            or sums_into_new_array(owner)
+            or reduces_into_new_array(owner)
         )
     memo[origin] = found
     return found
 
 
-def sums_into_new_array(op: Op) -> bool:
-    """Is ``op`` an axis sum computed into an array of its own (``compiled_axis_sum``), no view?"""
-    return get_op(op.name).reduction and op.results[0].type.ndim > 0 and compiled_axis_sum(op) is not None
+def reduces_into_new_array(op: Op) -> bool:
+    """Is ``op`` a reduction over axes computed into an array of its own
+    (``compiled_axis_reduction``), no view?"""
+    return get_op(op.name).reduction and op.results[0].type.ndim > 0 and compiled_axis_reduction(op) is not None
 
 
 def _block_compiles(block: Any) -> bool:
@@ -534,8 +535,8 @@ def op_compiles(op: Op) -> bool:
         or _array_ufunc(op)
         or small_matmul(op)
         or float_vector_sum(op)
-        or compiled_axis_sum(op) is not None
         or vector_extreme(op)
+        or compiled_axis_reduction(op) is not None
         or reshaped_view(op)
         or transposed_matrix(op)
         or accumulated_product(op)
@@ -638,29 +639,66 @@ def float_vector_sum(op: Op) -> bool:
 
 
 def compiled_axis_sum(op: Op) -> AxisSum | None:
-    """``np.sum(x, axis)`` of a float32/float64 array over some of its axes (``keepdims`` too) inside
-    a loop, of its dtype, compiled as one loop nest adding in NumPy's order (``axis_sums``), which
-    gives its bits: None where it is not compiled so. The summed array is either made by
-    ufuncs giving NumPy's bits (``+ - * /``, ... of ``VECTORIZED_UFUNCS``) that nothing else reads,
-    computed element by element where it is added and never made (``np.sum(window * weights,
-    axis=(1, 2, 3))``), or a C-contiguous array the loop holds (``x[i].sum(axis=0)``).
-
-    NumPy's order depends on the summed array's memory order. Every array a compiled loop holds
-    is C-ordered (its strides never grow from an outer axis to an inner one, ignoring axes of
-    length 1): arguments are C-contiguous (the call checks), views by ints, slices and new axes
-    keep their base's order, and no op that compiles transposes. Eager NumPy makes an
-    elementwise result of C-ordered operands C-contiguous (``order='K'`` keeps C order), so the
-    product eager sums is C-contiguous, as ``axis_sums`` assumes. An array read as it is must be
-    C-contiguous itself: NumPy's iterator cannot merge the axes of a strided view, and would sum
-    other runs pairwise. ``x.sum()`` of a vector is ``float_vector_sum``'s."""
+    """``np.sum(x, axis)`` or ``np.mean(x, axis)`` of a float32/float64 array over some of its axes
+    (``keepdims`` too) inside a loop, of its dtype, compiled as one loop nest adding in NumPy's
+    order (``axis_sums``), which gives its bits: None where it is not compiled so. The summed
+    array is as ``_in_numpys_order`` says. A mean divides by the count as ``np.mean`` does; one
+    over an axis of static length 0 (NaN, with NumPy's "Mean of empty slice" warning) stays on
+    the NumPy tier. ``x.sum()`` of a vector is ``float_vector_sum``'s."""
     if float_vector_sum(op):
         return None
     plan = plan_axis_sum(op)
-    if plan is None:
+    if plan is None or plan.extreme:
         return None
     source, result = plan.summed.type, op.results[0].type
     if source.weak or source.dtype.kind not in _ARRAY_KINDS or result.dtype != source.dtype:
         return None
+    if plan.averages and any(plan.sizes[axis] == 0 for axis in plan.reduced):
+        return None
+    return _in_numpys_order(plan)
+
+
+def compiled_axis_extreme(op: Op) -> AxisSum | None:
+    """``np.max(x, axis)`` or ``np.min(x, axis)`` (``np.maximum.reduce``, ``keepdims``) of an
+    integer or float array over some of its axes inside a loop, of its dtype, compiled as one
+    loop nest visiting the elements in NumPy's order with its reduction's steps (``axis_sums``,
+    ``extremes``), which gives its bits, ties of 0.0 and -0.0 and NaNs included: None where it is
+    not compiled so. Float ones compile where ``extremes.lane_order`` found how this machine's
+    NumPy reduces them, of an array as ``_in_numpys_order`` says; integer ones of any array the
+    loop holds (any order gives their bits). ``x.max()`` of a vector is ``vector_extreme``'s."""
+    if vector_extreme(op):
+        return None
+    plan = plan_axis_sum(op)
+    if plan is None or not plan.extreme:
+        return None
+    source, result = plan.summed.type, op.results[0].type
+    if source.weak or source.dtype.kind not in "iuf" or result.dtype != source.dtype:
+        return None
+    if source.dtype.kind in "iu":
+        return plan if plan.producer is None and all(_value_fits(v) for v in plan.inputs) else None
+    return _in_numpys_order(plan) if lane_order(source.dtype) is not None else None
+
+
+def compiled_axis_reduction(op: Op) -> AxisSum | None:
+    """A sum, mean, maximum or minimum over axes compiled as one loop nest, or None."""
+    return compiled_axis_sum(op) or compiled_axis_extreme(op)
+
+
+def _in_numpys_order(plan: AxisSum) -> AxisSum | None:
+    """``plan`` where compiled code visits the reduced float elements in NumPy's order, else None.
+    The reduced array is either made by ufuncs giving NumPy's bits (``+ - * /``, ... of
+    ``VECTORIZED_UFUNCS``) that nothing else reads, computed element by element where it is
+    reduced and never made (``np.sum(window * weights, axis=(1, 2, 3))``), or a C-contiguous array
+    the loop holds (``x[i].sum(axis=0)``).
+
+    NumPy's order depends on the reduced array's memory order. Every array a compiled loop holds
+    is C-ordered (its strides never grow from an outer axis to an inner one, ignoring axes of
+    length 1): arguments are C-contiguous (the call checks), views by ints, slices and new axes
+    keep their base's order, and no op that compiles transposes. Eager NumPy makes an
+    elementwise result of C-ordered operands C-contiguous (``order='K'`` keeps C order), so the
+    product eager reduces is C-contiguous, as ``axis_sums`` assumes. An array read as it is must
+    be C-contiguous itself: NumPy's iterator cannot merge the axes of a strided view, and would
+    visit other runs."""
     if not all(_value_fits(v) for v in plan.inputs):
         return None
     if plan.producer is None:
@@ -709,16 +747,16 @@ def _summed_elements_limit(plan: AxisSum) -> int:
     return SMALL_SUMMED_ELEMENTS if adds_element_by_element(plan) else SMALL_ARRAY_ELEMENTS
 
 
-def axis_sum_plans(loop: Op) -> list[AxisSum]:
-    """The sums over axes in ``loop`` compiled as loop nests (``compiled_axis_sum``)."""
-    plans = (compiled_axis_sum(op) for op in loop.walk() if get_op(op.name).reduction)
+def axis_reduction_plans(loop: Op) -> list[AxisSum]:
+    """The reductions over axes in ``loop`` compiled as loop nests (``compiled_axis_reduction``)."""
+    plans = (compiled_axis_reduction(op) for op in loop.walk() if get_op(op.name).reduction)
     return [plan for plan in plans if plan is not None]
 
 
 def absorbed_ops(loop: Op) -> set[Op]:
     """The producers of the axis sums in ``loop``, whose arrays are never made: the sums compute
     their elements where they add them."""
-    return {plan.producer for plan in axis_sum_plans(loop) if plan.producer is not None}
+    return {plan.producer for plan in axis_reduction_plans(loop) if plan.producer is not None}
 
 
 def vector_extreme(op: Op) -> bool:
