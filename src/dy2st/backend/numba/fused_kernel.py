@@ -2,17 +2,19 @@
 ``kernel(*inputs, out=None, out_may_overlap=False)``.
 
 It runs the compiled loop when every array input is a C-contiguous, aligned, writeable array of
-the group's shape and dtype (and ``out``, when given, one too), on every core for large arrays; any other call
-(a broadcast input, a strided view, an output that may overlap an input it reads later) goes to
-the NumPy tier's tiled kernel, which gives the same values. A group computing one of our own math
-functions (``vector_math``) runs compiled only on every core of large arrays
-(``OWN_MATH_PARALLEL_ELEMENTS``): on one core NumPy's SIMD loops are faster, so smaller calls run
-the NumPy tier's kernel (each result within 4 ulp of the compiled loop's).
+the group's shape and dtype (and ``out``, when given, one too), for large arrays on every core
+or on one, whichever was faster lately (``CoreChoice``: busy cores make parallel calls wait); any
+other call (a broadcast input, a strided view, an output that may overlap an input it reads later)
+goes to the NumPy tier's tiled kernel, which gives the same values. A group computing one of our
+own math functions (``vector_math``) runs compiled only on large arrays
+(``OWN_MATH_PARALLEL_ELEMENTS``): on one core NumPy's SIMD loops are faster than ours, so smaller
+calls run the NumPy tier's kernel (each result within 4 ulp of the compiled loop's).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,37 @@ PARALLEL_ELEMENTS = 1 << 16
 OWN_MATH_PARALLEL_ELEMENTS = 1 << 20
 
 
+class CoreChoice:
+    """Whether a large call runs its loop on every core or on one, from the time recent calls took.
+
+    The two loops give the same bits (each element is computed alone), only their time differs.
+    On an idle machine the parallel loop takes half the serial one's; while other processes keep
+    the cores busy, a parallel call waits until each of its threads is scheduled, and between
+    them: W1 at 4M took 22 ms in parallel against 2.9 ms on one core (load average 5.7,
+    docs/performance.md 8.3). The loop whose last call took less time per element runs, and the
+    other is tried again every ``RETRY_EVERY`` calls, as the load changes.
+    """
+
+    RETRY_EVERY = 16
+
+    def __init__(self) -> None:
+        self.seconds_per_element: dict[bool, float | None] = {True: None, False: None}
+        self.calls = 0
+
+    def parallel(self) -> bool:
+        """Should this call run on every core?"""
+        self.calls += 1
+        on_every_core, on_one = self.seconds_per_element[True], self.seconds_per_element[False]
+        if on_every_core is None or on_one is None:
+            return on_every_core is None  # each is measured once first
+        faster = on_every_core <= on_one
+        return faster if self.calls % self.RETRY_EVERY else not faster
+
+    def record(self, parallel: bool, seconds: float, count: int) -> None:
+        """A call of ``count`` elements ran ``parallel`` (or not) in ``seconds``."""
+        self.seconds_per_element[parallel] = seconds / count
+
+
 class CompiledFusedKernel:
     """A fused group's compiled loops (``serial``, ``parallel``) with the NumPy tier's kernel as
     the way every other call runs."""
@@ -49,6 +82,7 @@ class CompiledFusedKernel:
         self.parallel = parallel
         self.fallback = fallback
         self.source = source
+        self.cores = CoreChoice()
 
     def __call__(self, *inputs: Any, out: Any = None, out_may_overlap: bool = False) -> Any:
         arguments = self._arguments(inputs) if not out_may_overlap else None
@@ -61,8 +95,18 @@ class CompiledFusedKernel:
         if outputs is None:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         count = outputs[0].size
-        (self.parallel if count >= PARALLEL_ELEMENTS else self.serial)(count, *values, *outputs)
+        if count < PARALLEL_ELEMENTS:
+            self.serial(count, *values, *outputs)
+        else:
+            self._run_large(count, values, outputs)
         return outputs[0] if self.single else tuple(outputs)
+
+    def _run_large(self, count: int, values: list[Any], outputs: list[np.ndarray]) -> None:
+        """Run the loop on every core or on one, whichever has been faster lately (``CoreChoice``)."""
+        parallel = self.cores.parallel()
+        start = time.perf_counter()
+        (self.parallel if parallel else self.serial)(count, *values, *outputs)
+        self.cores.record(parallel, time.perf_counter() - start, count)
 
     def _arguments(self, inputs: tuple[Any, ...]) -> tuple[tuple[int, ...], list[Any]] | None:
         """The iteration shape and the values the compiled loop takes, or None when an input does
