@@ -61,8 +61,10 @@ class CoreChoice:
         return faster if self.calls % self.RETRY_EVERY else not faster
 
     def record(self, parallel: bool, seconds: float, count: int) -> None:
-        """A call of ``count`` elements ran ``parallel`` (or not) in ``seconds``."""
-        self.seconds_per_element[parallel] = seconds / count
+        """A call of ``count`` elements ran ``parallel`` (or not) in ``seconds``. The first call is
+        not counted: it may have started the threads and touched its arrays' memory first."""
+        if self.calls > 1:
+            self.seconds_per_element[parallel] = seconds / count
 
 
 class CompiledFusedKernel:
