@@ -6,6 +6,9 @@ beyond 64 bits."""
 
 from __future__ import annotations
 
+import pathlib
+import sys
+
 import numpy as np
 import pytest
 
@@ -15,25 +18,8 @@ from dy2st.ir.opcodes import WHILE_LOOP
 from eager_parity import assert_like_eager
 
 pytest.importorskip("numba")
-
-
-def edit_distance(a, b):
-    n, m = len(a), len(b)
-    D = np.zeros((n + 1, m + 1), dtype=np.int64)
-    for i in range(n + 1):
-        D[i, 0] = i
-    for j in range(m + 1):
-        D[0, j] = j
-    for i in range(1, n + 1):
-        for j in range(1, m + 1):
-            cost = 0 if a[i - 1] == b[j - 1] else 1
-            best = D[i - 1, j] + 1
-            if D[i, j - 1] + 1 < best:
-                best = D[i, j - 1] + 1
-            if D[i - 1, j - 1] + cost < best:
-                best = D[i - 1, j - 1] + cost
-            D[i, j] = best
-    return D[n, m], D
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
+from kernels.element_loops import edit_distance_elements as edit_distance  # noqa: E402
 
 
 def scale_then_prefix(x, y, scale):
