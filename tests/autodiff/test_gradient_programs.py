@@ -51,6 +51,16 @@ def test_gradient_of_a_generated_program(family, seed, tmp_path):
         pytest.skip(f"{result.outcome.name.lower()}: {result.signature}")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known wrong gradient: with NumPy's global random stream seeded 103, random-4's draws take "
+    "a path where dy2st.grad gives 0 and finite differences 1 (the value is right); not yet found",
+)
+def test_random_draws_in_nested_loops_known_wrong_gradient(tmp_path):
+    result = check_gradients(generate(FAMILIES["random"], 4), tmp_path, global_seed=103)
+    assert result.outcome not in (GradientOutcome.MISMATCH, GradientOutcome.CRASH), result.detail
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--programs", type=int, default=50, help="programs per family")

@@ -86,8 +86,19 @@ def one_sided_differences(loss, args: tuple[Any, ...], k: int, step: float) -> t
     return forward, backward
 
 
-def check_gradients(program: Program, directory: Path) -> GradientResult:
-    """Compare dy2st.grad with finite differences on the program's first call."""
+def check_gradients(program: Program, directory: Path, global_seed: int | None = None) -> GradientResult:
+    """Compare dy2st.grad with finite differences on the program's first call, NumPy's global
+    random stream seeded by ``global_seed`` (the program's seed by default; put back after): what
+    a program draws from it then does not depend on what ran before."""
+    outer = np.random.get_state()
+    np.random.seed(program.seed if global_seed is None else global_seed)
+    try:
+        return _check_gradients(program, directory)
+    finally:
+        np.random.set_state(outer)
+
+
+def _check_gradients(program: Program, directory: Path) -> GradientResult:
     call = program.calls[0]
     if call.kwargs:
         return GradientResult(GradientOutcome.SKIPPED, "keyword arguments")
@@ -107,7 +118,8 @@ def check_gradients(program: Program, directory: Path) -> GradientResult:
     path = Path(module.__file__ or "")
     path.write_text(program.source + loss_source(len(call.args), paths))
     module = load_module(path.read_text(), directory, f"gradient_{program.family}_{program.seed}")
-    loss = module.loss
+    states = _random_states(module)
+    loss = _replaying_random_draws(module.loss, states)
     for k in wrt:
         forward, backward = one_sided_differences(loss, call.args, k, STEP)
         fine = (forward + backward) / 2
@@ -119,7 +131,8 @@ def check_gradients(program: Program, directory: Path) -> GradientResult:
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                got = dy2st.grad(loss, argnums=k)(*copy.deepcopy(call.args))
+                _restore(states)
+                got = dy2st.grad(module.loss, argnums=k)(*copy.deepcopy(call.args))
         except dy2st.Dy2stError as error:
             return GradientResult(GradientOutcome.REFUSAL, _first_line(error), str(error))
         except Exception as error:  # a crash: the comparison is about which exception
@@ -129,6 +142,43 @@ def check_gradients(program: Program, directory: Path) -> GradientResult:
             detail = f"argument {k}: dy2st.grad gave\n{got!r}\nfinite differences\n{fine!r}"
             return GradientResult(GradientOutcome.MISMATCH, "the gradient differs from finite differences", detail)
     return GradientResult(GradientOutcome.PASSED, "")
+
+
+def _random_states(module: Any) -> list[tuple[Any, Any]]:
+    """The state of every random stream a program may draw from besides its arguments (deep-copied
+    at each call): NumPy's global one and the generators its module holds (``rng =
+    np.random.default_rng(1234)``)."""
+    states: list[tuple[Any, Any]] = [(np.random, np.random.get_state())]
+    for value in vars(module).values():
+        if isinstance(value, np.random.Generator):
+            states.append((value.bit_generator, value.bit_generator.state))
+        elif isinstance(value, np.random.RandomState):
+            states.append((value, value.get_state()))
+    return states
+
+
+def _restore(states: list[tuple[Any, Any]]) -> None:
+    """Put every random stream back to the state ``_random_states`` saved."""
+    for holder, state in states:
+        if holder is np.random:
+            np.random.set_state(state)
+        elif isinstance(holder, np.random.RandomState):
+            holder.set_state(state)
+        else:
+            holder.state = state
+
+
+def _replaying_random_draws(loss: Any, states: list[tuple[Any, Any]]) -> Any:
+    """``loss``, each call starting from the same random ``states``: a program drawing from them
+    is then one function of its arguments, whose finite differences mean something (otherwise
+    each evaluation took other draws and other branches, and whether the comparison held depended
+    on what ran before it). ``dy2st.grad`` runs from the same states."""
+
+    def replayed(*args: Any) -> Any:
+        _restore(states)
+        return loss(*args)
+
+    return replayed
 
 
 COARSE_STEP = 1e-3
