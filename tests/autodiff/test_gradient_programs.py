@@ -51,14 +51,13 @@ def test_gradient_of_a_generated_program(family, seed, tmp_path):
         pytest.skip(f"{result.outcome.name.lower()}: {result.signature}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known wrong gradient: with NumPy's global random stream seeded 103, random-4's draws take "
-    "a path where dy2st.grad gives 0 and finite differences 1 (the value is right); not yet found",
-)
-def test_random_draws_in_nested_loops_known_wrong_gradient(tmp_path):
+def test_random_draws_in_a_branch_the_gradient_would_run_again_are_refused(tmp_path):
+    """With NumPy's global random stream seeded 103, random-4's draws take a path where the
+    backward pass recomputed a branch holding a draw: it drew again, took the other way, and
+    dy2st.grad gave 0 where finite differences give 1. Such a branch is refused now."""
     result = check_gradients(generate(FAMILIES["random"], 4), tmp_path, global_seed=103)
-    assert result.outcome not in (GradientOutcome.MISMATCH, GradientOutcome.CRASH), result.detail
+    assert result.outcome is GradientOutcome.REFUSAL, result.detail
+    assert "random_draw" in result.signature
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -193,6 +193,7 @@ class Backprop:
             _accumulate(e, adjoints, value, cotangent)
 
     def _branch_adjoint(self, e: Emitter, branch: Block, cotangents: list[Value | None], free: list[Value]) -> Block:
+        _refuse_values_made_by_effects(branch)
         block = Block()
         inner = e.into(block)
         mapping: dict[Value, Value] = {}
@@ -378,6 +379,22 @@ def _sum(e: Emitter, a: Value, b: Value) -> Value:
     total = add(e, a, b)
     assert total is not None
     return total
+
+
+def _refuse_values_made_by_effects(branch: Block) -> None:
+    """A branch's adjoint recomputes the branch's forward values. An op with an effect that makes
+    values (a random draw) would run again there and make other ones: the backward pass would
+    take other paths than the forward one (a gradient of 0 where it is 1) and leave the
+    generator's state where eager code does not. Refused until such values are saved instead."""
+    for op in branch.ops:
+        for inner in op.walk():
+            if get_op(inner.name).side_effect and inner.results:
+                raise DifferentiationError(
+                    f"cannot differentiate through a branch of an `if` that calls {inner.name}: the "
+                    "gradient would run it again and get other values than the function did",
+                    inner.loc,
+                    note="draw the random numbers before the `if` (in the loop body, outside the `if`)",
+                )
 
 
 def _or_zeros(e: Emitter, adjoints: dict[Value, Value], value: Value) -> Value:
