@@ -97,7 +97,7 @@ class AxisSum:
     @property
     def averages(self) -> bool:
         """Is it a mean (the sum divided by the count)?"""
-        return get_op(self.total.name).row_reduction is mean_into
+        return is_mean(self.total)
 
     @property
     def extreme(self) -> bool:
@@ -107,7 +107,17 @@ class AxisSum:
     @property
     def maximum(self) -> bool:
         """Is it a maximum?"""
-        return get_op(self.total.name).row_reduction == np.maximum.reduce
+        return is_maximum(self.total)
+
+
+def is_maximum(op: Op) -> bool:
+    """Is the reduction ``op`` NumPy's max (else its min)?"""
+    return get_op(op.name).row_reduction == np.maximum.reduce
+
+
+def is_mean(op: Op) -> bool:
+    """Is the reduction ``op`` NumPy's mean (a sum divided by the count)?"""
+    return get_op(op.name).row_reduction is mean_into
 
 
 def plan_axis_sum(total: Op) -> AxisSum | None:

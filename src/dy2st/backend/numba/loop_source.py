@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.axis_sums import AxisSum, run_length
+from dy2st.backend.numba.axis_sums import AxisSum, is_maximum, is_mean, run_length
 from dy2st.backend.numba.bounds import HoistedIndex, hoisted_indices, is_innermost, range_counter
 from dy2st.backend.numba.buffers import Reuse, owned_ops, reuse_plans
 from dy2st.backend.numba.element_loops import CHECKED, COUNTER, ElementLoop, element_loop
@@ -52,8 +52,6 @@ from dy2st.backend.numba.support import (
     compiled_axis_reduction,
     compiled_gather,
     float_vector_sum,
-    is_maximum,
-    is_mean,
     numba_blas_available,
     reduces_into_new_array,
     representation,

@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.backend.numba.axis_sums import AxisSum, adds_element_by_element, element_ops, plan_axis_sum
+from dy2st.backend.numba.axis_sums import (
+    AxisSum,
+    adds_element_by_element,
+    element_ops,
+    is_mean,
+    plan_axis_sum,
+)
 from dy2st.backend.numba.carried_views import observed_results, overlap_check_is_noop
 from dy2st.backend.numba.element_loops import element_loop
 from dy2st.backend.numba.extremes import lane_order
@@ -37,7 +43,6 @@ from dy2st.ir.symbolic import Symbol, SymExpr, symbols_in
 from dy2st.ops.fused import FUSED
 from dy2st.ops.indexing import COPY_IF_OVERLAPPING, TENSOR_SLOT
 from dy2st.ops.linalg import ADD_MATMUL
-from dy2st.ops.reductions import mean_into
 from dy2st.ops.shape import EXPAND_DIMS, RESHAPE, TRANSPOSE
 
 # The ufuncs compiled code calls on scalars: Numba implements each with NumPy's own loops once the
@@ -773,16 +778,6 @@ def vector_extreme(op: Op) -> bool:
     if op.attrs.get("axis") not in (None, 0, (0,)) or op.attrs.get("keepdims") or result.dtype != source.dtype:
         return False
     return source.dtype.kind in "iu" or lane_order(source.dtype) is not None
-
-
-def is_maximum(op: Op) -> bool:
-    """Is the reduction ``op`` NumPy's max (else its min)?"""
-    return get_op(op.name).row_reduction == np.maximum.reduce
-
-
-def is_mean(op: Op) -> bool:
-    """Is the reduction ``op`` NumPy's mean (a sum divided by the count)?"""
-    return get_op(op.name).row_reduction is mean_into
 
 
 def small_matmul(op: Op) -> bool:
