@@ -353,15 +353,18 @@ def overwritable_operands(op: Op, analysis: Analysis, target: MemoryTarget) -> l
         return []
     if op.results[0] in analysis.eager_ordered:
         return []
-    classes = analysis.classes
-    return [
-        i
-        for i, operand in enumerate(op.operands)
-        if (operand.type.shape, operand.type.dtype) == (result.shape, result.dtype)
+    return [i for i, operand in enumerate(op.operands) if _updated_argument_like(operand, op.results[0], analysis)]
+
+
+def _updated_argument_like(operand: Value, result: Value, analysis: Analysis) -> bool:
+    """Is ``operand`` an array of ``result``'s shape and dtype that may be an argument the
+    function updates in place (its buffer class holds the caller's arrays), and no view?"""
+    return (
+        (operand.type.shape, operand.type.dtype) == (result.type.shape, result.type.dtype)
         and not operand.type.weak
-        and classes.has(operand, BufferClasses.CALLERS)
+        and analysis.classes.has(operand, BufferClasses.CALLERS)
         and operand not in analysis.views
-    ]
+    )
 
 
 def group_overwritable_operands(group: Op, result: int, analysis: Analysis) -> list[int]:
@@ -385,10 +388,7 @@ def group_overwritable_operands(group: Op, result: int, analysis: Analysis) -> l
     return [
         i
         for i, operand in enumerate(group.operands)
-        if (operand.type.shape, operand.type.dtype) == (value.type.shape, value.type.dtype)
-        and not operand.type.weak
-        and classes.has(operand, BufferClasses.CALLERS)
-        and operand not in analysis.views
+        if _updated_argument_like(operand, value, analysis)
         and not any(classes.same(other, operand) for other in group.operands if other is not operand)
         and _read_before_written(block, result, i)
     ]
