@@ -865,3 +865,28 @@ def python_truth_tests(x, out):
 
 def test_if_of_a_python_number_compiles_with_pythons_truth():
     compiled_like_eager(python_truth_tests, np.arange(12.0), np.zeros(12))
+
+
+# --- the machine code's entries -------------------------------------------------------------------
+def test_machine_entry_skips_the_dispatcher_and_its_checked_form_refuses_what_it_was_not_compiled_for():
+    import numba
+
+    from dy2st.backend.numba.kernel_cache import machine_entry, numba_type
+
+    @numba.njit
+    def first_plus(x, k):
+        return x[0] + k
+
+    signature = (numba_type(np.dtype(np.float64), 1), numba_type(np.dtype(np.int64), 0))
+    first_plus.compile(signature)
+    first_plus.compile((numba_type(np.dtype(np.int32), 1), numba_type(np.dtype(np.int64), 0)))
+    entry = machine_entry(first_plus, signature)
+    assert entry(np.array([1.5, 2.0]), 2) == 3.5
+    checked = machine_entry(first_plus, signature, checked=True)
+    assert checked(np.array([1.5, 2.0]), np.int64(2)) == 3.5
+    with pytest.raises(AssertionError, match="argument 0 is array\\(int32"):
+        checked(np.array([1, 2], np.int32), 2)
+    with pytest.raises(AssertionError, match="argument 0 is array\\(float64, 1d, A"):
+        checked(np.arange(4.0)[::2], 2)
+    with pytest.raises(AssertionError, match="argument 1 is 2.5"):
+        checked(np.array([1.5]), 2.5)

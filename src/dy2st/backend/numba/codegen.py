@@ -36,6 +36,8 @@ class CompiledLoop:
 
     Attributes:
         function: the Numba dispatcher, compiled for ``params``' types.
+        entry: the entry of its machine code for ``params``' types (``kernel_cache.machine_entry``),
+            which the executor calls.
         params: the values it takes, in order.
         returned: (position in ``loops``, result index) of the results it returns; each other
             result is its loop's operand at that index, an array the loop updated in place.
@@ -50,6 +52,7 @@ class CompiledLoop:
     errors: dict[str, Op] = field(default_factory=dict)
     source: str = ""
     loops: list[Op] = field(default_factory=list)
+    entry: Any = None
 
 
 def scalar_of(value: Any) -> Any:
@@ -102,7 +105,7 @@ class CompiledCodeGenerator(CodeGenerator):
             return  # a later loop of a sequence: the call of the first ran it
         for between in _constants_between(compiled.loops):  # named now: the call may take them
             self.emit_op(between, depth, aliasing)
-        function = self.bind(compiled.function, self.fresh("loop_"))
+        function = self.bind(compiled.entry, self.fresh("loop_"))
         arguments = [self.argument(value) for value in compiled.params]
         tests = [f"{name}.flags.carray" for name, value in zip(arguments, compiled.params) if value.type.ndim > 0]
         # A Python int beyond 64 bits (``big = 2**64``) runs the NumPy tier's loop.

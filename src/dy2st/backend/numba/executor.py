@@ -30,7 +30,7 @@ from dy2st.backend.numba import numba_available
 from dy2st.backend.numba.codegen import CompiledCodeGenerator, CompiledLoop, WatchingCodeGenerator
 from dy2st.backend.numba.fused_kernel import CompiledFusedKernel
 from dy2st.backend.numba.fused_source import FusedSource
-from dy2st.backend.numba.kernel_cache import load_module, numba_type
+from dy2st.backend.numba.kernel_cache import load_module, machine_entry, numba_type
 from dy2st.backend.numba.loop_source import LoopSource
 from dy2st.backend.numba.regions import CompiledRegions, compiled_kernels, compiled_loops, compiled_runs
 from dy2st.backend.numba.scalar_source import OVERFLOW_MESSAGE, PRELUDE
@@ -41,6 +41,7 @@ from dy2st.backend.numpy.fused import build_fused_kernel
 from dy2st.ir.core import Graph, Op
 from dy2st.ir.printer import describe_op
 from dy2st.passes.base import Pass
+from dy2st.passes.pipeline import VERIFY_EVERY_PASS
 
 BACKENDS = ("auto", "compiled", "numpy")
 BACKEND_ENV = "DY2ST_BACKEND"
@@ -106,7 +107,8 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
         signature = tuple(numba_type(representation(v), v.type.ndim) for v in loop.params)
         functions = _compiled(module, run[0], [(shared[unnamed[loop.name]], signature)], result.failures)
         if functions:
-            compiled = CompiledLoop(functions[0], loop.params, loop.returned, loop.errors, loop.source, run)
+            ((function, entry),) = functions
+            compiled = CompiledLoop(function, loop.params, loop.returned, loop.errors, loop.source, run, entry)
             result.loops.update(dict.fromkeys(run, compiled))
     for op, kernel in kernels:
         values = [*kernel.inputs, *op.results]
@@ -114,14 +116,18 @@ def compile_regions(graph: Graph) -> CompiledRegionsOf:
         names = [(f"{kernel.name}_serial", signature), (f"{kernel.name}_parallel", signature)]
         functions = _compiled(module, op, names, result.failures)
         if functions:
-            serial, parallel = functions
+            (serial, serial_entry), (parallel, parallel_entry) = functions
             fallback = build_fused_kernel(op).entry
-            result.kernels[op] = CompiledFusedKernel(op, serial, parallel, fallback, kernel.source)
+            entries = (serial_entry, parallel_entry)
+            result.kernels[op] = CompiledFusedKernel(op, serial, parallel, fallback, kernel.source, entries)
     return result
 
 
-def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]], failures: list[str]) -> list[Any]:
-    """The module's functions ``functions`` compiled for their signatures ([] if one fails)."""
+def _compiled(
+    module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]], failures: list[str]
+) -> list[tuple[Any, Any]]:
+    """The module's functions ``functions`` compiled for their signatures, each with the entry of
+    that machine code (``machine_entry``) ([] if one fails)."""
     where = f"{describe_op(op)}" + (f" ({op.loc.short})" if op.loc else "")
     started = time.perf_counter()
     compiled = []
@@ -133,12 +139,13 @@ def _compiled(module: Any, op: Op, functions: list[tuple[str, tuple[Any, ...]]],
                 # and the user did not write this code, so Numba's advice is noise to them.
                 warnings.simplefilter("ignore", numba_performance_warning())
                 function.compile(signature)
+            entry = machine_entry(function, signature, checked=VERIFY_EVERY_PASS)
         except Exception as error:
             message = str(error).splitlines()[0] if str(error) else ""
             failures.append(f"{where}: {type(error).__name__}: {message}")
             logger.debug("compiled tier: %s stays on the NumPy tier: %s", where, failures[-1])
             return []
-        compiled.append(function)
+        compiled.append((function, entry))
     logger.debug("compiled tier: %s compiled in %.3f s", where, time.perf_counter() - started)
     return compiled
 

@@ -71,7 +71,7 @@ class CompiledFusedKernel:
     """A fused group's compiled loops (``serial``, ``parallel``) with the NumPy tier's kernel as
     the way every other call runs."""
 
-    def __init__(self, op: Op, serial: Any, parallel: Any, fallback: Any, source: str):
+    def __init__(self, op: Op, serial: Any, parallel: Any, fallback: Any, source: str, entries: tuple[Any, Any]):
         block = op.regions[0].block
         self.arrays = [arg.type.ndim > 0 for arg in block.args]
         self.dtypes = [arg.type.dtype for arg in block.args]
@@ -82,6 +82,9 @@ class CompiledFusedKernel:
         self.serial_pays = not uses_own_math(op)
         self.serial = serial
         self.parallel = parallel
+        # Their machine code's entries (``kernel_cache.machine_entry``): ``_arguments`` and
+        # ``_outputs`` test the arguments against the compiled signature.
+        self.serial_entry, self.parallel_entry = entries
         self.fallback = fallback
         self.source = source
         self.cores = CoreChoice()
@@ -98,7 +101,7 @@ class CompiledFusedKernel:
             return self.fallback(*inputs, out=out, out_may_overlap=out_may_overlap)
         count = outputs[0].size
         if count < PARALLEL_ELEMENTS:
-            self.serial(count, *values, *outputs)
+            self.serial_entry(count, *values, *outputs)
         else:
             self._run_large(count, values, outputs)
         return outputs[0] if self.single else tuple(outputs)
@@ -107,7 +110,7 @@ class CompiledFusedKernel:
         """Run the loop on every core or on one, whichever has been faster lately (``CoreChoice``)."""
         parallel = self.cores.parallel()
         start = time.perf_counter()
-        (self.parallel if parallel else self.serial)(count, *values, *outputs)
+        (self.parallel_entry if parallel else self.serial_entry)(count, *values, *outputs)
         self.cores.record(parallel, time.perf_counter() - start, count)
 
     def _arguments(self, inputs: tuple[Any, ...]) -> tuple[tuple[int, ...], list[Any]] | None:
@@ -143,6 +146,6 @@ class CompiledFusedKernel:
                 continue
             if type(array) is not np.ndarray or array.shape != shape or array.dtype != dtype:
                 return None
-            if not array.flags.c_contiguous or not array.flags.writeable:
+            if not array.flags.carray:  # C-ordered, aligned and writeable, as compiled
                 return None
         return outs
