@@ -70,7 +70,7 @@ def test_the_fast_call_checks_read_only_arguments_only_for_graphs_that_update_th
     x, y = np.zeros(3), np.ones(3)
     static(x, y)
     pure(x, y)
-    key = ((x.shape, x.dtype), (y.shape, y.dtype))
+    key = (x.shape, x.dtype, y.shape, y.dtype)  # fast_call.fast_key: flat, two items per argument
     assert "writeable" in static._fast_calls[key].__code__.co_names
     assert "writeable" not in pure._fast_calls[key].__code__.co_names
     with pytest.raises(ValueError, match="'x' is updated in place here"):
