@@ -6,7 +6,7 @@ kernel with its family and argument maker (``kernel.make("test")``, ``kernel.mak
 from __future__ import annotations
 
 from . import data_analysis, dynamic_programming, element_loops, linear_algebra, misc, simulations, solvers, stencils
-from .kernel import PRESETS, RESIZED, Kernel, copy_arguments, difference, tolerance
+from .kernel import MEDIUM, PRESETS, RESIZED, Kernel, copy_arguments, difference, tolerance
 
 KERNELS: list[Kernel] = [
     *linear_algebra.KERNELS,
@@ -21,4 +21,4 @@ KERNELS: list[Kernel] = [
 
 BY_NAME: dict[str, Kernel] = {kernel.name: kernel for kernel in KERNELS}
 
-__all__ = ["BY_NAME", "KERNELS", "PRESETS", "RESIZED", "Kernel", "copy_arguments", "difference", "tolerance"]
+__all__ = ["BY_NAME", "KERNELS", "MEDIUM", "PRESETS", "RESIZED", "Kernel", "copy_arguments", "difference", "tolerance"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .kernel import Kernel
+from .kernel import MEDIUM, Kernel
 
 
 def jacobi_2d_elements(steps, A, B):
@@ -169,8 +169,9 @@ def _crc_args(rng: np.random.Generator, n: int) -> tuple[Any, ...]:
     return (rng.integers(0, 256, n).astype(np.int64),)
 
 
-def _kernel(name: str, function: Any, arguments: Any, test: dict, resized: dict, small: dict) -> Kernel:
-    return Kernel(name, "element_loops", function, arguments, {"test": test, "resized": resized, "small": small})
+def _kernel(name: str, function: Any, arguments: Any, test: dict, resized: dict, small: dict, medium: dict) -> Kernel:
+    sizes = {"test": test, "resized": resized, "small": small, MEDIUM: medium}
+    return Kernel(name, "element_loops", function, arguments, sizes)
 
 
 KERNELS = [
@@ -181,9 +182,10 @@ KERNELS = [
         dict(n=6, steps=2),
         dict(n=7, steps=2),
         dict(n=60, steps=10),
+        dict(n=150, steps=20),
     ),
-    _kernel("lu_elements", lu_elements, _lu_args, dict(n=5), dict(n=7), dict(n=60)),
-    _kernel("trisolv_elements", trisolv_elements, _trisolv_args, dict(n=6), dict(n=9), dict(n=300)),
+    _kernel("lu_elements", lu_elements, _lu_args, dict(n=5), dict(n=7), dict(n=60), dict(n=150)),
+    _kernel("trisolv_elements", trisolv_elements, _trisolv_args, dict(n=6), dict(n=9), dict(n=300), dict(n=1500)),
     _kernel(
         "edit_distance_elements",
         edit_distance_elements,
@@ -191,9 +193,20 @@ KERNELS = [
         dict(n=5, m=6),
         dict(n=7, m=4),
         dict(n=150, m=160),
+        dict(n=800, m=800),
     ),
-    _kernel("nbody_elements", nbody_elements, _nbody_args, dict(n=4, steps=2), dict(n=5, steps=2), dict(n=40, steps=5)),
-    _kernel("floyd_warshall_elements", floyd_warshall_elements, _floyd_args, dict(n=5), dict(n=6), dict(n=40)),
+    _kernel(
+        "nbody_elements",
+        nbody_elements,
+        _nbody_args,
+        dict(n=4, steps=2),
+        dict(n=5, steps=2),
+        dict(n=40, steps=5),
+        dict(n=150, steps=5),
+    ),
+    _kernel(
+        "floyd_warshall_elements", floyd_warshall_elements, _floyd_args, dict(n=5), dict(n=6), dict(n=40), dict(n=120)
+    ),
     _kernel(
         "mandelbrot_elements",
         mandelbrot_elements,
@@ -201,6 +214,7 @@ KERNELS = [
         dict(nx=6, ny=5, iterations=10),
         dict(nx=5, ny=7, iterations=10),
         dict(nx=60, ny=50, iterations=40),
+        dict(nx=200, ny=150, iterations=100),
     ),
-    _kernel("crc32_elements", crc32_elements, _crc_args, dict(n=9), dict(n=13), dict(n=5000)),
+    _kernel("crc32_elements", crc32_elements, _crc_args, dict(n=9), dict(n=13), dict(n=5000), dict(n=100_000)),
 ]

@@ -12,6 +12,11 @@ import numpy as np
 PRESETS = ("test", "small")
 """Sizes every kernel has: "test" runs eagerly in well under 10 ms, "small" in about 0.5-50 ms."""
 
+MEDIUM = "medium"
+"""A size only the element-loop kernels have: compiled code runs each call in about 0.1-3 ms,
+where the loops' machine code, not the Python of a call (about a microsecond), sets the time;
+eager code takes up to half a second. ``python benchmarks/compiled_tier.py --preset medium``."""
+
 RESIZED = "resized"
 """A third tiny size whose arrays have other sizes than at "test": the tests' call that makes a
 converted function take new sizes."""

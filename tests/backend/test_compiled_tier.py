@@ -20,7 +20,7 @@ from dy2st.backend.numba.support import COMPILED_LOOP, COMPILED_UFUNCS
 from eager_parity import assert_like_eager, same_value
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
-from kernels import BY_NAME  # noqa: E402
+from kernels import BY_NAME, MEDIUM  # noqa: E402
 
 # Kernels of the benchmark suite, written as NumPy users write them.
 crc16 = BY_NAME["crc16"].function
@@ -99,6 +99,12 @@ def small_int_wraparound(a):
 )
 def test_element_loops_compile_and_match_eager(fn, make):
     compiled_like_eager(fn, *make())
+
+
+@pytest.mark.parametrize("kernel", [k for k in BY_NAME.values() if MEDIUM in k.sizes], ids=lambda k: k.name)
+def test_the_element_loop_benchmark_kernels_at_their_medium_size_give_eagers_bits(kernel):
+    """The sizes ``benchmarks/compiled_tier.py --preset medium`` times (calls of 0.1-3 ms)."""
+    compiled_like_eager(kernel.function, *kernel.make(MEDIUM))
 
 
 # --- NumPy's semantics at the edges ------------------------------------------------------------------
