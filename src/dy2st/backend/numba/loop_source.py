@@ -264,14 +264,18 @@ class LoopSource(ScalarSource):
             if reuse is Reuse.FRESH:
                 continue  # allocated where it is computed
             names = [self.fresh("b") for _ in range(2 if reuse is Reuse.DOUBLE else 1)]
-            shape = [d if isinstance(d, int) else 0 for d in value.type.shape]
+            # A size known only at run time: a flat buffer, grown by ``destination``.
+            shape = value.type.shape if _static_shape(value) else (0,)
             for name in names:
-                self.line(depth, f"{name} = np.empty({_shape_source(shape)}, {dtype_call(value.type.dtype)})")
+                self.line(depth, f"{name} = np.empty({_shape_source(list(shape))}, {dtype_call(value.type.dtype)})")
             self.buffers[value] = (reuse, names)
 
     def destination(self, value: Value, sizes: list[str], depth: int) -> str:
-        """The name of the array ``value`` is computed into, of the given sizes: its buffer
-        (the other of two, in turn; allocated anew where its size changed), or a new array."""
+        """The name of the array ``value`` is computed into, of the given sizes: its buffer (the
+        other of two, in turn), or a new array. Where the sizes are known only at run time (a
+        gather of each row's columns in a sparse product), the buffer is flat, grown to the
+        largest size seen, and the array is a C-ordered view of its start: no allocation at each
+        iteration whose size differs from the one before."""
         dtype = dtype_call(value.type.dtype)
         planned = self.buffers.get(value)
         if planned is None:
@@ -282,11 +286,16 @@ class LoopSource(ScalarSource):
         name = names[0]
         if reuse is Reuse.DOUBLE:
             self.line(depth, f"{name}, {names[1]} = {names[1]}, {name}")
-        if not all(isinstance(d, int) for d in value.type.shape):
-            changed = " or ".join(f"{name}.shape[{axis}] != {size}" for axis, size in enumerate(sizes))
-            self.line(depth, f"if {changed}:")
-            self.line(depth + 1, f"{name} = np.empty({_shape_source(sizes)}, {dtype})")
-        return name
+        if _static_shape(value):
+            return name
+        count = self.fresh("n")
+        self.line(depth, f"{count} = {' * '.join(f'({size})' for size in sizes)}")
+        self.line(depth, f"if {name}.shape[0] < {count}:")
+        self.line(depth + 1, f"{name} = np.empty({count}, {dtype})")
+        view = self.fresh("b")
+        reshaped = f".reshape({_shape_source(sizes)})" if len(sizes) > 1 else ""
+        self.line(depth, f"{view} = {name}[:{count}]{reshaped}")
+        return view
 
     def emit_product(self, op: Op, depth: int) -> None:
         """``a @ b``: loops over the elements into the result's array below the sizes where BLAS
@@ -848,6 +857,11 @@ def _buffered_results(op: Op) -> list[Value]:
     if reduces_into_new_array(op):
         return [op.results[0]]
     return []
+
+
+def _static_shape(value: Value) -> bool:
+    """Are all of ``value``'s sizes known when the loop is compiled?"""
+    return all(isinstance(d, int) for d in value.type.shape)
 
 
 def _shape_source(sizes: list[Any]) -> str:
