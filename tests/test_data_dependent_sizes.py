@@ -292,6 +292,58 @@ def test_slices_with_tensor_bounds():
     check(segment_sums, [(data, np.array(p)) for p in ([0, 3, 3, 7, 10], [0, 10, 10, 10, 10], [0, 1, 2, 3, 4])])
 
 
+def rank_two_update(alpha, C, A, B):
+    """syr2k's rows: each slice bound ``i + 1`` is written (and staged) three times."""
+    n, m = A.shape
+    for i in range(n):
+        for k in range(m):
+            C[i, : i + 1] += A[: i + 1, k] * alpha * B[i, k] + B[: i + 1, k] * alpha * A[i, k]
+    return C
+
+
+def prefixes_of_two_lengths(a, b, k):
+    out = np.zeros(3)
+    for i in range(k):
+        out[0] += (a[: i + 1] + b[: i + 1]).sum()  # equal only while i + 1 <= len(a), len(b)
+        out[1] += (a[: i + 1] * 2.0 + a[i : i + 2][:1].sum()).sum()
+        out[2] += (a[1 : i + 2] - b[: i + 1]).sum()
+    return out
+
+
+def sized_slices(fn, *args):
+    """The sizes of the 1-d slices with tensor bounds in ``fn``'s graph, in order."""
+    graph = dy2st.to_static(fn).graph(*args)
+    return [op.results[0].type.shape[0] for op in graph.walk() if op.name == "getitem" and op.results[0].type.ndim == 1]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "compiled"])
+def test_slices_with_the_same_bounds_over_axes_of_one_size_share_their_size(backend):
+    """``A[: i + 1, k]`` and ``C[i, : i + 1]`` of 200-element axes have one size, however often
+    ``i + 1`` is written: their sum needs no check and the update is one fused group."""
+    if backend == "compiled":
+        pytest.importorskip("numba")
+    rng = np.random.default_rng(3)
+    A, B, C = rng.random((7, 6)), rng.random((7, 6)), rng.random((7, 7))  # loops of 5+ iterations roll
+    expected = rank_two_update(1.5, C.copy(), A, B)
+    same(dy2st.to_static(rank_two_update, backend=backend)(1.5, C.copy(), A, B), expected)
+    sizes = sized_slices(rank_two_update, 1.5, C, A, B)
+    assert len(sizes) >= 3 and all(is_data_dependent(size) for size in sizes)
+    assert len(set(map(str, sizes))) == 1, sizes
+    fused = [op for op in dy2st.to_static(rank_two_update).graph(1.5, C, A, B).walk() if op.name == "fused"]
+    assert len(fused) == 1, fused
+
+
+def test_slices_over_axes_of_different_sizes_or_with_other_bounds_keep_their_own_sizes():
+    """``a[: i + 1]`` of 4 elements and ``b[: i + 1]`` of 6 differ once ``i + 1 > 4`` (NumPy then
+    refuses to add them), ``a[1 : i + 2]`` has other bounds: each keeps a size of its own, checked
+    when the op runs."""
+    a, b = np.arange(6.0), np.arange(8.0) + 0.5
+    sizes = sized_slices(prefixes_of_two_lengths, a, b, 5)  # 5 iterations: a rolled loop
+    assert len(set(map(str, sizes))) >= 4, sizes
+    for k in (5, 6, 7):  # a's prefixes end at 6 elements, b's at 8: eager raises at k = 7
+        check(prefixes_of_two_lengths, [(a, b, k)], graphs=3)
+
+
 def cholesky(A):
     n = A.shape[0]
     L = np.zeros_like(A)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,7 @@ import numpy as np
 from dy2st.errors import DifferentiationError, GraphBuildError, UnsupportedOpError, build_error, user_location
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
+from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import OpDef, get_op, infer_types, register
 from dy2st.ir.symbolic import (
     DataDependentSize,
@@ -41,6 +42,9 @@ from dy2st.staging.handlers import CREATION_HANDLERS, INDEXING, UFUNC_METHOD_HAN
 from dy2st.staging.literal_values import literal_value
 from dy2st.staging.tensor import Tensor, apply
 from dy2st.staging.views import OpView, make_view
+
+SliceSizes = Callable[[int, Dim], Dim]
+"""The size of the k-th slice with a tensor bound of an index, given its axis's size."""
 
 
 class _TensorSlot:
@@ -165,20 +169,27 @@ def is_basic(template: tuple, tensor_types: list[TensorType]) -> bool:
 
 
 def indexed_shape(
-    shape: tuple[Dim, ...], template: tuple, tensor_types: list[TensorType], mask_counts: Sequence[Dim] | None = None
+    shape: tuple[Dim, ...],
+    template: tuple,
+    tensor_types: list[TensorType],
+    mask_counts: Sequence[Dim] | None = None,
+    slice_sizes: SliceSizes | None = None,
 ) -> tuple[Dim, ...]:
     """The shape of ``x[index]``; an index out of bounds (``x[8]`` of a 6-element ``x``) gives the
     shape it would have in bounds: the op raises IndexError when it runs (``in_bounds``), so a
     branch eager code never takes may hold it. Other invalid indices raise IndexError now.
 
     A boolean tensor in the index selects a number of elements known only when the op runs: its
-    ``mask_counts`` entry (a fresh data-dependent size where none is given)."""
+    ``mask_counts`` entry (a fresh data-dependent size where none is given). So does a slice with
+    a tensor bound: ``slice_sizes(k, axis size)`` for the k-th such slice (else a fresh size)."""
     if (
         has_symbolic(shape)
         or any(has_symbolic(t.shape) or t.dtype == np.bool_ for t in tensor_types)
         or _has_slice_slots(template)
     ):
-        return symbolic_indexed_shape(shape, template, tensor_types, check_bounds=False, mask_counts=mask_counts)
+        return symbolic_indexed_shape(
+            shape, template, tensor_types, check_bounds=False, mask_counts=mask_counts, slice_sizes=slice_sizes
+        )
     dummy = np.broadcast_to(np.empty((), np.uint8), shape)  # type: ignore[arg-type]  # static here
     tensors = [np.zeros(t.shape, np.intp) for t in tensor_types]
     try:
@@ -223,6 +234,7 @@ def symbolic_indexed_shape(
     tensor_types: list[TensorType],
     check_bounds: bool = True,
     mask_counts: Sequence[Dim] | None = None,
+    slice_sizes: SliceSizes | None = None,
 ) -> tuple[Dim, ...]:
     """The shape of ``x[index]`` worked out by NumPy's rules, for shapes with symbolic sizes.
 
@@ -239,6 +251,7 @@ def symbolic_indexed_shape(
         for item, item_shape in expanded
     )
     counts = iter(mask_counts or ())
+    sliced = 0  # slices with a tensor bound so far
     parts: list[tuple[Dim, ...] | None] = []  # None marks where advanced-index dimensions go
     advanced_shapes: list[tuple[Dim, ...]] = []
     advanced_at: list[int] = []
@@ -256,8 +269,11 @@ def symbolic_indexed_shape(
             axis += len(item_shape)
             continue
         size = shape[axis]
-        if isinstance(item, slice):
-            parts.append((data_dependent_size() if _slots_of(item) else slice_length(item, size),))
+        if isinstance(item, slice) and _slots_of(item):
+            parts.append((data_dependent_size() if slice_sizes is None else slice_sizes(sliced, size),))
+            sliced += 1
+        elif isinstance(item, slice):
+            parts.append((slice_length(item, size),))
         else:
             index_shape = _integer_index_shape(item, item_shape, size, axis, check_bounds)
             if advanced:
@@ -739,7 +755,7 @@ def getitem(tensor, index: Any):
     kind = "getitem" if is_basic(template, [t.type for t in tensors]) else "gather"
     _refuse_out_of_bounds_where_it_always_runs(kind, tensor, template, tensors)
     result = apply(kind, tensor, *tensors, template=template)
-    _count_masks_once(result, tensor, template, tensors)
+    _share_data_dependent_sizes(result, tensor, template, tensors)
     # x[0, 0] is a NumPy scalar (a copy), x[0, ...] a 0-d array (a view that += updates in place).
     result._scalar = result._scalar and Ellipsis not in template
     # NumPy makes a view for integer and NumPy-scalar indices, but indexing with a 0-d integer
@@ -763,16 +779,89 @@ def _point_indices(template: tuple, tensors: list[Tensor]) -> list[Tensor]:
     return points
 
 
-def _count_masks_once(result: Tensor, tensor: Tensor, template: tuple, index_tensors: list[Tensor]) -> None:
-    """Give the axis a boolean mask selects the mask's own count of true elements: ``x[m]`` and
-    ``y[m]`` have one size (their sum needs no check), which ``np.nonzero(m)`` shares."""
+def _share_data_dependent_sizes(result: Tensor, tensor: Tensor, template: tuple, index_tensors: list[Tensor]) -> None:
+    """Give the result's sizes known only when it runs the size every other value of that size
+    has. The axis a boolean mask selects has the mask's own count of true elements: ``x[m]`` and
+    ``y[m]`` have one size (their sum needs no check), which ``np.nonzero(m)`` shares. A slice
+    with a tensor bound has one size per bounds and axis size (``slice_bounds_key``): in syr2k,
+    ``C[i, :i + 1] += A[:i + 1, k] * B[i, k] + B[:i + 1, k] * A[i, k]`` over 200-element axes
+    adds arrays of one size, whose elementwise ops then fuse into one loop."""
     masks = [t for t in index_tensors if t.dtype == np.bool_]
-    if not masks or result._alternatives is not None:
+    sliced = _has_slice_slots(template)
+    if (not masks and not sliced) or result._alternatives is not None:
         return
     builder = result._builder
     counts = [builder.true_count(mask._value) for mask in masks]
-    shape = indexed_shape(tensor.shape, template, [t.type for t in index_tensors], mask_counts=counts)
+    bounds = _slice_bounds(template, index_tensors)
+
+    def slice_size(k: int, axis_size: Dim) -> Dim:
+        return builder.shared_slice_size(slice_bounds_key(bounds[k], axis_size))
+
+    types = [t.type for t in index_tensors]
+    shape = indexed_shape(tensor.shape, template, types, mask_counts=counts, slice_sizes=slice_size if sliced else None)
     builder.retype(result._own, shape)
+
+
+def _slice_bounds(template: tuple, index_tensors: list[Tensor]) -> list[tuple[Any, ...]]:
+    """The (start, stop, step) of each slice with a tensor bound, in order: a tensor bound as its
+    value, the others as written."""
+    it = iter(index_tensors)
+    found = []
+    for item in template:
+        if isinstance(item, slice) and _slots_of(item):
+            found.append(tuple(next(it)._value if b is TENSOR_SLOT else b for b in (item.start, item.stop, item.step)))
+        else:
+            for _ in range(_slots_of(item)):
+                next(it)
+    return found
+
+
+def slice_bounds_key(bounds: tuple[Any, ...], axis_size: Dim) -> tuple[Any, ...]:
+    """What the length of a slice with these bounds over an axis of ``axis_size`` depends on: the
+    axis size, the static bounds, and of each tensor bound the expression computing it
+    (``_expression_key``), so that ``i + 1`` written twice, two ops until CSE, is one bound."""
+    keys = (_expression_key(b, _EXPRESSION_DEPTH) if isinstance(b, Value) else _attr_key(b) for b in bounds)
+    return (_attr_key(axis_size), *keys)
+
+
+# How deep a bound's expression is compared op by op; deeper, the value itself is the key.
+_EXPRESSION_DEPTH = 6
+
+
+def _expression_key(value: Value, depth: int) -> Any:
+    """A key equal for two values computed alike: the same pure op (no effect, no region) with
+    the same attributes on operands with equal keys, or the same value. A constant is its value's
+    bytes and dtype."""
+    owner = value.owner
+    if depth == 0 or not isinstance(owner, Op) or owner.regions or get_op(owner.name).side_effect:
+        return value
+    if owner.name == CONST:
+        constant = np.asarray(owner.attrs["value"])
+        return ("const", constant.dtype.str, constant.shape, constant.tobytes(), value.type.weak)
+    attrs = tuple((name, _attr_key(owner.attrs[name])) for name in sorted(owner.attrs))
+    operands = tuple(_expression_key(operand, depth - 1) for operand in owner.operands)
+    return (owner.name, owner.results.index(value), attrs, operands)
+
+
+def _attr_key(value: Any) -> Any:
+    """An exact, hashable key of an attribute: arrays and NumPy scalars by their bytes, floats by
+    their bits (0.0 is not -0.0), containers item by item; anything unhashable by its identity."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        array = np.asarray(value)
+        return (type(value).__name__, array.dtype.str, array.shape, array.tobytes())
+    if isinstance(value, float):
+        return ("float", value.hex())
+    if isinstance(value, SymExpr):  # by its canonical text: comparing SymExprs decides by hints
+        return ("size", str(value))
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_attr_key(item) for item in value))
+    if isinstance(value, slice):
+        return ("slice", _attr_key(value.start), _attr_key(value.stop), _attr_key(value.step))
+    try:
+        hash(value)
+    except TypeError:
+        return ("object", id(value))
+    return (type(value).__name__, value)
 
 
 def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict[str, Any]) -> Tensor:

@@ -97,6 +97,7 @@ class GraphBuilder:
         # of a data-dependent ``len`` gets its shape back from the value.
         self.size_of_value: dict[Value, SymExpr] = {}
         self.true_counts: dict[Value, SymExpr] = {}
+        self.slice_sizes: dict[Any, SymExpr] = {}
         # Has a 0-d NumPy scalar been carried in a wider dtype's slot (``widened_keeping_kind``)?
         # Only then may a kind flag hold a dtype's own kind code (``numpy_kind_code``).
         self.narrow_kinds = False
@@ -190,6 +191,14 @@ class GraphBuilder:
         if count is None:
             count = self.true_counts[mask] = data_dependent_size()
         return count
+
+    def shared_slice_size(self, key: Any) -> SymExpr:
+        """The data-dependent length of every slice whose bounds and axis size have ``key``
+        (``ops.indexing.slice_bounds_key``): one per key."""
+        size = self.slice_sizes.get(key)
+        if size is None:
+            size = self.slice_sizes[key] = data_dependent_size()
+        return size
 
     def retype(self, value: Value, shape: tuple[Any, ...]) -> None:
         """Give ``value`` a shape its op's rule could not know (data-dependent sizes it shares
