@@ -360,6 +360,13 @@ class Tensor:
             parent._assign(recipe.write_back(parent, new, what), what)
             self._own, self._derived_from = new._value, parent._value
             return
+        rotated = self._builder.rotated_arrays.get(id(self))
+        if rotated is not None and rotated[0] is self:
+            # One of several arrays, chosen when the graph runs: that one takes the update.
+            self._builder.log_mutation(self, self._own)
+            self._own = new._value
+            rotated[3](self)
+            return
         if self._shares:
             raise GraphBuildError(
                 f"{what} writes into an array that may share memory with another one (NumPy makes "

@@ -49,6 +49,8 @@ from dy2st.runtime.control_flow.assigned import (
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.references import add_stand_in, seen_elsewhere, variable_in_user_code
+from dy2st.runtime.control_flow.rotations import Rotation, counter_step, find_rotations
+from dy2st.runtime.control_flow.rotations import after_loop as rotated_after_loop
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     constant,
@@ -148,17 +150,21 @@ def stage_while_loop(
     state: LoopState,
     loc: SourceLocation | None,
     tracked_kinds: dict[str, int] | None = None,
+    rotations: tuple[Rotation, ...] = (),
 ) -> None:
     """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables.
 
     ``tracked_kinds`` names the 0-d variables whose kind in eager code (0-d array, NumPy scalar,
     Python number) the loop may change (``s = 0.0``, then ``s = s + x[i]``): each gets a carried
     kind code, so the value after the loop is returned as what the iterations that ran left. A
-    first staging finds them, and stages the loop again with them.
+    first staging finds them, and stages the loop again with them. ``rotations``: the cycles of
+    variables the body rotates through array objects (``a, b = b, a``, ``rotations.py``), each
+    with a carried counter; found and staged again the same way.
     """
     original_state, original_body, before = state, body_fn, tuple(state.get())
     state, body_fn, flags, conditional = _with_assigned_flags(builder, state, body_fn)
     state, body_fn, kinds = _with_kind_flags(builder, state, body_fn, tracked_kinds or {})
+    state, body_fn = _with_rotation_counters(state, body_fn, rotations)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     containers = snapshot_containers([cond_fn, body_fn])
@@ -172,13 +178,42 @@ def stage_while_loop(
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
     varying = _kinds_that_vary(state, init, trace.final_state, tracked_kinds or {})
-    if varying:
+    found = _rotations(plan, trace)
+    new_rotations = tuple(rotation for rotation in found if rotation not in rotations)
+    if varying or new_rotations:
         original_state.set(before)
-        stage_while_loop(builder, cond_fn, original_body, original_state, loc, {**(tracked_kinds or {}), **varying})
+        kinds_now = {**(tracked_kinds or {}), **varying}
+        stage_while_loop(builder, cond_fn, original_body, original_state, loc, kinds_now, rotations + new_rotations)
         return
-    _emit(builder, state, init, plan, trace, loc)
+    _emit(builder, state, init, plan, trace, loc, found)
     _attach_kind_flags(state, kinds)
     _guard_first_assignments(state, flags, conditional, loc)
+
+
+def _with_rotation_counters(state: LoopState, body_fn: Callable[[], None], rotations: tuple[Rotation, ...]):
+    """``state`` and ``body_fn`` extended with a carried counter per rotation: the iterations run,
+    modulo the cycle's length (``rotations.py``)."""
+    if not rotations:
+        return state, body_fn
+    counters: dict[str, Any] = {rotation.label: np.int64(0) for rotation in rotations}
+
+    def body() -> None:
+        body_fn()
+        for rotation in rotations:
+            counters[rotation.label] = counter_step(counters[rotation.label], rotation)
+
+    labels = tuple(counters)
+    return _with_extra_variables(state, counters, labels, labels), body
+
+
+def _rotations(plan: _Plan, trace: _Trace) -> list[Rotation]:
+    """The cycles of carried variables the body rotates through the arrays they started with."""
+    members = [
+        (slot.name, slot.obj, slot.origin, end)
+        for slot, end in zip(plan.slots, trace.ends)
+        if slot.name is not None and plan.structures[slot.name].is_leaf
+    ]
+    return find_rotations(members)
 
 
 def _kinds_that_vary(state: LoopState, init: tuple, final: tuple, tracked: dict[str, int]) -> dict[str, int]:
@@ -428,6 +463,7 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     changed = False
     riders = _names_sharing_an_updated_array(plan, trace, loc)
     claimed = set(trace.carried_objects)  # an array object can back one slot only
+    rotating = {name for rotation in _rotations(plan, trace) for name in rotation.names}
     for slot, end in zip(plan.slots, trace.ends):
         if slot.name in riders:
             # Another name for one array the body updates in place: it keeps naming that object,
@@ -435,7 +471,7 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
             del revised.structures[slot.name]
             changed = True
             continue
-        new = _check_slot(builder, slot, end, trace, claimed, loc)
+        new = _check_slot(builder, slot, end, trace, claimed, loc, slot.name in rotating)
         claimed.add(id(new.obj))
         changed |= new is not slot
         revised.slots.append(new)
@@ -534,8 +570,12 @@ def _changed_python_value(name: str, before: Any, after: Any, loc) -> GraphBuild
     )
 
 
-def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, claimed: set[int], loc) -> _Slot:
-    """``slot`` if its value at the end of the body fits its type, else a retyped slot."""
+def _check_slot(
+    builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, claimed: set[int], loc, rotating: bool = False
+) -> _Slot:
+    """``slot`` if its value at the end of the body fits its type, else a retyped slot.
+    ``rotating``: the slot's variable is one of a cycle the body rotates through its arrays
+    (``rotations.py``): after the loop, the arrays take their final contents from the cycle."""
     end_type = static_type(end)
     if end_type is None:
         raise GraphBuildError(
@@ -549,7 +589,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         # The body updates the user's array in place: carry the array object itself, so every
         # name for it (and the caller, for an argument) sees the updates.
         return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
-    if updated_in_place and end is not slot.obj and slot.origin is not None and _seen_elsewhere(slot):
+    if updated_in_place and end is not slot.obj and slot.origin is not None and not rotating and _seen_elsewhere(slot):
         # Updated in place, then rebound: in eager code only the first iteration updates the
         # array object from before the loop, and any other name for it (or the caller, for an
         # argument) sees that update. The loop carries the variable's value only, so refuse.
@@ -687,7 +727,7 @@ def _predicate(builder: GraphBuilder, value: Any) -> Value:
 
 
 # --- emitting the op ----------------------------------------------------------------------------------
-def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, loc) -> None:
+def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, loc, rotations: list[Rotation]) -> None:
     slots = plan.slots
     yields = [value_in_block(builder, v, s.type, trace.body_block) for s, v in zip(slots, trace.end_values)]
     for slot, value in zip(slots, yields):
@@ -706,8 +746,7 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
             final[i] = Undefined(state.names[i])  # not used after the loop (static analysis)
     after_loop: dict[int, Any] = {}
     rebound: list[tuple[Tensor, _Slot, Any]] = []
-    for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
-        result.name_hint = slot.label.split("[")[0]
+    for slot, end, arg, result, yielded in _named_results(op, plan, trace, yields, rotations):
         if yielded is arg and slot.number is not None and slot.type.weak:
             after_loop[id(slot)] = slot.number  # a Python number the body never changed stays one
             continue
@@ -723,12 +762,38 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         after_loop[id(slot)] = slot.obj
         slot.obj._value = result
         builder.log_mutation(slot.obj, slot.init)
+    _rotate(builder, plan, op, rotations, after_loop, loc)
     _refuse_overlapping_carried_views(op, plan, trace, yields, loc)
     _record_shared_memory(rebound, after_loop, plan, trace)
     _refuse_stale_views(rebound, after_loop, plan, trace, yields)
     for name, treedef in plan.structures.items():
         final[state.names.index(name)] = unflatten(treedef, [after_loop[id(s)] for s in plan.leaf_slots(name)])
     state.set(tuple(final))
+
+
+def _named_results(op: Op, plan: _Plan, trace: _Trace, yields: list, rotations: list[Rotation]) -> list[tuple]:
+    """Name each result of the loop after its variable; return (slot, value at the end of the
+    body, body argument, result, yielded value) for each slot but those of a rotation
+    (``_rotate``)."""
+    for slot, result in zip(plan.slots, op.results):
+        result.name_hint = slot.label.split("[")[0]
+    rotating = {name for rotation in rotations for name in rotation.names}
+    carried = zip(plan.slots, trace.ends, trace.body_block.args, op.results, yields)
+    return [entry for entry in carried if entry[0].name not in rotating]
+
+
+def _rotate(builder, plan: _Plan, op: Op, rotations: list[Rotation], after_loop: dict[int, Any], loc) -> None:
+    """The arrays of each rotation take their final contents, and its variables the tensors
+    naming one of them by the rotation's counter (``rotations.after_loop``)."""
+    result_of = {slot.name: result for slot, result in zip(plan.slots, op.results)}
+    for rotation in rotations:
+        members = [plan.leaf_slots(name)[0] for name in rotation.names]
+        origins = [slot.origin for slot in members if slot.origin is not None]
+        assert len(origins) == len(members), "a rotation starts from arrays"
+        counter = result_of[rotation.label]
+        results = [result_of[name] for name in rotation.names]
+        for slot, tensor in zip(members, rotated_after_loop(builder, rotation, counter, origins, results, loc)):
+            after_loop[id(slot)] = tensor
 
 
 def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan, trace: _Trace) -> None:

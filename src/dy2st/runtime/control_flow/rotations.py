@@ -1,0 +1,187 @@
+"""Buffers a tensor loop rotates: double buffering (``a, b = b, a``) and its longer cycles.
+
+A stencil or time stepper writes the next state into one buffer and swaps the names::
+
+    for t in range(steps):
+        b[1:-1] = 0.5 * (a[:-2] + a[2:])
+        a, b = b, a
+
+Each iteration updates the array object ``b`` names in place, then rebinds both names. A loop op
+carries values, not objects: its slots for ``a`` and ``b`` carry what the two variables hold, and
+the body yields ``b``'s new contents as ``a`` and ``a``'s as ``b``, so no array is copied. What a
+slot cannot say is which array object each variable names once the loop is done, or which
+contents each of the caller's arrays ends with: that depends on the trip count's parity, known
+only when the graph runs. So the loop also carries a counter of its iterations modulo the length
+of the cycle (``rotation of a, b``), and after the loop:
+
+- each array object of the cycle takes, by a ``cond`` on the counter, the contents of the variable
+  that names it then (its final contents: the caller's arrays are written back from them);
+- each variable names a new tensor holding its own slot's contents, which the builder records as
+  naming one of the cycle's objects, chosen by the counter (``GraphBuilder.rotated_arrays``):
+  returning it returns that object itself, the caller's array for an argument, as eager code
+  does (``RETURNS_CALLER_ARRAY`` chosen by an output, ``runtime/staging.py``);
+- an in-place update through that tensor (``a[0] = 0`` after the loop) goes, by a ``cond`` on
+  the counter, into the object it names; the tensor may share memory with every object of the
+  cycle (``Tensor._shares``), so reading it after an update of one of the objects through
+  another name is refused. A loop over a Python range is then unrolled, as it was before (each
+  iteration rebinding the names to the very objects); a tensor ``while`` raises at that line.
+  So is a later loop that updates the tensor, or rotates it again: its origin is no array of its
+  own.
+
+A cycle is found from one trace of the body: a variable whose value at the end of the body is the
+array another variable held at its start, every variable of the cycle alike (``find_rotations``).
+A variable holding the array on some paths only is a ``cond`` result, no such array, so a swap
+under a tensor ``if`` (or skipped by a ``break``) is not a rotation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, cast
+
+from dy2st.errors import SourceLocation
+from dy2st.ir.core import COND, YIELD, Block, Region, Value
+from dy2st.ir.symbolic import same_forms
+from dy2st.runtime.control_flow.cond import as_predicate
+from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.tensor import Tensor
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """A cycle of variables a loop body rotates through array objects.
+
+    Attributes:
+        names: the variables in cycle order: at the end of the body, ``names[k]`` names the array
+            ``names[k + 1]`` (``names[0]`` for the last) named at its start.
+    """
+
+    names: tuple[str, ...]
+
+    @property
+    def order(self) -> int:
+        return len(self.names)
+
+    @property
+    def label(self) -> str:
+        """The name of the loop's counter for this cycle (a pseudo-variable the loop carries)."""
+        return "rotation of " + ", ".join(self.names)
+
+
+def find_rotations(members: list[tuple[str, Tensor, Tensor | None, Any]]) -> list[Rotation]:
+    """The cycles among carried variables, each given as (name, the array bound to it at the start
+    of the body, the array from before the loop it stands for, its value at the end of the body).
+
+    A variable joins a cycle when it holds one array (no tuple), no 0-d value and no view, started
+    from an array object of its own before the loop, and ends the body holding the array another
+    such variable started it with; all of a cycle's arrays have one type."""
+    start: dict[int, int] = {}
+    for index, (_, obj, origin, _) in enumerate(members):
+        if _rotatable(obj) and origin is not None and _rotatable(origin):
+            start[id(obj)] = index
+    origins = [id(origin) for _, _, origin, _ in members]
+    following: dict[int, int] = {}
+    for index, (_, obj, _, end) in enumerate(members):
+        if id(obj) in start and isinstance(end, Tensor) and end is not obj and id(end) in start:
+            following[index] = start[id(end)]
+    rotations, seen = [], set()
+    for first in following:
+        if first in seen:
+            continue
+        cycle, index = [first], following[first]
+        while index != first and index in following and index not in cycle:
+            cycle.append(index)
+            index = following[index]
+        if index != first:
+            continue  # a chain that does not close: not a rotation
+        seen.update(cycle)
+        types = [members[k][1].type for k in cycle]
+        distinct = len({origins[k] for k in cycle}) == len(cycle)
+        if distinct and all(same_forms(t.shape, types[0].shape) and t.dtype == types[0].dtype for t in types):
+            rotations.append(Rotation(tuple(members[k][0] for k in cycle)))
+    return rotations
+
+
+def _rotatable(array: Tensor) -> bool:
+    """An array object of its own (no view, nothing it may share, no immutable 0-d value)?"""
+    return (
+        type(array) is Tensor
+        and array.type.ndim > 0
+        and not array._scalar
+        and array._parent is None
+        and not array._shares
+    )
+
+
+def counter_step(counter: Any, rotation: Rotation) -> Any:
+    """The counter after one more iteration: modulo the cycle's length, so it never overflows."""
+    return (counter + 1) % rotation.order
+
+
+def after_loop(
+    builder: GraphBuilder,
+    rotation: Rotation,
+    counter: Value,
+    origins: list[Tensor],
+    results: list[Value],
+    loc: SourceLocation | None,
+) -> list[Tensor]:
+    """Give each array of the cycle its final contents and return the tensor each variable of the
+    cycle names after the loop (see the module docstring).
+
+    Args:
+        counter: the loop's result for the rotation counter (iterations modulo the cycle length).
+        origins: the array each variable named before the loop, in ``rotation.names`` order.
+        results: the loop's result for each variable, in that order.
+    """
+    order = rotation.order
+    # After p iterations variable k names origins[(k + p) % order], so origins[j] holds the
+    # contents of variable (j - p) % order.
+    contents = _switch(builder, counter, [[results[(j - p) % order] for j in range(order)] for p in range(order)], loc)
+    for origin, value in zip(origins, contents):
+        builder.log_mutation(origin, origin._value)
+        origin._value = value
+    variables: list[Tensor] = []
+
+    def share() -> None:
+        shares = tuple((origin, origin._own) for origin in origins)
+        for tensor in variables:
+            tensor._shares = shares
+
+    def updated(tensor: Tensor) -> None:
+        """``tensor`` (a variable of the cycle) was updated in place: the array it names takes
+        its new contents, the others keep theirs."""
+        named = builder.rotated_arrays[id(tensor)][2]
+        options = [[tensor._own if named[p] is origin else origin._own for origin in origins] for p in range(order)]
+        for origin, value in zip(origins, _switch(builder, counter, options, loc)):
+            builder.log_mutation(origin, origin._own)
+            origin._value = value
+        share()
+
+    for k, result in enumerate(results):
+        tensor = Tensor(result, builder)
+        named = tuple(origins[(k + p) % order] for p in range(order))
+        builder.rotated_arrays[id(tensor)] = (tensor, counter, named, updated)
+        variables.append(tensor)
+    share()
+    return variables
+
+
+def _switch(builder: GraphBuilder, counter: Value, options: list[list[Value]], loc, first: int = 0) -> list[Value]:
+    """``options[counter - first]``, by ``cond`` ops whose branches yield one option each (no array
+    is copied: a branch yields a value computed before)."""
+    if len(options) == 1:
+        return options[0]
+    predicate = as_predicate(cast(Tensor, Tensor(counter, builder, scalar=True) == first))
+    then_block, else_block = Block(), Block()
+    with builder.in_block(then_block):
+        builder.emit(YIELD, options[0], loc=loc, result_types=[])
+    with builder.in_block(else_block):
+        rest = _switch(builder, counter, options[1:], loc, first + 1)
+        builder.emit(YIELD, rest, loc=loc, result_types=[])
+    types = [value.type for value in options[0]]
+    regions = [Region(then_block), Region(else_block)]
+    op = builder.emit(COND, [predicate], regions=regions, loc=loc, result_types=types)
+    for result, value in zip(op.results, options[0]):
+        result.name_hint = value.name_hint
+    return list(op.results)
