@@ -82,6 +82,15 @@ def element_loops(steps, a, b):
     return a
 
 
+def inner_time_steps(steps, a, b):
+    for cycle in range(steps):
+        for t in range(5):
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])
+            a, b = b, a
+        a[0] += 1.0
+    return a
+
+
 def both_returned(steps, a, b):
     for t in range(steps):
         b[1:-1] = 0.5 * (a[:-2] + a[2:])
@@ -131,6 +140,7 @@ CASES = {
     "heat_2d": (heat_2d, lambda: (vector(30).reshape(5, 6), vector(30, seed=1).reshape(5, 6))),
     "element_loops": (element_loops, lambda: (vector(), vector(seed=1))),
     "both": (both_returned, lambda: (vector(), vector(seed=1))),
+    "nested": (inner_time_steps, lambda: (vector(), vector(seed=1))),
     "updated_after": (updated_after_the_loop, lambda: (vector(), vector(seed=1))),
 }
 

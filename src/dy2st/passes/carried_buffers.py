@@ -8,16 +8,25 @@ seem to overwrite what ``a`` still holds, and the update would copy ``b`` (or ch
 at every iteration. This module proves the opposite where it holds: the positions of a
 *rotation group* hold pairwise disjoint buffers at every iteration, when
 
-- the loop starts them from distinct arrays, each a graph argument the function updates in place
-  (the caller runs the Python function when two such arguments overlap, ``Program.runs_eagerly``)
-  or the result of an op that returns a new array (``MemoryTarget.returns_fresh``);
-- and the body yields at each of them an array that comes from its argument at another (or the
-  same) position of the group, each argument feeding one position (``carried_from``).
+- the loop *permutes* them: the body yields at each an array that comes from its argument at
+  another (or the same) position of the group, each argument feeding one position
+  (``RotationGroups.permuting``);
+- and the loop starts them from distinct arrays: results of ops that return new arrays
+  (``MemoryTarget.returns_fresh``), and either graph arguments the function updates in place (the
+  caller runs the Python function when two such arguments overlap, ``Program.runs_eagerly``) or
+  arguments of one enclosing loop at positions of its own rotation group.
 
-An array that "comes from" an argument is that argument's buffer or a new one: the argument
-itself, a view of it, a functional update of it (in place, or a copy), the result of an inner
-loop that hands back what it was given, or a ``copy_if_overlapping`` of it. By induction, what
-the positions hold is pairwise disjoint at every iteration.
+An array that "comes from" an argument (``RotationGroups.root``) is that argument's buffer or a
+new one: the argument itself, a view of it, a functional update of it (in place, or a copy), a
+``copy_if_overlapping`` of it, or the result of an inner loop that hands back what it was given.
+By induction, what the positions hold is pairwise disjoint at every iteration, and so are the
+loop's results there.
+
+Loops nest: an inner loop that permutes arrays coming from an outer loop's arguments (a stencil's
+time steps inside an outer iteration) ends with those arrays in some order, so the outer loop's
+yields may come from its results, each inner loop's results counting as one set of sources. That
+a loop permutes is structural and asks only about the loops inside it; that its starts are
+distinct asks only about the loops around it: neither question comes back.
 """
 
 from __future__ import annotations
@@ -28,98 +37,6 @@ from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.passes.memory_plan import MemoryTarget
 
 
-def arguments_carried_from(value: Value) -> list[Value]:
-    """The block arguments ``value`` comes from, innermost first: the one ``carried_from`` gives,
-    then, while that is the body argument of a loop that hands back what it was given there
-    (an inner loop updating ``b[i]`` in place), the one that loop's initial value comes from."""
-    chain: list[Value] = []
-    argument = carried_from(value)
-    while argument is not None and argument not in chain:
-        chain.append(argument)
-        region = argument.owner.parent if isinstance(argument.owner, Block) else None
-        loop = region.parent if region is not None else None
-        if loop is None or loop.name != WHILE_LOOP or region is not loop.regions[1]:
-            break
-        if carried_from(region.block.ops[-1].operands[argument.index]) is not argument:
-            break
-        argument = carried_from(loop.operands[argument.index])
-    return chain
-
-
-def carried_from(value: Value, seen: set[Value] | None = None) -> Value | None:
-    """The block argument ``value`` comes from (its buffer, or a new one: module docstring), or
-    None when it may come from anything else."""
-    seen = set() if seen is None else seen
-    while True:
-        if value in seen:
-            return None
-        seen.add(value)
-        owner = value.owner
-        if isinstance(owner, Block):
-            return value
-        assert isinstance(owner, Op), "a value is a block argument or an op result"
-        opdef = get_op(owner.name)
-        index = owner.results.index(value)
-        in_place = in_place_results(owner)
-        if index in in_place:
-            value = owner.operands[in_place[index]]
-        elif opdef.updates_operand is not None and len(owner.results) == 1:
-            value = owner.operands[opdef.updates_operand]
-        elif opdef.view and owner.operands:
-            value = owner.operands[0]
-        elif owner.name == COPY_IF_OVERLAPPING:
-            value = owner.operands[0]
-        elif owner.name == WHILE_LOOP:
-            body = owner.regions[1].block
-            if carried_from(body.ops[-1].operands[index]) is not body.args[index]:
-                return None
-            value = owner.operands[index]
-        else:
-            return None
-
-
-def rotation_group(loop: Op, written_arguments: set[int], graph_body: Block, target: MemoryTarget) -> set[int]:
-    """The positions of ``loop`` that hold pairwise disjoint buffers at every iteration (the
-    module docstring): empty unless at least two positions qualify."""
-    body = loop.regions[1].block
-    yielded = body.ops[-1].operands
-    feeds: dict[int, int] = {}
-    for position, value in enumerate(yielded):
-        if value.type.ndim == 0:
-            continue
-        source = carried_from(value)
-        if source is not None and source.owner is body:
-            feeds[position] = source.index
-    group = set(feeds)
-    while True:  # keep the positions fed by a position of the group, each by one of its own
-        sources = [feeds[position] for position in group]
-        kept = {p for p in group if feeds[p] in group and sources.count(feeds[p]) == 1}
-        kept = {p for p in kept if p in sources}
-        if kept == group:
-            break
-        group = kept
-    if len(group) < 2 or not _distinct_starts(
-        [loop.operands[p] for p in sorted(group)], written_arguments, graph_body, target
-    ):
-        return set()
-    return group
-
-
-def _distinct_starts(values: list[Value], written_arguments: set[int], graph_body: Block, target: MemoryTarget) -> bool:
-    """Are ``values`` distinct arrays that share no memory: graph arguments the function updates
-    in place, or results of ops that return new arrays?"""
-    if len(set(values)) != len(values):
-        return False
-    for value in values:
-        owner = value.owner
-        if owner is graph_body:
-            if value.index not in written_arguments:
-                return False
-        elif not isinstance(owner, Op) or not target.returns_fresh(owner) or in_place_results(owner):
-            return False
-    return True
-
-
 def written_arguments(graph: Graph) -> set[int]:
     """Indices of the graph arguments the function updates in place (written back after a call)."""
     terminator = graph.body.terminator
@@ -127,30 +44,175 @@ def written_arguments(graph: Graph) -> set[int]:
     return {index for index in targets if index is not None}
 
 
+def _loop_of_body(block: Block) -> Op | None:
+    """The loop whose body ``block`` is, if any."""
+    region = block.parent
+    loop = region.parent if region is not None else None
+    return loop if loop is not None and loop.name == WHILE_LOOP and region is loop.regions[1] else None
+
+
 class RotationGroups:
-    """The rotation groups of a graph's loops, found when first asked about."""
+    """The rotation groups of a graph's loops (module docstring), found when first asked about."""
 
     def __init__(self, graph: Graph, target: MemoryTarget):
         self.graph = graph
         self.target = target
         self.written = written_arguments(graph)
-        self._groups: dict[Op, set[int]] = {}
+        self._groups: dict[Op, frozenset[int]] = {}
+        self._permuting: dict[Op, frozenset[int]] = {}
+
+    # --- where a value's buffer comes from ------------------------------------------------------
+    def root(self, value: Value) -> Value | None:
+        """The block argument, or the result of a loop at a position of its rotation group, that
+        ``value`` comes from (its buffer, or a new one), or None when it may come from anything
+        else."""
+        seen: set[Value] = set()
+        while value not in seen:
+            seen.add(value)
+            owner = value.owner
+            if isinstance(owner, Block):
+                return value
+            assert isinstance(owner, Op), "a value is a block argument or an op result"
+            index = owner.results.index(value)
+            if owner.name == WHILE_LOOP:
+                body = owner.regions[1].block
+                if self.root(body.ops[-1].operands[index]) is body.args[index]:
+                    value = owner.operands[index]  # handed back as it was given
+                    continue
+                return value if index in self.permuting(owner) else None
+            following = _operand_shared(owner, index)
+            if following is None:
+                return None
+            value = following
+        return None
+
+    def roots(self, value: Value) -> list[Value]:
+        """``root(value)``, then, while that is the body argument of a loop that hands back what it
+        was given there (an inner loop updating ``b[i]`` in place), the root of that loop's
+        initial value."""
+        chain: list[Value] = []
+        current = self.root(value)
+        while current is not None and current not in chain:
+            chain.append(current)
+            loop = _loop_of_body(current.owner) if isinstance(current.owner, Block) else None
+            if loop is None or self.root(loop.regions[1].block.ops[-1].operands[current.index]) is not current:
+                break
+            current = self.root(loop.operands[current.index])
+        return chain
 
     def apart(self, value: Value, other: Value) -> bool:
         """Do ``value`` and ``other`` come from two positions of one rotation group (so they share
         no memory although buffer classes join them)?"""
-        theirs = {argument.owner: argument for argument in arguments_carried_from(other)}
-        for mine in arguments_carried_from(value):
-            match = theirs.get(mine.owner)
+        theirs = {id(root.owner): root for root in self.roots(other)}
+        for mine in self.roots(value):
+            match = theirs.get(id(mine.owner))
             if match is None:
                 continue
             if match is mine:
-                return False  # the same argument: the same buffer, or a new one made from it
-            region = mine.owner.parent if isinstance(mine.owner, Block) else None
-            loop = region.parent if region is not None else None
-            if loop is None or loop.name != WHILE_LOOP or region is not loop.regions[1]:
+                return False  # the same buffer, or a new one made from it
+            loop = _loop_of_body(mine.owner) if isinstance(mine.owner, Block) else mine.owner
+            if not isinstance(loop, Op) or loop.name != WHILE_LOOP:
                 return False
-            if loop not in self._groups:
-                self._groups[loop] = rotation_group(loop, self.written, self.graph.body, self.target)
-            return mine.index in self._groups[loop] and match.index in self._groups[loop]
+            group = self.group(loop)
+            return mine.index in group and match.index in group
         return False
+
+    # --- rotation groups --------------------------------------------------------------------------
+    def group(self, loop: Op) -> frozenset[int]:
+        """The positions of ``loop`` that hold pairwise disjoint buffers at every iteration: those
+        it permutes (``permuting``), when it starts them from distinct arrays."""
+        if loop not in self._groups:
+            positions = self.permuting(loop)
+            distinct = self._distinct_starts([loop.operands[p] for p in sorted(positions)])
+            self._groups[loop] = positions if len(positions) >= 2 and distinct else frozenset()
+        return self._groups[loop]
+
+    def permuting(self, loop: Op) -> frozenset[int]:
+        """The positions whose yielded arrays come from the arguments at those positions, each
+        argument's buffer going to one position (or made anew): whatever the loop starts them
+        from, it ends with those arrays, in some order. Inner loops are asked first (they are
+        nested in the body), so the question never comes back to ``loop``."""
+        if loop in self._permuting:
+            return self._permuting[loop]
+        body = loop.regions[1].block
+        sources: dict[int, tuple[Op | None, frozenset[int]]] = {}
+        for position, value in enumerate(body.ops[-1].operands):
+            if value.type.ndim:
+                found = self._sources(value, body)
+                if found is not None:
+                    sources[position] = found
+        group = set(sources)
+        while True:  # keep the positions fed from positions of the group, each by one source set
+            kept = {p for p in group if sources[p][1] <= group and self._feeds_once(p, group, sources)}
+            used = set().union(*(sources[p][1] for p in kept)) if kept else set()
+            kept = {p for p in kept if p in used}
+            if kept == group:
+                break
+            group = kept
+        self._permuting[loop] = frozenset(group)
+        return self._permuting[loop]
+
+    def _sources(self, value: Value, body: Block) -> tuple[Op | None, frozenset[int]] | None:
+        """Where a value the body yields comes from: one of its arguments (None, {index}), or the
+        results of an inner loop that rotates arrays coming from its arguments (that loop, the
+        arguments' indices)."""
+        root = self.root(value)
+        if root is None:
+            return None
+        if root.owner is body:
+            return None, frozenset({root.index})
+        inner = root.owner
+        if not isinstance(inner, Op) or inner.parent is not body:
+            return None
+        starts = [self.root(inner.operands[j]) for j in self.permuting(inner)]
+        if any(start is None or start.owner is not body for start in starts):
+            return None
+        return inner, frozenset(start.index for start in starts if start is not None)
+
+    @staticmethod
+    def _feeds_once(position: int, group: set[int], sources: dict[int, tuple[Op | None, frozenset[int]]]) -> bool:
+        """Does no other position of the group take ``position``'s sources (an inner loop's
+        results count once, at as many positions as the loop has sources)?"""
+        token, mine = sources[position]
+        sharing = [p for p in group if sources[p][1] & mine]
+        if token is None:
+            return sharing == [position]
+        return len(sharing) == len(mine) and all(sources[p] == (token, mine) for p in sharing)
+
+    def _distinct_starts(self, values: list[Value]) -> bool:
+        """Are ``values`` distinct arrays that share no memory: results of ops that return new
+        arrays, and either graph arguments the function updates in place or arguments of one
+        enclosing loop at positions of its rotation group?"""
+        if len(set(values)) != len(values):
+            return False
+        blocks = set()
+        for value in values:
+            owner = value.owner
+            if isinstance(owner, Op):
+                if not self.target.returns_fresh(owner) or in_place_results(owner):
+                    return False
+            elif owner is self.graph.body:
+                if value.index not in self.written:
+                    return False
+                blocks.add(id(owner))
+            else:
+                assert isinstance(owner, Block)
+                loop = _loop_of_body(owner)
+                if loop is None or value.index not in self.group(loop):
+                    return False
+                blocks.add(id(owner))
+        return len(blocks) <= 1
+
+
+def _operand_shared(op: Op, index: int) -> Value | None:
+    """The operand whose buffer ``op``'s result ``index`` is or views, for an op whose result is
+    that buffer or a new one: a view, an update (in place or a copy), an overlap check."""
+    in_place = in_place_results(op)
+    opdef = get_op(op.name)
+    if index in in_place:
+        return op.operands[in_place[index]]
+    if opdef.updates_operand is not None and len(op.results) == 1:
+        return op.operands[opdef.updates_operand]
+    if (opdef.view or op.name == COPY_IF_OVERLAPPING) and op.operands:
+        return op.operands[0]
+    return None

@@ -199,8 +199,9 @@ def _with_rotation_counters(state: LoopState, body_fn: Callable[[], None], rotat
 
     def body() -> None:
         body_fn()
+        values = dict(zip(state.names, state.get()))
         for rotation in rotations:
-            counters[rotation.label] = counter_step(counters[rotation.label], rotation)
+            counters[rotation.label] = counter_step(counters[rotation.label], rotation, values[rotation.names[0]])
 
     labels = tuple(counters)
     return _with_extra_variables(state, counters, labels, labels), body

@@ -31,7 +31,9 @@ of the cycle (``rotation of a, b``), and after the loop:
 A cycle is found from one trace of the body: a variable whose value at the end of the body is the
 array another variable held at its start, every variable of the cycle alike (``find_rotations``).
 A variable holding the array on some paths only is a ``cond`` result, no such array, so a swap
-under a tensor ``if`` (or skipped by a ``break``) is not a rotation.
+under a tensor ``if`` (or skipped by a ``break``) is not a rotation. An inner loop's rotation of
+the same variables (time steps inside an outer iteration) is one too: each outer iteration moves
+the cycle on by the inner loop's counter instead of one step.
 """
 
 from __future__ import annotations
@@ -82,8 +84,9 @@ def find_rotations(members: list[tuple[str, Tensor, Tensor | None, Any]]) -> lis
     origins = [id(origin) for _, _, origin, _ in members]
     following: dict[int, int] = {}
     for index, (_, obj, _, end) in enumerate(members):
-        if id(obj) in start and isinstance(end, Tensor) and end is not obj and id(end) in start:
-            following[index] = start[id(end)]
+        after = _one_step_on(obj, end)
+        if id(obj) in start and after is not None and id(after) in start:
+            following[index] = start[id(after)]
     rotations, seen = [], set()
     for first in following:
         if first in seen:
@@ -95,11 +98,52 @@ def find_rotations(members: list[tuple[str, Tensor, Tensor | None, Any]]) -> lis
         if index != first:
             continue  # a chain that does not close: not a rotation
         seen.update(cycle)
-        types = [members[k][1].type for k in cycle]
-        distinct = len({origins[k] for k in cycle}) == len(cycle)
-        if distinct and all(same_forms(t.shape, types[0].shape) and t.dtype == types[0].dtype for t in types):
+        if _one_rotation(cycle, members, origins):
             rotations.append(Rotation(tuple(members[k][0] for k in cycle)))
     return rotations
+
+
+def _one_rotation(cycle: list[int], members: list, origins: list[int]) -> bool:
+    """Is the cycle one rotation: distinct arrays of one type, each variable moved on by the same
+    steps (one, or an inner loop's counter whose choices are the cycle's arrays)?"""
+    types = [members[k][1].type for k in cycle]
+    if len({origins[k] for k in cycle}) != len(cycle):
+        return False
+    if not all(same_forms(t.shape, types[0].shape) and t.dtype == types[0].dtype for t in types):
+        return False
+    # Not a static swap of some variables and an inner loop's rotation of others.
+    return len({_step_of(members[k][3]) for k in cycle}) == 1 and _steps_fit(cycle, members)
+
+
+def _one_step_on(obj: Tensor, end: Any) -> Tensor | None:
+    """The array a variable that held ``obj`` at the start of the body holds at its end, if
+    another: ``end``; or, for a variable an inner loop rotated (``GraphBuilder.rotated_arrays``)
+    whose choices start from ``obj``, the choice one step on."""
+    if not isinstance(end, Tensor) or end is obj:
+        return None
+    rotated = end._builder.rotated_arrays.get(id(end))
+    if rotated is None or rotated[0] is not end:
+        return end
+    named = rotated[2]
+    return named[1] if named[0] is obj and len(named) > 1 else None
+
+
+def _step_of(end: Any) -> Value | None:
+    """The counter of the inner loop that rotated ``end`` (the steps one iteration takes), or
+    None for one step."""
+    rotated = end._builder.rotated_arrays.get(id(end))
+    return rotated[1] if rotated is not None and rotated[0] is end else None
+
+
+def _steps_fit(cycle: list[int], members: list[tuple[str, Tensor, Tensor | None, Any]]) -> bool:
+    """Does an inner loop's rotation, if the cycle is one, choose among the cycle's arrays only?"""
+    objects = {id(members[k][1]) for k in cycle}
+    for k in cycle:
+        end = members[k][3]
+        rotated = end._builder.rotated_arrays.get(id(end))
+        if rotated is not None and rotated[0] is end and {id(o) for o in rotated[2]} != objects:
+            return False
+    return True
 
 
 def _rotatable(array: Tensor) -> bool:
@@ -113,9 +157,14 @@ def _rotatable(array: Tensor) -> bool:
     )
 
 
-def counter_step(counter: Any, rotation: Rotation) -> Any:
-    """The counter after one more iteration: modulo the cycle's length, so it never overflows."""
-    return (counter + 1) % rotation.order
+def counter_step(counter: Any, rotation: Rotation, end: Any) -> Any:
+    """The counter after one more iteration, whose body leaves the cycle's first variable holding
+    ``end``: one step on, or as many as the inner loop that rotated it took (``_step_of``);
+    modulo the cycle's length, so it never overflows."""
+    step = _step_of(end) if isinstance(end, Tensor) else None
+    if step is None:
+        return (counter + 1) % rotation.order
+    return (counter + Tensor(step, end._builder, scalar=True)) % rotation.order
 
 
 def after_loop(
