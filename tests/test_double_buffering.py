@@ -306,3 +306,31 @@ def test_a_range_loop_unrolls_where_a_rotated_array_is_read_after_an_update_thro
     for steps in (7, 8):
         assert_like_eager(static, check, steps, vector(), vector(seed=1))
         assert "unrolled" in static.graph(steps, vector(), vector(seed=1)).notes[0]
+
+
+def fails_midway(steps, a, b, k):
+    n = a.shape[0]
+    for t in range(steps):
+        for i in range(1, n - 1):
+            b[i] = 0.5 * (a[i - 1] + a[i + 1])
+        b[t * k] = -1.0  # out of bounds once t * k >= n
+        a, b = b, a
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_error_midway_leaves_the_arguments_as_eager_code_does(backend):
+    static = converted(fails_midway, backend)
+    for steps in (2, 3, 6, 7):  # 12 elements, k = 2: the seventh iteration (t = 6) raises
+        eager_args, converted_args = (vector(), vector(seed=1)), (vector(), vector(seed=1))
+        try:
+            expected = fails_midway(steps, *eager_args, 2)
+        except IndexError:
+            expected = IndexError
+        if expected is IndexError:
+            with pytest.raises(IndexError):
+                static(steps, *converted_args, 2)
+        else:
+            same_value(static(steps, *converted_args, 2), expected)
+        for a, e in zip(converted_args, eager_args):
+            same_value(a, e)

@@ -12,9 +12,10 @@ at every iteration. This module proves the opposite where it holds: the position
   another (or the same) position of the group, each argument feeding one position
   (``RotationGroups.permuting``);
 - and the loop starts them from distinct arrays: results of ops that return new arrays
-  (``MemoryTarget.returns_fresh``), and either graph arguments the function updates in place (the
-  caller runs the Python function when two such arguments overlap, ``Program.runs_eagerly``) or
-  arguments of one enclosing loop at positions of its own rotation group.
+  (``MemoryTarget.returns_fresh``, or made from no array: ``np.zeros_like``), and either graph
+  arguments the function updates in place (the caller runs the Python function when two such
+  arguments overlap, ``Program.runs_eagerly``) or arguments of one enclosing loop at positions of
+  its own rotation group.
 
 An array that "comes from" an argument (``RotationGroups.root``) is that argument's buffer or a
 new one: the argument itself, a view of it, a functional update of it (in place, or a copy), a
@@ -31,7 +32,7 @@ distinct asks only about the loops around it: neither question comes back.
 
 from __future__ import annotations
 
-from dy2st.ir.core import WHILE_LOOP, WRITES_BACK, Block, Graph, Op, Value
+from dy2st.ir.core import CONST, WHILE_LOOP, WRITES_BACK, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op, in_place_results
 from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.passes.memory_plan import MemoryTarget
@@ -181,7 +182,7 @@ class RotationGroups:
 
     def _distinct_starts(self, values: list[Value]) -> bool:
         """Are ``values`` distinct arrays that share no memory: results of ops that return new
-        arrays, and either graph arguments the function updates in place or arguments of one
+        arrays (``_new_array``), and either graph arguments the function updates in place or arguments of one
         enclosing loop at positions of its rotation group?"""
         if len(set(values)) != len(values):
             return False
@@ -189,7 +190,7 @@ class RotationGroups:
         for value in values:
             owner = value.owner
             if isinstance(owner, Op):
-                if not self.target.returns_fresh(owner) or in_place_results(owner):
+                if not _new_array(owner, self.target):
                     return False
             elif owner is self.graph.body:
                 if value.index not in self.written:
@@ -216,3 +217,12 @@ def _operand_shared(op: Op, index: int) -> Value | None:
     if (opdef.view or op.name == COPY_IF_OVERLAPPING) and op.operands:
         return op.operands[0]
     return None
+
+
+def _new_array(op: Op, target: MemoryTarget) -> bool:
+    """Does ``op`` make a new array: one that returns fresh arrays and runs in none of its
+    operands' buffers, or one made from no array (``np.zeros_like``, ``np.empty``: ``full``,
+    ``empty``), other than a constant the graph keeps across calls?"""
+    if in_place_results(op) or op.name == CONST:
+        return False
+    return target.returns_fresh(op) or not any(operand.type.ndim for operand in op.operands)

@@ -184,35 +184,30 @@ def after_loop(
         results: the loop's result for each variable, in that order.
     """
     order = rotation.order
-    # After p iterations variable k names origins[(k + p) % order], so origins[j] holds the
-    # contents of variable (j - p) % order.
-    contents = _switch(builder, counter, [[results[(j - p) % order] for j in range(order)] for p in range(order)], loc)
-    for origin, value in zip(origins, contents):
-        builder.log_mutation(origin, origin._value)
-        origin._value = value
-    variables: list[Tensor] = []
+    variables = [Tensor(result, builder) for result in results]
 
-    def share() -> None:
+    def assign() -> None:
+        """Give each array the contents of the variable naming it: after p iterations variable k
+        names origins[(k + p) % order], so origins[j] holds variable (j - p) % order's. Only the
+        variables' contents are read (not the arrays' old ones), so an update through a variable
+        after the loop still runs in place."""
+        options = [[variables[(j - p) % order]._own for j in range(order)] for p in range(order)]
+        for origin, value in zip(origins, _switch(builder, counter, options, loc)):
+            builder.log_mutation(origin, origin._own)
+            origin._value = value
         shares = tuple((origin, origin._own) for origin in origins)
         for tensor in variables:
             tensor._shares = shares
 
     def updated(tensor: Tensor) -> None:
-        """``tensor`` (a variable of the cycle) was updated in place: the array it names takes
-        its new contents, the others keep theirs."""
-        named = builder.rotated_arrays[id(tensor)][2]
-        options = [[tensor._own if named[p] is origin else origin._own for origin in origins] for p in range(order)]
-        for origin, value in zip(origins, _switch(builder, counter, options, loc)):
-            builder.log_mutation(origin, origin._own)
-            origin._value = value
-        share()
+        """A variable of the cycle was updated in place: the array it names takes its new
+        contents, the others keep theirs (which the other variables hold)."""
+        assign()
 
-    for k, result in enumerate(results):
-        tensor = Tensor(result, builder)
+    for k, tensor in enumerate(variables):
         named = tuple(origins[(k + p) % order] for p in range(order))
         builder.rotated_arrays[id(tensor)] = (tensor, counter, named, updated)
-        variables.append(tensor)
-    share()
+    assign()
     return variables
 
 
