@@ -334,3 +334,25 @@ def test_an_error_midway_leaves_the_arguments_as_eager_code_does(backend):
             same_value(static(steps, *converted_args, 2), expected)
         for a, e in zip(converted_args, eager_args):
             same_value(a, e)
+
+
+def smoothed_energy(x, steps):
+    a = x * 1.0
+    b = np.zeros_like(a)
+    for t in range(steps):
+        b[1:-1] = 0.5 * (a[:-2] + a[2:]) * np.tanh(a[1:-1])
+        a, b = b, a
+    return (a * a).sum()
+
+
+@pytest.mark.parametrize("steps", [5, 6])
+def test_gradients_flow_through_swapped_buffers(steps):
+    x = vector() + 0.5
+    grad = dy2st.grad(smoothed_energy)(x.copy(), steps)
+    eps = 1e-6
+    for i in range(len(x)):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        expected = (smoothed_energy(up, steps) - smoothed_energy(down, steps)) / (2 * eps)
+        assert abs(grad[i] - expected) <= 1e-6 * max(1.0, abs(expected))
