@@ -288,9 +288,51 @@ def test_a_tensor_while_refuses_reading_a_rotated_array_after_updating_it_throug
     static = dy2st.to_static(read_after_an_update_through_another_name)
     with pytest.raises(dy2st.GraphBuildError) as caught:
         static(vector(), vector(seed=1), np.array(3))
-    line = read_after_an_update_through_another_name.__code__.co_firstlineno + 8
-    assert f"test_double_buffering.py:{line}" in str(caught.value)
-    assert "may share memory with an array that was updated in place" in str(caught.value)
+    first_line = read_after_an_update_through_another_name.__code__.co_firstlineno
+    text = str(caught.value)
+    assert f"test_double_buffering.py:{first_line + 8}" in text  # return a.sum()
+    assert f"'a' names one of the arrays the loop at line {first_line + 3} swaps" in text
+    assert "updated in place since through another name" in text
+
+
+def two_phases(a, b, n):
+    k = np.array(0)
+    while k < n:
+        b[1:-1] = 0.5 * (a[:-2] + a[2:])
+        a, b = b, a
+        k += 1
+    while k < 2 * n:
+        b[1:-1] = 0.25 * (a[:-2] + a[2:]) + 0.5 * a[1:-1]
+        a, b = b, a
+        k += 1
+    return a
+
+
+def test_a_second_tensor_loop_swapping_the_same_buffers_is_refused_naming_the_variable():
+    with pytest.raises(dy2st.GraphBuildError) as caught:
+        dy2st.to_static(two_phases)(vector(), vector(seed=1), np.array(3))
+    first_line = two_phases.__code__.co_firstlineno
+    text = str(caught.value)
+    assert f"test_double_buffering.py:{first_line + 7}" in text  # the second loop's update
+    assert f"names one of the arrays the loop at line {first_line + 2} swaps" in text
+    assert "writes into an array a loop swapped" in text
+
+
+def test_a_second_range_loop_swapping_the_same_buffers_unrolls():
+    def phases(steps, a, b):
+        for t in range(steps):
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])
+            a, b = b, a
+        for t in range(steps):
+            b[1:-1] = 0.25 * (a[:-2] + a[2:]) + 0.5 * a[1:-1]
+            a, b = b, a
+        return a
+
+    static = dy2st.to_static(phases, static_argnums=(0,))
+    for steps in (7, 8):
+        assert_like_eager(static, phases, steps, vector(), vector(seed=1))
+    first, second = static.graph(7, vector(), vector(seed=1)).notes
+    assert "rolled into a while_loop" in first and "unrolled" in second
 
 
 def test_a_range_loop_unrolls_where_a_rotated_array_is_read_after_an_update_through_another_name():

@@ -204,9 +204,14 @@ def after_loop(
         contents, the others keep theirs (which the other variables hold)."""
         assign()
 
+    line = f" at line {loc.lineno}" if loc is not None else ""
     for k, tensor in enumerate(variables):
         named = tuple(origins[(k + p) % order] for p in range(order))
-        builder.rotated_arrays[id(tensor)] = (tensor, counter, named, updated)
+        what = (
+            f"'{rotation.names[k]}' names one of the arrays the loop{line} swaps ({', '.join(rotation.names)}), "
+            "which one known only when the graph runs"
+        )
+        builder.rotated_arrays[id(tensor)] = (tensor, counter, named, updated, what)
     assign()
     return variables
 
