@@ -182,27 +182,31 @@ class RotationGroups:
 
     def _distinct_starts(self, values: list[Value]) -> bool:
         """Are ``values`` distinct arrays that share no memory: results of ops that return new
-        arrays (``_new_array``), and either graph arguments the function updates in place or arguments of one
-        enclosing loop at positions of its rotation group?"""
-        if len(set(values)) != len(values):
-            return False
-        blocks = set()
+        arrays (``_new_array``), and arrays that come (``root``) from distinct places of one
+        source: graph arguments the function updates in place, the arguments of one enclosing
+        loop at positions of its rotation group, or the results of one earlier loop at positions
+        of its rotation group (two loops swapping the same buffers one after the other)?"""
+        roots: list[Value] = []
+        sources = set()
         for value in values:
-            owner = value.owner
-            if isinstance(owner, Op):
-                if not _new_array(owner, self.target):
+            if isinstance(value.owner, Op) and _new_array(value.owner, self.target):
+                continue
+            root = self.root(value)
+            if root is None:
+                return False
+            owner = root.owner
+            if owner is self.graph.body:
+                if root.index not in self.written:
                     return False
-            elif owner is self.graph.body:
-                if value.index not in self.written:
-                    return False
-                blocks.add(id(owner))
-            else:
-                assert isinstance(owner, Block)
+            elif isinstance(owner, Block):
                 loop = _loop_of_body(owner)
-                if loop is None or value.index not in self.group(loop):
+                if loop is None or root.index not in self.group(loop):
                     return False
-                blocks.add(id(owner))
-        return len(blocks) <= 1
+            elif root.index not in self.group(owner):
+                return False
+            roots.append(root)
+            sources.add(id(owner))
+        return len(set(roots)) == len(roots) and len(sources) <= 1
 
 
 def _operand_shared(op: Op, index: int) -> Value | None:

@@ -423,8 +423,11 @@ class Tensor:
         if entry is not None and entry[0] is self:
             return entry[4]
         shared = {id(array) for array, _ in self._shares}
-        for tensor, _, named, _, what in rotated.values():
-            if id(tensor) in shared or any(id(array) in shared for array in named):
+        for tensor, _, _, _, what in rotated.values():
+            if id(tensor) in shared:  # a loop's copy of the variable
+                return what
+        for _, _, named, _, what in rotated.values():
+            if any(id(array) in shared for array in named):
                 return what
         return None
 

@@ -49,7 +49,15 @@ from dy2st.runtime.control_flow.assigned import (
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.references import add_stand_in, seen_elsewhere, variable_in_user_code
-from dy2st.runtime.control_flow.rotations import Rotation, counter_step, find_rotations
+from dy2st.runtime.control_flow.rotations import (
+    Rotation,
+    base_array,
+    counter_step,
+    find_rotations,
+    first_count,
+    is_swapped,
+    swapped_arrays_to_carry,
+)
 from dy2st.runtime.control_flow.rotations import after_loop as rotated_after_loop
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
@@ -195,7 +203,8 @@ def _with_rotation_counters(state: LoopState, body_fn: Callable[[], None], rotat
     modulo the cycle's length (``rotations.py``)."""
     if not rotations:
         return state, body_fn
-    counters: dict[str, Any] = {rotation.label: np.int64(0) for rotation in rotations}
+    values = dict(zip(state.names, state.get()))
+    counters: dict[str, Any] = {rotation.label: first_count(values[rotation.names[0]]) for rotation in rotations}
 
     def body() -> None:
         body_fn()
@@ -396,13 +405,14 @@ def _stageable(leaves: list[Any]) -> bool:
 
 def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> _Plan:
     plan = _Plan([], {})
+    swapped = swapped_arrays_to_carry(builder, state.names, init)
     for name, value in zip(state.names, init):
         treedef, leaves = _flat(value)
         if name not in state.carried or not _stageable(leaves):
             continue  # Python values ride along unchanged; undefined ones wait for the first trace
         if _is_view_variable(value):
             continue  # it follows its base, which is carried if the body updates it (``_revise``)
-        _add_variable_slots(builder, plan, name, treedef, leaves, loc)
+        _add_variable_slots(builder, plan, name, treedef, leaves, loc, swapped)
     return plan
 
 
@@ -412,7 +422,18 @@ def _is_view_variable(value: Any) -> bool:
     return isinstance(value, Tensor) and value._parent is not None
 
 
-def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: TreeDef, leaves: list, loc) -> None:
+def _add_variable_slots(
+    builder: GraphBuilder,
+    plan: _Plan,
+    name: str,
+    treedef: TreeDef,
+    leaves: list,
+    loc,
+    swapped: frozenset[int] = frozenset(),
+) -> None:
+    """Slots for carried variable ``name``. ``swapped``: the ids of arrays an earlier loop swapped
+    that this loop may update and swap again (``rotations.swapped_arrays_to_carry``): their copies
+    share nothing."""
     plan.structures[name] = treedef
     for j, leaf in enumerate(leaves):
         label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
@@ -421,7 +442,10 @@ def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: 
             # the value from before the loop, unless the body updates it in place. A copy of a
             # view keeps what the view may share, so it is not read after its base changes. The
             # same class: a Python number (PythonNumber) keeps Python's operators in the body.
-            copy = type(leaf)(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
+            aliases = () if id(leaf) in swapped else leaf._aliases()
+            if is_swapped(leaf) and id(leaf) not in swapped:
+                aliases = (*aliases, (leaf, leaf._own))  # refusals then name its variable
+            copy = type(leaf)(leaf._value, builder, aliases, scalar=leaf._scalar)
             copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
             add_stand_in(copy, leaf)
             plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
@@ -789,7 +813,7 @@ def _rotate(builder, plan: _Plan, op: Op, rotations: list[Rotation], after_loop:
     result_of = {slot.name: result for slot, result in zip(plan.slots, op.results)}
     for rotation in rotations:
         members = [plan.leaf_slots(name)[0] for name in rotation.names]
-        origins = [slot.origin for slot in members if slot.origin is not None]
+        origins = [base_array(slot.origin) for slot in members if slot.origin is not None]
         assert len(origins) == len(members), "a rotation starts from arrays"
         counter = result_of[rotation.label]
         results = [result_of[name] for name in rotation.names]

@@ -41,10 +41,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, cast
 
-from dy2st.errors import SourceLocation
+import numpy as np
+
+from dy2st.errors import SourceLocation, user_frames
 from dy2st.ir.core import COND, YIELD, Block, Region, Value
 from dy2st.ir.symbolic import same_forms
 from dy2st.runtime.control_flow.cond import as_predicate
+from dy2st.runtime.control_flow.references import stood_in_for, variable_of, variables_reaching
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
 
@@ -79,7 +82,7 @@ def find_rotations(members: list[tuple[str, Tensor, Tensor | None, Any]]) -> lis
     such variable started it with; all of a cycle's arrays have one type."""
     start: dict[int, int] = {}
     for index, (_, obj, origin, _) in enumerate(members):
-        if _rotatable(obj) and origin is not None and _rotatable(origin):
+        if _rotatable(obj) and origin is not None and (_rotatable(origin) or _rotated(origin) is not None):
             start[id(obj)] = index
     origins = [id(origin) for _, _, origin, _ in members]
     following: dict[int, int] = {}
@@ -112,7 +115,90 @@ def _one_rotation(cycle: list[int], members: list, origins: list[int]) -> bool:
     if not all(same_forms(t.shape, types[0].shape) and t.dtype == types[0].dtype for t in types):
         return False
     # Not a static swap of some variables and an inner loop's rotation of others.
-    return len({_step_of(members[k][3]) for k in cycle}) == 1 and _steps_fit(cycle, members)
+    return (
+        len({_step_of(members[k][3]) for k in cycle}) == 1 and _steps_fit(cycle, members) and _continues(cycle, members)
+    )
+
+
+def _continues(cycle: list[int], members: list) -> bool:
+    """Does the cycle start from arrays of its own, or go on with an earlier loop's rotation: its
+    variables hold that loop's swapped arrays, in the same cyclic order?"""
+    found = [_rotated(members[k][2]) for k in cycle]
+    entries = [entry for entry in found if entry is not None]
+    if not entries:
+        return True
+    if len(entries) != len(found):
+        return False
+    first = entries[0]
+    if any(entry[1] is not first[1] or {id(a) for a in entry[2]} != {id(a) for a in first[2]} for entry in entries):
+        return False
+    return all(later[2][0] is earlier[2][1] for earlier, later in zip(entries, entries[1:] + entries[:1]))
+
+
+def _rotated(array: Any) -> tuple | None:
+    """The ``GraphBuilder.rotated_arrays`` entry of a variable an earlier loop swapped, if it is one."""
+    if not isinstance(array, Tensor):
+        return None
+    entry = array._builder.rotated_arrays.get(id(array))
+    return entry if entry is not None and entry[0] is array else None
+
+
+def first_count(array: Any) -> Any:
+    """The counter a rotation starts from: 0, or, going on with an earlier loop's rotation, that
+    loop's counter (its variables name the arrays it left them naming)."""
+    entry = _rotated(array)
+    return np.int64(0) if entry is None else Tensor(entry[1], array._builder, scalar=True)
+
+
+def base_array(origin: Tensor) -> Tensor:
+    """The array a variable names at counter 0: the one it held before the loop, or, for a variable
+    an earlier loop swapped, the one it named at that loop's counter 0."""
+    entry = _rotated(origin)
+    return origin if entry is None else entry[2][0]
+
+
+def swapped_arrays_to_carry(builder: GraphBuilder, names: tuple[str, ...], values: tuple) -> frozenset[int]:
+    """The variables, among ``values``, that an earlier loop swapped and that a loop may carry as
+    arrays of their own (to update and swap again): those whose arrays nothing but the variables
+    naming them can reach (no other variable, container or view, no global). Anything else could
+    read one of the arrays while the loop's copy of the variable holds its new contents."""
+    groups: dict[int, tuple[Value, list[Tensor]]] = {}
+    for value in values:
+        entry = _rotated(value)
+        if entry is not None:
+            groups.setdefault(id(entry[1]), (entry[1], []))[1].append(value)
+    carried: set[int] = set()
+    captures = {id(tensor) for tensor in builder.capture_tensors.values()}
+    for counter, members in groups.values():
+        group = [entry[0] for entry in builder.rotated_arrays.values() if entry[1] is counter]
+        owners = _variables_holding(group)
+        arrays = builder.rotated_arrays[id(members[0])][2]
+        if owners and all(_only_named_by(array, owners, captures) for array in arrays):
+            carried.update(id(value) for value in members)
+    return frozenset(carried)
+
+
+def _variables_holding(tensors: list[Tensor]) -> set:
+    """The user's variables (in every frame of user code) bound to one of ``tensors`` itself."""
+    found = set()
+    for frame in user_frames(2):
+        for name, value in frame.f_locals.items():
+            if any(value is tensor for tensor in tensors):
+                found.add(variable_of(frame, name))
+    return found
+
+
+def is_swapped(array: Any) -> bool:
+    """Is ``array`` a variable's tensor that a loop swapped (``after_loop``)?"""
+    return _rotated(array) is not None
+
+
+def _only_named_by(array: Tensor, owners: set, captures: set[int]) -> bool:
+    """Can nothing but the variables ``owners`` reach ``array`` (nor the array it stands in for)?"""
+    if id(array) in captures or variables_reaching(array) - owners:
+        return False
+    stands_for = stood_in_for(array)
+    return stands_for is None or _only_named_by(stands_for, owners, captures)
 
 
 def _one_step_on(obj: Tensor, end: Any) -> Tensor | None:
