@@ -424,3 +424,39 @@ def test_gradients_flow_through_swapped_buffers(steps):
         down[i] -= eps
         expected = (smoothed_energy(up, steps) - smoothed_energy(down, steps)) / (2 * eps)
         assert abs(grad[i] - expected) <= 1e-6 * max(1.0, abs(expected))
+
+
+# --- arrays passed on without a rotation: eager code updates them in a later iteration -----------
+def three_with_a_buffer_of_its_own(a, b):
+    c = b * 0.5
+    for t in range(5):
+        c[1:-1] = a[1:-1]
+        a, b, c = b, c, a
+
+
+def passed_on_then_dropped(b):
+    a = np.zeros_like(b)
+    for t in range(6):
+        a[1] += 1.0
+        a, b = b, np.ones_like(b)
+
+
+def swapped_then_rotated_with_a_third(a, b):
+    for t in range(9):
+        a, b = b, a
+    c = b * 0.5
+    for t in range(5):
+        c[1:-1] = a[1:-1]
+        a, b, c = b, c, a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "fn, count",
+    [(three_with_a_buffer_of_its_own, 2), (passed_on_then_dropped, 1), (swapped_then_rotated_with_a_third, 2)],
+)
+def test_arrays_passed_on_to_a_variable_updated_later_end_as_eager(fn, count, backend):
+    # Each was a silent difference: the caller's array, updated by eager code in a later
+    # iteration under another name, kept its contents.
+    static = converted(fn, backend)
+    assert_like_eager(static, fn, *[vector(seed=s) for s in range(count)])

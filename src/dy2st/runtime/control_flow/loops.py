@@ -489,6 +489,7 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     riders = _names_sharing_an_updated_array(plan, trace, loc)
     claimed = set(trace.carried_objects)  # an array object can back one slot only
     rotating = {name for rotation in _rotations(plan, trace) for name in rotation.names}
+    _refuse_arrays_passed_on(plan, trace, rotating, loc)
     for slot, end in zip(plan.slots, trace.ends):
         if slot.name in riders:
             # Another name for one array the body updates in place: it keeps naming that object,
@@ -510,6 +511,41 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
             revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
             changed = True
     return revised if changed else None
+
+
+def _refuse_arrays_passed_on(plan: _Plan, trace: _Trace, rotating: set[str], loc) -> None:
+    """A variable that ends the body holding the array another variable started it with (``a, b,
+    c = b, c, a``, ``a = b``) passes that array on: in the next iteration it sits where the first
+    variable was. Where the body updates a variable in place, every array passed on to it is
+    updated in a later iteration. Outside a rotation (``rotations.py``), which gives the arrays
+    their contents after the loop, the loop carries the variables' values only: refuse where such
+    an array is the caller's or another name's (or one an earlier loop swapped), which would miss
+    those later updates. (An update in the first iteration of an array from before the loop is
+    ``_check_slot``'s refusal.)"""
+    start = {id(slot.obj): index for index, slot in enumerate(plan.slots) if slot.name is not None}
+    following = {}
+    for index, (slot, end) in enumerate(zip(plan.slots, trace.ends)):
+        if slot.name is not None and slot.name not in rotating and end is not slot.obj and id(end) in start:
+            following[index] = start[id(end)]
+    for index, slot in enumerate(plan.slots):
+        if index not in following or id(slot.obj) not in trace.updated:
+            continue
+        seen, source = {index}, following[index]
+        while source not in seen:
+            seen.add(source)
+            passed = plan.slots[source]
+            if passed.origin is not None and (is_swapped(passed.origin) or _seen_elsewhere(passed)):
+                raise GraphBuildError(
+                    f"{variable_name(passed.label)} names an array from before the loop that the loop body passes "
+                    f"on to {variable_name(slot.label)} and updates in place through it in a later iteration; a tensor "
+                    "loop carries the variables' values, so that update would not reach the array",
+                    loc,
+                    f"give the loop arrays of its own ({passed.label} = {passed.label}.copy() before the loop), "
+                    "or pass all of them around in one cycle (a, b = b, a)",
+                )
+            if source not in following:
+                break
+            source = following[source]
 
 
 def _let_variables_ride(revised: _Plan, plan: _Plan, trace: _Trace, array: Tensor, loc) -> None:
