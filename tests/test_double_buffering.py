@@ -292,7 +292,7 @@ def test_a_tensor_while_refuses_reading_a_rotated_array_after_updating_it_throug
     text = str(caught.value)
     assert f"test_double_buffering.py:{first_line + 8}" in text  # return a.sum()
     assert f"'a' names one of the arrays the loop at line {first_line + 3} swaps" in text
-    assert "updated in place since through another name" in text
+    assert "changed since in a way this variable does not follow" in text
 
 
 def two_phases(a, b, n):

@@ -440,11 +440,12 @@ class Tensor:
                 swapped = tensor._swapped() if array._own is not contents else None
                 if swapped is not None:
                     raise GraphBuildError(
-                        f"{swapped}, and one of those arrays was updated in place since through another "
-                        "name, so dy2st cannot tell whether this read sees the update",
+                        f"{swapped}, and one of those arrays changed since in a way this variable does not "
+                        "follow (an update through another name, or a tensor if or loop around the swapping "
+                        "loop), so dy2st cannot tell whether this read sees the change",
                         user_location(3),
-                        "update the arrays through the swapped variables only, or copy the variable "
-                        "after the loop (a = a.copy())",
+                        "update the arrays through the swapped variables only, copy the variable after the "
+                        "loop (a = a.copy()), or move the swapping loop out of the tensor if",
                     )
                 if array._own is not contents:
                     raise GraphBuildError(
