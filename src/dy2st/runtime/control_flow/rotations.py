@@ -78,8 +78,9 @@ def find_rotations(members: list[tuple[str, Tensor, Tensor | None, Any]]) -> lis
     of the body, the array from before the loop it stands for, its value at the end of the body).
 
     A variable joins a cycle when it holds one array (no tuple), no 0-d value and no view, started
-    from an array object of its own before the loop, and ends the body holding the array another
-    such variable started it with; all of a cycle's arrays have one type."""
+    from an array object of its own before the loop (or from one an earlier loop swapped, whose
+    rotation the cycle then goes on with: ``_continues``), and ends the body holding the array
+    another such variable started it with; all of a cycle's arrays have one type."""
     start: dict[int, int] = {}
     for index, (_, obj, origin, _) in enumerate(members):
         if _rotatable(obj) and origin is not None and (_rotatable(origin) or _rotated(origin) is not None):
