@@ -460,3 +460,50 @@ def test_arrays_passed_on_to_a_variable_updated_later_end_as_eager(fn, count, ba
     # iteration under another name, kept its contents.
     static = converted(fn, backend)
     assert_like_eager(static, fn, *[vector(seed=s) for s in range(count)])
+
+
+# --- a swapping loop inside a tensor if ---------------------------------------------------------------
+def swapped_in_a_branch(a, b, flag, steps):
+    if flag > 0:
+        for t in range(steps):
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])
+            a, b = b, a
+    return a, b
+
+
+def swapped_in_both_branches(a, b, flag, steps):
+    if flag > 0:
+        for t in range(steps):
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])
+            a, b = b, a
+    else:
+        for t in range(steps + 1):
+            b[1:-1] = 0.25 * (a[:-2] + a[2:])
+            a, b = b, a
+    a[0] = -5.0
+    return a
+
+
+def converge_if_needed(a, b, tol):
+    if np.abs(a).max() > tol:
+        err = np.abs(a).max()
+        while err > tol:
+            b[1:-1] = 0.5 * (a[:-2] + a[2:])
+            b[0], b[-1] = a[0], a[-1]
+            err = np.abs(b - a).max()
+            a, b = b, a
+    return a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_swapping_loop_inside_a_tensor_if_rolls(backend):
+    for fn in (swapped_in_a_branch, swapped_in_both_branches):
+        static = converted(fn, backend)
+        for flag in (1, -1):
+            for steps in (5, 6, 7):
+                assert_like_eager(static, fn, vector(), vector(seed=1), np.array(flag), steps)
+        assert not any("unrolled" in note for note in static.graph(vector(), vector(), np.array(1), 9).notes)
+    static = converted(converge_if_needed, backend)
+    start = np.linspace(0.0, 1.0, 12) ** 2
+    for tol in (0.1, 2.0):
+        assert_like_eager(static, converge_if_needed, start.copy(), start.copy(), tol)

@@ -46,8 +46,8 @@ import numpy as np
 from dy2st.errors import SourceLocation, user_frames
 from dy2st.ir.core import COND, YIELD, Block, Region, Value
 from dy2st.ir.symbolic import same_forms
-from dy2st.runtime.control_flow.cond import as_predicate
 from dy2st.runtime.control_flow.references import stood_in_for, variable_of, variables_reaching
+from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.staging.builder import GraphBuilder
 from dy2st.staging.tensor import Tensor
 
@@ -270,15 +270,41 @@ def after_loop(
         origins: the array each variable named before the loop, in ``rotation.names`` order.
         results: the loop's result for each variable, in that order.
     """
-    order = rotation.order
     variables = [Tensor(result, builder) for result in results]
+    line = f" at line {loc.lineno}" if loc is not None else ""
+    whats = [
+        f"'{name}' names one of the arrays the loop{line} swaps ({', '.join(rotation.names)}), "
+        "which one known only when the graph runs"
+        for name in rotation.names
+    ]
+    _join(builder, variables, list(range(rotation.order)), origins, counter, whats, loc)
+    return variables
+
+
+def _join(
+    builder: GraphBuilder,
+    variables: list[Tensor],
+    steps: list[int],
+    origins: list[Tensor],
+    counter: Value,
+    whats: list[str],
+    loc: SourceLocation | None,
+) -> None:
+    """Make ``variables`` name the ``origins`` by ``counter``: variable i names
+    ``origins[(steps[i] + counter) % len(origins)]``; give each array the contents of the variable
+    naming it, and each variable the hook that does so again after an in-place update."""
+    order = len(origins)
+    at = {step: variable for step, variable in zip(steps, variables)}
 
     def assign() -> None:
-        """Give each array the contents of the variable naming it: after p iterations variable k
-        names origins[(k + p) % order], so origins[j] holds variable (j - p) % order's. Only the
-        variables' contents are read (not the arrays' old ones), so an update through a variable
-        after the loop still runs in place."""
-        options = [[variables[(j - p) % order]._own for j in range(order)] for p in range(order)]
+        """Give each array the contents of the variable naming it: at counter p, origins[j] is
+        named by the variable of step (j - p) % order. Only the variables' contents are read (not
+        the arrays' old ones), so an update through a variable still runs in place; an array no
+        variable here names at p (one unused after a tensor ``if``) keeps its contents."""
+        options = [
+            [at[(j - p) % order]._own if (j - p) % order in at else origins[j]._own for j in range(order)]
+            for p in range(order)
+        ]
         for origin, value in zip(origins, _switch(builder, counter, options, loc)):
             builder.log_mutation(origin, origin._own)
             origin._value = value
@@ -291,16 +317,72 @@ def after_loop(
         contents, the others keep theirs (which the other variables hold)."""
         assign()
 
-    line = f" at line {loc.lineno}" if loc is not None else ""
-    for k, tensor in enumerate(variables):
-        named = tuple(origins[(k + p) % order] for p in range(order))
-        what = (
-            f"'{rotation.names[k]}' names one of the arrays the loop{line} swaps ({', '.join(rotation.names)}), "
-            "which one known only when the graph runs"
-        )
+    for tensor, step, what in zip(variables, steps, whats):
+        named = tuple(origins[(step + p) % order] for p in range(order))
         builder.rotated_arrays[id(tensor)] = (tensor, counter, named, updated, what)
     assign()
-    return variables
+
+
+def branch_rotations(objects: list[tuple[Any, Any]]) -> list[tuple[list[int], tuple[Any, Any], list[tuple]]]:
+    """Variables a loop swapped in one branch of a tensor ``if`` (or both): for each cycle, the
+    indices of its variables among the branches' differing ``objects`` (a (true, false) pair per
+    variable), and what the cycle's counter is on each side (the loop's counter, or the constant
+    at which the arrays a branch left the variables naming are the ones they name), and the
+    arrays each variable names counter by counter. Each side must be one rotation of the cycle
+    (a variable unused after the ``if`` is left out: its array keeps its contents)."""
+    groups: dict[frozenset[int], list[int]] = {}
+    for index, pair in enumerate(objects):
+        entry = next((_rotated(obj) for obj in pair if _rotated(obj) is not None), None)
+        if entry is not None:
+            groups.setdefault(frozenset(id(array) for array in entry[2]), []).append(index)
+    found = []
+    for members in groups.values():
+        named = [_named_by(objects[i]) for i in members]
+        counters = tuple(_side_counter([objects[i][side] for i in members], named) for side in (0, 1))
+        if all(counter is not None for counter in counters):
+            found.append((members, counters, named))
+    return found
+
+
+def _named_by(pair: tuple[Any, Any]) -> tuple[Tensor, ...]:
+    """The arrays a swapped variable names, counter by counter (either side's entry)."""
+    entry = next(e for e in (_rotated(obj) for obj in pair) if e is not None)
+    return entry[2]
+
+
+def _side_counter(objects: list[Any], named: list[tuple[Tensor, ...]]) -> Any:
+    """The counter one branch leaves a cycle's variables at: their loop's (all of one loop), or the
+    constant at which each names the array it holds there; None if neither."""
+    entries = [_rotated(obj) for obj in objects]
+    if all(entry is not None for entry in entries):
+        counters = {id(entry[1]) for entry in entries if entry is not None}
+        first = entries[0]
+        same_order = all(
+            entry is not None and len(entry[2]) == len(names) and all(x is y for x, y in zip(entry[2], names))
+            for entry, names in zip(entries, named)
+        )
+        return first[1] if len(counters) == 1 and same_order and first is not None else None
+    if any(entry is not None for entry in entries):
+        return None
+    for p in range(len(named[0])):
+        if all(names[p] is obj for names, obj in zip(named, objects)):
+            return np.int64(p)
+    return None
+
+
+def rejoin(
+    builder: GraphBuilder, variables: list[Tensor], named: list[tuple[Tensor, ...]], counter: Value, loc
+) -> None:
+    """The results of a tensor ``if`` for a cycle's variables name the cycle's arrays by
+    ``counter`` (the ``if``'s result for the counter on each side, ``branch_rotations``)."""
+    origins = list(named[0])
+    steps = [next(j for j, origin in enumerate(origins) if origin is names[0]) for names in named]
+    line = f" at line {loc.lineno}" if loc is not None else ""
+    whats = [
+        f"this variable names one of the arrays a loop swaps inside the 'if'{line}, which one known only "
+        "when the graph runs"
+    ] * len(variables)
+    _join(builder, variables, steps, origins, counter, whats, loc)
 
 
 def _switch(builder: GraphBuilder, counter: Value, options: list[list[Value]], loc, first: int = 0) -> list[Value]:
@@ -308,7 +390,7 @@ def _switch(builder: GraphBuilder, counter: Value, options: list[list[Value]], l
     is copied: a branch yields a value computed before)."""
     if len(options) == 1:
         return options[0]
-    predicate = as_predicate(cast(Tensor, Tensor(counter, builder, scalar=True) == first))
+    predicate = truth_value(cast(Tensor, Tensor(counter, builder, scalar=True) == first))._value
     then_block, else_block = Block(), Block()
     with builder.in_block(then_block):
         builder.emit(YIELD, options[0], loc=loc, result_types=[])
