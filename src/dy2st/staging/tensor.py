@@ -441,11 +441,11 @@ class Tensor:
                 if swapped is not None:
                     raise GraphBuildError(
                         f"{swapped}, and one of those arrays changed since in a way this variable does not "
-                        "follow (an update through another name, or a tensor if or loop around the swapping "
-                        "loop), so dy2st cannot tell whether this read sees the change",
+                        "follow (an update through another name, or in a later tensor loop that does not swap "
+                        "them again), so dy2st cannot tell whether this read sees the change",
                         user_location(3),
-                        "update the arrays through the swapped variables only, copy the variable after the "
-                        "loop (a = a.copy()), or move the swapping loop out of the tensor if",
+                        "update the arrays through the swapped variables only, or copy the variable after the "
+                        "swapping loop (a = a.copy())",
                     )
                 if array._own is not contents:
                     raise GraphBuildError(
