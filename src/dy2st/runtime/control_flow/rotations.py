@@ -33,7 +33,10 @@ array another variable held at its start, every variable of the cycle alike (``f
 A variable holding the array on some paths only is a ``cond`` result, no such array, so a swap
 under a tensor ``if`` (or skipped by a ``break``) is not a rotation. An inner loop's rotation of
 the same variables (time steps inside an outer iteration) is one too: each outer iteration moves
-the cycle on by the inner loop's counter instead of one step.
+the cycle on by the inner loop's counter instead of one step. A later loop swapping the same
+variables the same way goes on from the earlier counter (``first_count``), where nothing else
+reaches the arrays (``swapped_arrays_to_carry``). After a tensor ``if`` whose branch ran such a
+loop, the ``cond`` carries the counter on each path (``branch_rotations``, ``rejoin``).
 """
 
 from __future__ import annotations
