@@ -9,7 +9,8 @@ recursively into regions), whether the kernel's loop was rolled (``dy2st dump --
 same decision), and the steady call against eager NumPy (medians, eager and converted calls
 alternating, so the ratio is measured under one load). A kernel whose loop rolls keeps its op
 count as the trip count grows; bodies that slice with the counter (``A[i, :i]``) roll too, their
-slices having data-dependent lengths (docs/shapes.md).
+slices having data-dependent lengths (docs/shapes.md). "double buffering" writes one buffer and swaps
+the names (``a, b = b, a``), which rolls too (a rotation counter, docs/shapes.md).
 """
 
 from __future__ import annotations
@@ -33,6 +34,13 @@ def heat(u, steps):
 def jacobi_2d(a, steps):
     for _ in range(steps):
         a[1:-1, 1:-1] = 0.25 * (a[:-2, 1:-1] + a[2:, 1:-1] + a[1:-1, :-2] + a[1:-1, 2:])
+    return a
+
+
+def jacobi_swap(a, b, steps):
+    for _ in range(steps):
+        b[1:-1] = 0.5 * (a[:-2] + a[2:])
+        a, b = b, a
     return a
 
 
@@ -90,6 +98,11 @@ def _jacobi_args(t: int) -> tuple:
     return np.random.default_rng(0).random((64, 64)), t
 
 
+def _swap_args(t: int) -> tuple:
+    a = np.sin(np.linspace(0.0, 3.0, 4096))
+    return a, a.copy(), t
+
+
 def _triangular_args(n: int) -> tuple:
     rng = np.random.default_rng(0)
     return np.tril(rng.random((n, n))) + n * np.eye(n), rng.random(n)
@@ -103,6 +116,7 @@ def _lu_args(n: int) -> tuple:
 KERNELS: list[tuple[str, Callable, Callable[[int], tuple], str]] = [
     ("heat stencil", heat, _heat_args, "T"),
     ("jacobi 2-D", jacobi_2d, _jacobi_args, "T"),
+    ("double buffering", jacobi_swap, _swap_args, "T"),
     ("triangular solve", forward_substitution, _triangular_args, "n"),
     ("LU", lu, lambda n: (_lu_args(n),), "n"),
     ("Cholesky", cholesky, _spd_args, "n"),

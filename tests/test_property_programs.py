@@ -108,7 +108,15 @@ def test_program_with_changing_sizes_matches_eager(family, seed, tmp_path):
 
 # The compiled tier (Numba) runs the loops whose bodies work on scalars and single elements; these
 # families write such loops. Each program compiles its loops before its first call returns.
-COMPILED_TIER_FAMILIES = ["element_loops", "python_numbers", "search_logic", "control_flow", "rolled_loops", "swaps"]
+COMPILED_TIER_FAMILIES = [
+    "element_loops",
+    "python_numbers",
+    "search_logic",
+    "control_flow",
+    "rolled_loops",
+    "swaps",
+    "buffer_swaps",
+]
 COMPILED_TIER_PROGRAMS = range(12)
 
 
@@ -153,6 +161,8 @@ CONSTRUCTS = {
     "select_chains": ["np.where(x > ", "np.where(x != x, 0.0, x)", "np.where(x == 0, np.float32(0.5)", "np.where(M < r, r, M)",
                       "x < 2.0, False)", "np.where(x > 0, 1, -1).sum()", ".sum(axis=1, keepdims=True)", "np.where(np.isinf(x), -0.0",
                       "np.inf, x)", "in range(k):"],
+    "buffer_swaps": ["a, b = b, a", "tmp = a", "a, b, c = b, c, a", "a, u = u, a", "b[i", "while err > 0.5:",
+                     "< k + ", "range(p + 5)", "a[0] = -1.0", "s = s + b[1]"],
 }  # fmt: skip
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from dy2st.ir.core import COND, WHILE_LOOP, Graph, Value
+from dy2st.ir.core import COND, CONST, WHILE_LOOP, Graph, Value
 from dy2st.ir.opdefs import get_op, op_may_raise, overwritten_operand
 
 
@@ -61,37 +61,86 @@ def _may_raise_midway(graph: Graph) -> bool:
 
 def _all_in_place(graph: Graph, writebacks: dict[int, int]) -> bool:
     """Is each written-back output the input's own buffer, made from it only by in-place updates,
-    through the results of ``cond`` and ``while_loop`` ops? A worklist of (value, the buffer it
-    must be) pairs, each checked once: the branches of a chain of ``cond`` ops (an unrolled loop
-    holding an ``if``) reach the same values again and again, hundreds of ops deep."""
+    through the results of ``cond`` and ``while_loop`` ops? A loop that swaps buffers (``a, b =
+    b, a``) hands back each of them at a position chosen when it runs: there, each output may be
+    any of the written inputs' buffers, all updated in place as eager code updates them. A
+    worklist of (value, the buffers it must be one of) pairs, each checked once: the branches of a
+    chain of ``cond`` ops (an unrolled loop holding an ``if``) reach the same values again and
+    again, hundreds of ops deep."""
     returned = graph.body.ops[-1].operands
-    pending = [(returned[out], graph.body.args[arg]) for out, arg in writebacks.items()]
-    seen: set[tuple[Value, Value]] = set()
+    written = frozenset(graph.body.args[arg] for arg in writebacks.values())
+    pending = [(returned[out], frozenset({graph.body.args[arg]})) for out, arg in writebacks.items()]
+    seen: set[tuple[Value, frozenset[Value]]] = set()
     while pending:
-        value, target = pending.pop()
-        if value is target or (value, target) in seen:
+        value, targets = pending.pop()
+        if value in targets or (value, targets) in seen:
             continue
-        seen.add((value, target))
-        sources = _in_place_sources(value, target)
+        seen.add((value, targets))
+        sources = _in_place_sources(value, targets, written)
         if sources is None:
             return False
         pending.extend(sources)
     return True
 
 
-def _in_place_sources(value: Value, target: Value) -> list[tuple[Value, Value]] | None:
-    """The (value, buffer) pairs that must hold for ``value`` to be ``target``'s buffer updated in
-    place, or None where it is not (a new array: a copy, a functional update)."""
+def _in_place_sources(
+    value: Value, targets: frozenset[Value], written: frozenset[Value]
+) -> list[tuple[Value, frozenset[Value]]] | None:
+    """The (value, buffers) pairs that must hold for ``value`` to be one of the buffers
+    ``targets``, updated in place, or None where it is not (a new array: a copy, a functional
+    update). ``written``: the inputs the graph writes back."""
     op = value.op
     if op is None:
         return None
     overwritten = overwritten_operand(op)
     if overwritten is not None:
-        return [(op.operands[overwritten], target)]
+        return [(op.operands[overwritten], targets)]
     if op.name == WHILE_LOOP:
         body = op.regions[1].block
         i = value.index
-        return [(op.operands[i], target), (body.ops[-1].operands[i], body.args[i])]
+        if _argument_updated(body.ops[-1].operands[i], body) is body.args[i]:
+            return [(op.operands[i], targets), (body.ops[-1].operands[i], frozenset({body.args[i]}))]
+        return _swapped_sources(op, i, written)
     if op.name == COND:
-        return [(region.block.ops[-1].operands[value.index], target) for region in op.regions]
+        return [(region.block.ops[-1].operands[value.index], targets) for region in op.regions]
     return None
+
+
+def _swapped_sources(loop: Any, index: int, written: frozenset[Value]) -> list[tuple[Value, frozenset[Value]]] | None:
+    """For result ``index`` of a loop that swaps buffers: the positions whose yields come, by
+    in-place updates, from arguments at those positions (starting from ``index``) must each
+    start from a written input (or a new array) and yield one of those arguments' buffers."""
+    body = loop.regions[1].block
+    yielded = body.ops[-1].operands
+    positions, todo = {index}, [index]
+    while todo:
+        source = _argument_updated(yielded[todo.pop()], body)
+        if source is None:
+            return None
+        if source.index not in positions:
+            positions.add(source.index)
+            todo.append(source.index)
+    arguments = frozenset(body.args[p] for p in positions)
+    starts = [loop.operands[p] for p in positions]
+    # A new array the function made (``b = np.zeros_like(a)``) is no caller's to restore.
+    callers = [start for start in starts if not _new_array(start)]
+    return [(start, written) for start in callers] + [(yielded[p], arguments) for p in positions]
+
+
+def _argument_updated(value: Value, body: Any) -> Value | None:
+    """The argument of ``body`` that ``value`` is, through in-place updates, or None."""
+    while value.op is not None:
+        overwritten = overwritten_operand(value.op)
+        if overwritten is None:
+            return None
+        value = value.op.operands[overwritten]
+    return value if value.owner is body else None
+
+
+def _new_array(value: Value) -> bool:
+    """Is ``value`` a new array an op made: one that returns fresh arrays, or one made from no
+    array (``np.zeros_like``: ``full``), not a constant the graph keeps across calls?"""
+    op = value.op
+    if op is None or op.name == CONST or overwritten_operand(op) is not None:
+        return False
+    return get_op(op.name).returns_fresh or not any(operand.type.ndim for operand in op.operands)

@@ -27,7 +27,14 @@ from dy2st.errors import DifferentiationError, hide_internal_frames, public_api
 from dy2st.fast_call import CHANGED, build_fast_call
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.emit import Emitter
-from dy2st.ir.opcodes import NUMPY_SCALAR, RESULT_KINDS, RETURNS_CALLER_ARRAY, WRITES_BACK, ZERO_D_ARRAY
+from dy2st.ir.opcodes import (
+    CALLER_ARRAY_FROM_OUTPUT,
+    NUMPY_SCALAR,
+    RESULT_KINDS,
+    RETURNS_CALLER_ARRAY,
+    WRITES_BACK,
+    ZERO_D_ARRAY,
+)
 from dy2st.ir.symbolic import numbering_data_dependent_sizes, recording_guards
 from dy2st.passes import optimize
 from dy2st.runtime.pytree import TreeDef, flatten, unflatten
@@ -382,6 +389,8 @@ def _shift_captures(program: Program, ret: Op, inputs_added: int) -> None:
     num_inputs = program.graph.num_inputs - inputs_added
 
     def moved(index: Any) -> Any:
+        if isinstance(index, tuple) and index[0] == CALLER_ARRAY_FROM_OUTPUT:  # one of several arguments
+            return (*index[:2], tuple(moved(candidate) for candidate in index[2]))
         return index + inputs_added if isinstance(index, int) and index >= num_inputs else index
 
     program.writebacks = {output: moved(argument) for output, argument in program.writebacks.items()}

@@ -67,6 +67,13 @@ WRITES_BACK = "writes_back"
 # array itself (written back first), as eager code does, instead of a copy of its value.
 RETURNS_CALLER_ARRAY = "returns_caller_array"
 
+# A ``RETURNS_CALLER_ARRAY`` entry for a result that is one of several array objects, which one
+# known only when the graph runs (a variable a tensor loop rotated through buffers, ``a, b = b,
+# a``): ``(CALLER_ARRAY_FROM_OUTPUT, j, candidates)``, where return operand ``j`` is a 0-d int
+# and ``candidates[k]`` the graph argument eager code returns when it is ``k``, or None for an
+# array of the function's own (the result's value is then returned, as a new array).
+CALLER_ARRAY_FROM_OUTPUT = "caller array from output"
+
 # The attribute the ``in-place-updates`` pass sets on an op whose result it writes into the buffer
 # of an operand that is dead afterwards: the index of that operand. The result is that buffer. A
 # functional update (``setitem``: its ``OpDef.updates_operand``) then runs

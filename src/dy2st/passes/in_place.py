@@ -74,6 +74,7 @@ from dy2st.ir.opdefs import get_op, in_place_results
 from dy2st.ops.indexing import COPY_IF_OVERLAPPING
 from dy2st.ops.shape import COPY
 from dy2st.passes.base import Pass
+from dy2st.passes.carried_buffers import RotationGroups, written_arguments
 from dy2st.passes.dataflow import may_have
 from dy2st.passes.memory_plan import (
     DEFAULT_TARGET,
@@ -224,7 +225,7 @@ class Analysis:
         for block in _blocks(graph.body):
             for i, op in enumerate(block.ops):
                 self.position[op] = i
-        self.written_arguments = _written_arguments(graph)
+        self.written_arguments = written_arguments(graph)
         for value in self.intervals:
             if not self.owned(value):
                 self.classes.mark(value, BufferClasses.FOREIGN)
@@ -232,6 +233,7 @@ class Analysis:
             self.classes.mark(graph.body.args[index], BufferClasses.CALLERS)
         self.eager_ordered = eager_ordered_values(self.sched)
         self.views = may_have(graph, functools.partial(_viewing_results, target=target))
+        self.rotations = RotationGroups(graph, target)
 
     def may_update_in_place(self, update: Op, overwritten: int) -> bool:
         """Does nothing read the old value of operand ``overwritten`` after ``update`` (the rule of
@@ -255,7 +257,11 @@ class Analysis:
         at = self.sched.index[update]
         live = self.classes.prune(operand, lambda value: self.intervals[value][1] >= at)
         checked = _checked_by(operand)
-        return [value for value in live if value not in checked and self._read_after(value, update)]
+        return [
+            value
+            for value in live
+            if value not in checked and not self.rotations.apart(value, operand) and self._read_after(value, update)
+        ]
 
     def owned(self, value: Value) -> bool:
         """May the function overwrite ``value``'s buffer: not a constant, and not an argument the
@@ -323,13 +329,6 @@ def _blocks(block: Block):
     for op in block.ops:
         for region in op.regions:
             yield from _blocks(region.block)
-
-
-def _written_arguments(graph: Graph) -> set[int]:
-    """Indices of the graph arguments the function updates in place (written back after a call)."""
-    terminator = graph.body.terminator
-    targets = terminator.attrs.get(WRITES_BACK, ()) if terminator is not None else ()
-    return {index for index in targets if index is not None}
 
 
 # --- candidates -------------------------------------------------------------------------------

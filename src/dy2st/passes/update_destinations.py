@@ -48,6 +48,7 @@ from dy2st.ir.core import (
 )
 from dy2st.ir.opdefs import get_op, overwritten_operand
 from dy2st.passes.base import Pass
+from dy2st.passes.carried_buffers import RotationGroups
 from dy2st.passes.cse import same_attributes
 from dy2st.passes.in_place import BufferClasses, buffer_classes
 from dy2st.passes.memory_plan import DEFAULT_TARGET, MemoryTarget, schedule
@@ -77,6 +78,7 @@ def choose_update_destinations(graph: Graph, target: MemoryTarget = DEFAULT_TARG
         for attr in (WRITES_UPDATE, VALUE_IN_PLACE, UPDATE_MAY_OVERLAP):
             op.attrs.pop(attr, None)
     classes = buffer_classes(schedule(graph), target)
+    rotations = RotationGroups(graph, target)
     readers: dict[Value, int] = {}
     for op in graph.walk():
         for value in op.operands:
@@ -87,7 +89,7 @@ def choose_update_destinations(graph: Graph, target: MemoryTarget = DEFAULT_TARG
         if producer is not None:
             producer.attrs[WRITES_UPDATE] = True
             update.attrs[VALUE_IN_PLACE] = True
-            if _may_overlap(producer, update, classes):
+            if _may_overlap(producer, update, classes, rotations):
                 producer.attrs[UPDATE_MAY_OVERLAP] = True
             classes.union(producer.results[0], update.operands[0])  # it is a view of A now
             chosen += 1
@@ -142,11 +144,15 @@ def _computes_elementwise_into(producer: Op, region_shape: tuple, target: Memory
     return producer.results[0].type.shape == region_shape
 
 
-def _may_overlap(producer: Op, update: Op, classes: BufferClasses) -> bool:
+def _may_overlap(producer: Op, update: Op, classes: BufferClasses, rotations: RotationGroups) -> bool:
     """May an operand of ``producer`` share memory with the part of the array ``update`` stores
-    into, other than as that very part (``A[s] -= v`` reads ``A[s]`` itself)?"""
+    into, other than as that very part (``A[s] -= v`` reads ``A[s]`` itself)? Not an array a loop
+    holds apart from the updated one (a rotation group: ``a, b = b, a``)."""
     array = update.operands[0]
-    return any(classes.same(v, array) and not views_the_same_part(v, update) for v in producer.operands)
+    return any(
+        classes.same(v, array) and not views_the_same_part(v, update) and not rotations.apart(v, array)
+        for v in producer.operands
+    )
 
 
 def views_the_same_part(value: Value, update: Op) -> bool:

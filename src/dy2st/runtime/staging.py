@@ -14,6 +14,7 @@ import numpy as np
 from dy2st.errors import Dy2stRuntimeError, GraphBuildError, SourceLocation, raising_user_location, runtime_error
 from dy2st.ir.core import Graph, Op, Value
 from dy2st.ir.opcodes import (
+    CALLER_ARRAY_FROM_OUTPUT,
     KIND_FROM_OUTPUT,
     NUMPY_SCALAR,
     RESULT_KINDS,
@@ -431,10 +432,10 @@ def _trace_once(
                 outputs.append(tensor._value)
                 first_updates[arg_index] = _first_update(argument, tensor._value)
         kinds = _zero_d_result_kinds(out_leaves, outputs)
+        caller_arrays = _caller_arrays(builder, out_leaves, inputs + captures, outputs)
         attrs: dict[str, Any] = {RESULT_KINDS: kinds} if any(kinds) else {}
         if writebacks:  # passes may then update those arguments in place, as the eager function does
             attrs[WRITES_BACK] = tuple(writebacks.get(i) for i in range(len(outputs)))
-        caller_arrays = _caller_arrays(out_leaves, inputs + captures)
         if any(index is not None for index in caller_arrays):
             attrs[RETURNS_CALLER_ARRAY] = caller_arrays
         decisions_start = len(outputs)
@@ -465,12 +466,31 @@ def _has_effects(builder: GraphBuilder, inputs: list[Tensor]) -> bool:
     return bool(updated) or any(get_op(inner.name).side_effect for op in builder.graph.body.ops for inner in op.walk())
 
 
-def _caller_arrays(leaves: list[Any], arguments: list[Tensor]) -> tuple[int | None, ...]:
+def _caller_arrays(builder: GraphBuilder, leaves: list[Any], arguments: list[Tensor], outputs: list[Value]) -> tuple:
     """For each result leaf, the index of the argument or capture that is the very object eager
     code returns there (``return C`` after ``C[i] = ...``, ``return W`` of a global): the tracer
-    keeps one ``Tensor`` per array object, so identity here is identity there."""
+    keeps one ``Tensor`` per array object, so identity here is identity there. A leaf naming one
+    of several objects by a value known when the graph runs (``GraphBuilder.rotated_arrays``)
+    gets ``(CALLER_ARRAY_FROM_OUTPUT, j, candidates)``, that value appended to ``outputs`` as
+    output ``j``."""
     index_of = {id(tensor): index for index, tensor in enumerate(arguments)}
-    return tuple(index_of.get(id(leaf)) if isinstance(leaf, Tensor) else None for leaf in leaves)
+    entries: list[Any] = []
+    for leaf in leaves:
+        rotated = builder.rotated_arrays.get(id(leaf))
+        if rotated is not None and rotated[0] is leaf:
+            candidates = tuple(index_of.get(id(array)) for array in rotated[2])
+            if any(index is not None for index in candidates) and _defined_in(rotated[1], builder.graph.body):
+                entries.append((CALLER_ARRAY_FROM_OUTPUT, len(outputs), candidates))
+                outputs.append(rotated[1])
+                continue
+        entries.append(index_of.get(id(leaf)) if isinstance(leaf, Tensor) else None)
+    return tuple(entries)
+
+
+def _defined_in(value: Value, block: Any) -> bool:
+    """Is ``value`` an argument of ``block`` or the result of one of its own ops?"""
+    owner = value.owner
+    return owner is block or (isinstance(owner, Op) and owner.parent is block)
 
 
 def _first_update(argument: Value, final: Value) -> Op | None:

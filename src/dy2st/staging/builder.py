@@ -80,6 +80,12 @@ class GraphBuilder:
         # variable, which is the array from before the loop in the first iteration. Each entry
         # holds a weak reference to the stand-in (ids of dead tensors are reused) and the array.
         self.stand_ins: dict[int, tuple[Any, Any]] = {}
+        # Tensors naming one of several array objects, which one known only when the graph runs:
+        # a variable a tensor loop rotated through buffers (``a, b = b, a``), by id. Each entry
+        # holds the tensor, the 0-d int value choosing the object, the object for each of its
+        # values, what to call after an in-place update of the tensor, which gives the chosen
+        # object its new contents, and what errors say about it (``runtime/control_flow/rotations.py``).
+        self.rotated_arrays: dict[int, tuple[Any, Value, tuple[Any, ...], Callable[[Any], None], str]] = {}
         self.guards: list[tuple[Any, Any]] = []
         self.mutation_logs: list[list[tuple[Any, Value]]] = []
         # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,

@@ -360,6 +360,21 @@ class Tensor:
             parent._assign(recipe.write_back(parent, new, what), what)
             self._own, self._derived_from = new._value, parent._value
             return
+        rotated = self._builder.rotated_arrays.get(id(self))
+        if rotated is not None and rotated[0] is self:
+            # One of several arrays, chosen when the graph runs: that one takes the update.
+            self._builder.log_mutation(self, self._own)
+            self._own = new._value
+            rotated[3](self)
+            return
+        swapped = self._swapped()
+        if swapped is not None:
+            raise GraphBuildError(
+                f"{what} writes into an array a loop swapped: {swapped}; here it is carried as a value of "
+                "its own (by a later tensor loop or branch), so dy2st cannot tell which array the update goes into",
+                user_location(3),
+                "copy it after the swapping loop (a = a.copy()), or make the update in that loop",
+            )
         if self._shares:
             raise GraphBuildError(
                 f"{what} writes into an array that may share memory with another one (NumPy makes "
@@ -398,12 +413,40 @@ class Tensor:
         self._assign(result, f"in-place {opname}")
         return self
 
+    def _swapped(self) -> str | None:
+        """What the loop that swapped this array says about it (``GraphBuilder.rotated_arrays``),
+        when it is a variable of that loop's cycle or may share memory with one of its arrays."""
+        rotated = self._builder.rotated_arrays
+        if not rotated:
+            return None
+        entry = rotated.get(id(self))
+        if entry is not None and entry[0] is self:
+            return entry[4]
+        shared = {id(array) for array, _ in self._shares}
+        for tensor, _, _, _, what in rotated.values():
+            if id(tensor) in shared:  # a loop's copy of the variable
+                return what
+        for _, _, named, _, what in rotated.values():
+            if any(id(array) in shared for array in named):
+                return what
+        return None
+
     def _check_fresh(self) -> None:
         """Refuse to read a value that may share memory with an array updated since it was made:
         whether it sees the update depends on a memory layout dy2st does not know."""
         tensor: Tensor | None = self
         while tensor is not None:
             for array, contents in tensor._shares:
+                swapped = tensor._swapped() if array._own is not contents else None
+                if swapped is not None:
+                    raise GraphBuildError(
+                        f"{swapped}, and one of those arrays changed since in a way this variable does not "
+                        "follow (an update through another name, or in a later tensor loop that does not swap "
+                        "them again), so dy2st cannot tell whether this read sees the change",
+                        user_location(3),
+                        "update the arrays through the swapped variables only, or copy the variable after the "
+                        "swapping loop (a = a.copy())",
+                    )
                 if array._own is not contents:
                     raise GraphBuildError(
                         "this array may share memory with an array that was updated in place after "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .base import Family
 from .broadcast_branches import BroadcastBranches
+from .buffer_swaps import BufferSwaps
 from .control_flow import ControlFlow
 from .data_dependent import DataDependent
 from .defaults_returns import DefaultsReturns
@@ -37,6 +38,7 @@ FAMILIES: dict[str, type[Family]] = {
         NumpyCalls,
         ElementLoops,
         SelectChains,
+        BufferSwaps,
     )
 }
 

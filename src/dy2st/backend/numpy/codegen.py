@@ -42,6 +42,7 @@ from dy2st.backend.numpy.lowering import (
 )
 from dy2st.ir.core import ERRSTATE_ATTR, UPDATE_MAY_OVERLAP, WRITES_UPDATE, Block, Graph, Op, Value, kernel_attrs
 from dy2st.ir.opcodes import (
+    CALLER_ARRAY_FROM_OUTPUT,
     KIND_CODES,
     KIND_FROM_OUTPUT,
     NUMPY_SCALAR,
@@ -586,10 +587,9 @@ class CodeGenerator:
         caller_arrays = op.attrs.get(RETURNS_CALLER_ARRAY, ())
         for i, value in enumerate(op.operands):
             name = self.name_of(value)
-            if i < len(caller_arrays) and caller_arrays[i] is not None:
-                # Eager code returns the caller's array object itself, its final value written
-                # back below when the function updates it.
-                outputs.append(f"a{caller_arrays[i]}")
+            caller_array, chosen = self._caller_array(op, caller_arrays[i] if i < len(caller_arrays) else None)
+            if caller_array is not None:
+                outputs.append(caller_array)
                 continue
             kind = kinds[i] if i < len(kinds) else None
             converted = self._converted_kind(op, kind, name)
@@ -601,16 +601,11 @@ class CodeGenerator:
                 continue
             if kind == ZERO_D_ARRAY:
                 name = f"{self.bind(as_zero_d_array, 'as_zero_d_array')}({name})"
-            # The same value twice (CSE merged `np.zeros(3), np.zeros(3)`) must still give the
-            # caller two arrays, as eager NumPy does. Copies are taken before the write-backs
-            # below: a returned value may be an argument's value on entry (`v = x * 1.0`
-            # simplified to `x`), which writing the argument back would overwrite.
-            if value in aliasing or (value in returned and i not in self.writebacks):
-                copied = f"{self.bind(copy_output, 'copy_output')}({name})"
-                if i in self.writebacks and value in aliasing:
-                    # Updated in place in the argument's own buffer: nothing to copy or write back.
-                    copied = f"{name} if {name} is a{self.writebacks[i]} else {copied}"
-                name = self.bind_line(depth, copied, op) if self.writebacks else copied
+            name = self._new_array_output(op, i, name, aliasing, returned, depth, bound=chosen is None)
+            if chosen is not None:
+                # The caller's array where the graph chose one, else the value as a new array;
+                # taken before the write-backs, as the copies.
+                name = self.bind_line(depth, f"{chosen} if {chosen} is not None else {name}", op)
             returned.add(value)
             outputs.append(name)
         for i, argument in self.writebacks.items():
@@ -620,6 +615,38 @@ class CodeGenerator:
             else:
                 self.line(depth, f"np.copyto(a{argument}, {outputs[i]})", op)
         self.line(depth, "return (" + "".join(f"{o}, " for o in outputs) + ")", op)
+
+    def _new_array_output(
+        self, op: Op, i: int, name: str, aliasing: set[Value], returned: set[Value], depth: int, bound: bool
+    ) -> str:
+        """Return operand ``i`` (named ``name``) as an array of the caller's own. The same value
+        twice (CSE merged `np.zeros(3), np.zeros(3)`) must still give the caller two arrays, as
+        eager NumPy does. Copies are taken before the write-backs (``bound``: on a line of their
+        own): a returned value may be an argument's value on entry (`v = x * 1.0` simplified to
+        `x`), which writing the argument back would overwrite."""
+        value = op.operands[i]
+        if not (value in aliasing or (value in returned and i not in self.writebacks)):
+            return name
+        copied = f"{self.bind(copy_output, 'copy_output')}({name})"
+        if i in self.writebacks and value in aliasing:
+            # Updated in place in the argument's own buffer: nothing to copy or write back.
+            copied = f"{name} if {name} is a{self.writebacks[i]} else {copied}"
+        return self.bind_line(depth, copied, op) if self.writebacks and bound else copied
+
+    def _caller_array(self, op: Op, entry: Any) -> tuple[str | None, str | None]:
+        """For a ``RETURNS_CALLER_ARRAY`` entry: the output when it is always a caller's array
+        (eager code returns the caller's array object itself, its final value written back
+        after the call when the function updates it), else None; and for an entry
+        ``(CALLER_ARRAY_FROM_OUTPUT, j, candidates)``, the expression of the candidate return
+        operand ``j`` picks (None for an array of the function's own: the value is returned)."""
+        if entry is None:
+            return None, None
+        if not isinstance(entry, tuple):
+            return f"a{entry}", None
+        assert entry[0] == CALLER_ARRAY_FROM_OUTPUT, f"unknown caller-array entry {entry!r}"
+        candidates = "".join("None, " if index is None else f"a{index}, " for index in entry[2])
+        chosen = f"({candidates})[int({self.name_of(op.operands[entry[1]])})]"
+        return (chosen, None) if None not in entry[2] else (None, chosen)
 
     def _converted_kind(self, op: Op, kind: Any, name: str) -> str | None:
         """The expression converting a 0-d result to the kind eager code returns (``RESULT_KINDS``)

@@ -42,6 +42,7 @@ from dy2st.runtime.control_flow.assigned import (
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.path_shaped import PathShapedTensor, broadcast_in_block, common_type, path_types
 from dy2st.runtime.control_flow.references import variable_in_user_code
+from dy2st.runtime.control_flow.rotations import branch_rotations, rejoin
 from dy2st.runtime.control_flow.truth import truth_value
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
@@ -165,6 +166,7 @@ def merge_branches(
         if flag is not None:
             outputs.append(flag)
             flagged.append((index, flag))
+    swapped = _swapped_outputs(outputs)
     updated = _updated_tensors(branches)
     op = _emit_cond(builder, predicate, branches, outputs, updated, loc)
     results = {id(output): _result_tensor(builder, output, result, loc) for output, result in zip(outputs, op.results)}
@@ -181,7 +183,21 @@ def merge_branches(
         tensor._value = result
         builder.log_mutation(tensor, before)
     _record_shared_memory(outputs, results, branches)
+    for members, counter, named in swapped:
+        rejoin(builder, [results[id(output)] for output in members], named, results[id(counter)]._value, loc)
     return merged
+
+
+def _swapped_outputs(outputs: list[_Output]) -> list[tuple[list[_Output], _Output, list[tuple]]]:
+    """Outputs for variables a loop swapped in a branch (``rotations.branch_rotations``): each
+    cycle's, with an output added for its counter on each path, and the arrays each names."""
+    found = []
+    for members, counters, named in branch_rotations([output.objects for output in outputs]):
+        type_ = next(c.type for c in counters if isinstance(c, Value))
+        counter = _Output("rotation", type_, (np.int64(0), np.int64(0)), counters)
+        outputs.append(counter)
+        found.append(([outputs[i] for i in members], counter, named))
+    return found
 
 
 def _emit_cond(builder: GraphBuilder, predicate: Value, branches, outputs: list[_Output], updated, loc) -> Op:

@@ -49,6 +49,16 @@ from dy2st.runtime.control_flow.assigned import (
 from dy2st.runtime.control_flow.cond import as_predicate, is_leaf, name_after_variable
 from dy2st.runtime.control_flow.containers import check_unchanged, snapshot_containers
 from dy2st.runtime.control_flow.references import add_stand_in, seen_elsewhere, variable_in_user_code
+from dy2st.runtime.control_flow.rotations import (
+    Rotation,
+    base_array,
+    counter_step,
+    find_rotations,
+    first_count,
+    is_swapped,
+    swapped_arrays_to_carry,
+)
+from dy2st.runtime.control_flow.rotations import after_loop as rotated_after_loop
 from dy2st.runtime.control_flow.undefined import Undefined
 from dy2st.runtime.control_flow.values import (
     constant,
@@ -148,17 +158,21 @@ def stage_while_loop(
     state: LoopState,
     loc: SourceLocation | None,
     tracked_kinds: dict[str, int] | None = None,
+    rotations: tuple[Rotation, ...] = (),
 ) -> None:
     """Emit a ``while_loop`` op for a loop whose condition is a tensor, and rebind its variables.
 
     ``tracked_kinds`` names the 0-d variables whose kind in eager code (0-d array, NumPy scalar,
     Python number) the loop may change (``s = 0.0``, then ``s = s + x[i]``): each gets a carried
     kind code, so the value after the loop is returned as what the iterations that ran left. A
-    first staging finds them, and stages the loop again with them.
+    first staging finds them, and stages the loop again with them. ``rotations``: the cycles of
+    variables the body rotates through array objects (``a, b = b, a``, ``rotations.py``), each
+    with a carried counter; found and staged again the same way.
     """
     original_state, original_body, before = state, body_fn, tuple(state.get())
     state, body_fn, flags, conditional = _with_assigned_flags(builder, state, body_fn)
     state, body_fn, kinds = _with_kind_flags(builder, state, body_fn, tracked_kinds or {})
+    state, body_fn = _with_rotation_counters(state, body_fn, rotations)
     init = tuple(state.get())
     plan = _initial_plan(builder, state, init, loc)
     containers = snapshot_containers([cond_fn, body_fn])
@@ -172,13 +186,44 @@ def stage_while_loop(
     else:
         raise GraphBuildError("the types of the loop-carried variables do not settle", loc)
     varying = _kinds_that_vary(state, init, trace.final_state, tracked_kinds or {})
-    if varying:
+    found = _rotations(plan, trace)
+    new_rotations = tuple(rotation for rotation in found if rotation not in rotations)
+    if varying or new_rotations:
         original_state.set(before)
-        stage_while_loop(builder, cond_fn, original_body, original_state, loc, {**(tracked_kinds or {}), **varying})
+        kinds_now = {**(tracked_kinds or {}), **varying}
+        stage_while_loop(builder, cond_fn, original_body, original_state, loc, kinds_now, rotations + new_rotations)
         return
-    _emit(builder, state, init, plan, trace, loc)
+    _emit(builder, state, init, plan, trace, loc, found)
     _attach_kind_flags(state, kinds)
     _guard_first_assignments(state, flags, conditional, loc)
+
+
+def _with_rotation_counters(state: LoopState, body_fn: Callable[[], None], rotations: tuple[Rotation, ...]):
+    """``state`` and ``body_fn`` extended with a carried counter per rotation: the iterations run,
+    modulo the cycle's length (``rotations.py``)."""
+    if not rotations:
+        return state, body_fn
+    values = dict(zip(state.names, state.get()))
+    counters: dict[str, Any] = {rotation.label: first_count(values[rotation.names[0]]) for rotation in rotations}
+
+    def body() -> None:
+        body_fn()
+        values = dict(zip(state.names, state.get()))
+        for rotation in rotations:
+            counters[rotation.label] = counter_step(counters[rotation.label], rotation, values[rotation.names[0]])
+
+    labels = tuple(counters)
+    return _with_extra_variables(state, counters, labels, labels), body
+
+
+def _rotations(plan: _Plan, trace: _Trace) -> list[Rotation]:
+    """The cycles of carried variables the body rotates through the arrays they started with."""
+    members = [
+        (slot.name, slot.obj, slot.origin, end)
+        for slot, end in zip(plan.slots, trace.ends)
+        if slot.name is not None and plan.structures[slot.name].is_leaf
+    ]
+    return find_rotations(members)
 
 
 def _kinds_that_vary(state: LoopState, init: tuple, final: tuple, tracked: dict[str, int]) -> dict[str, int]:
@@ -360,13 +405,14 @@ def _stageable(leaves: list[Any]) -> bool:
 
 def _initial_plan(builder: GraphBuilder, state: LoopState, init: tuple, loc) -> _Plan:
     plan = _Plan([], {})
+    swapped = swapped_arrays_to_carry(builder, state.names, init)
     for name, value in zip(state.names, init):
         treedef, leaves = _flat(value)
         if name not in state.carried or not _stageable(leaves):
             continue  # Python values ride along unchanged; undefined ones wait for the first trace
         if _is_view_variable(value):
             continue  # it follows its base, which is carried if the body updates it (``_revise``)
-        _add_variable_slots(builder, plan, name, treedef, leaves, loc)
+        _add_variable_slots(builder, plan, name, treedef, leaves, loc, swapped)
     return plan
 
 
@@ -376,7 +422,18 @@ def _is_view_variable(value: Any) -> bool:
     return isinstance(value, Tensor) and value._parent is not None
 
 
-def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: TreeDef, leaves: list, loc) -> None:
+def _add_variable_slots(
+    builder: GraphBuilder,
+    plan: _Plan,
+    name: str,
+    treedef: TreeDef,
+    leaves: list,
+    loc,
+    swapped: frozenset[int] = frozenset(),
+) -> None:
+    """Slots for carried variable ``name``. ``swapped``: the ids of arrays an earlier loop swapped
+    that this loop may update and swap again (``rotations.swapped_arrays_to_carry``): their copies
+    share nothing."""
     plan.structures[name] = treedef
     for j, leaf in enumerate(leaves):
         label = name if len(leaves) == 1 and treedef.is_leaf else f"{name}[{j}]"
@@ -385,7 +442,10 @@ def _add_variable_slots(builder: GraphBuilder, plan: _Plan, name: str, treedef: 
             # the value from before the loop, unless the body updates it in place. A copy of a
             # view keeps what the view may share, so it is not read after its base changes. The
             # same class: a Python number (PythonNumber) keeps Python's operators in the body.
-            copy = type(leaf)(leaf._value, builder, leaf._aliases(), scalar=leaf._scalar)
+            aliases = () if id(leaf) in swapped else leaf._aliases()
+            if is_swapped(leaf) and id(leaf) not in swapped:
+                aliases = (*aliases, (leaf, leaf._own))  # refusals then name its variable
+            copy = type(leaf)(leaf._value, builder, aliases, scalar=leaf._scalar)
             copy._guard = leaf._guard  # reads in the body check an earlier loop's flag
             add_stand_in(copy, leaf)
             plan.slots.append(_Slot(label, copy, leaf._value, leaf.type, name, j, origin=leaf))
@@ -428,6 +488,8 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
     changed = False
     riders = _names_sharing_an_updated_array(plan, trace, loc)
     claimed = set(trace.carried_objects)  # an array object can back one slot only
+    rotating = {name for rotation in _rotations(plan, trace) for name in rotation.names}
+    _refuse_arrays_passed_on(plan, trace, rotating, loc)
     for slot, end in zip(plan.slots, trace.ends):
         if slot.name in riders:
             # Another name for one array the body updates in place: it keeps naming that object,
@@ -435,7 +497,7 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
             del revised.structures[slot.name]
             changed = True
             continue
-        new = _check_slot(builder, slot, end, trace, claimed, loc)
+        new = _check_slot(builder, slot, end, trace, claimed, loc, slot.name in rotating)
         claimed.add(id(new.obj))
         changed |= new is not slot
         revised.slots.append(new)
@@ -449,6 +511,41 @@ def _revise(builder, state, init, plan: _Plan, trace: _Trace, outer_updates, loc
             revised.slots.append(_Slot(before.name_hint or "an array updated in place", tensor, before, tensor.type))
             changed = True
     return revised if changed else None
+
+
+def _refuse_arrays_passed_on(plan: _Plan, trace: _Trace, rotating: set[str], loc) -> None:
+    """A variable that ends the body holding the array another variable started it with (``a, b,
+    c = b, c, a``, ``a = b``) passes that array on: in the next iteration it sits where the first
+    variable was. Where the body updates a variable in place, every array passed on to it is
+    updated in a later iteration. Outside a rotation (``rotations.py``), which gives the arrays
+    their contents after the loop, the loop carries the variables' values only: refuse where such
+    an array is the caller's or another name's (or one an earlier loop swapped), which would miss
+    those later updates. (An update in the first iteration of an array from before the loop is
+    ``_check_slot``'s refusal.)"""
+    start = {id(slot.obj): index for index, slot in enumerate(plan.slots) if slot.name is not None}
+    following = {}
+    for index, (slot, end) in enumerate(zip(plan.slots, trace.ends)):
+        if slot.name is not None and slot.name not in rotating and end is not slot.obj and id(end) in start:
+            following[index] = start[id(end)]
+    for index, slot in enumerate(plan.slots):
+        if index not in following or id(slot.obj) not in trace.updated:
+            continue
+        seen, source = {index}, following[index]
+        while source not in seen:
+            seen.add(source)
+            passed = plan.slots[source]
+            if passed.origin is not None and (is_swapped(passed.origin) or _seen_elsewhere(passed)):
+                raise GraphBuildError(
+                    f"{variable_name(passed.label)} names an array from before the loop that the loop body passes "
+                    f"on to {variable_name(slot.label)} and updates in place through it in a later iteration; a tensor "
+                    "loop carries the variables' values, so that update would not reach the array",
+                    loc,
+                    f"give the loop arrays of its own ({passed.label} = {passed.label}.copy() before the loop), "
+                    "or pass all of them around in one cycle (a, b = b, a)",
+                )
+            if source not in following:
+                break
+            source = following[source]
 
 
 def _let_variables_ride(revised: _Plan, plan: _Plan, trace: _Trace, array: Tensor, loc) -> None:
@@ -534,8 +631,12 @@ def _changed_python_value(name: str, before: Any, after: Any, loc) -> GraphBuild
     )
 
 
-def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, claimed: set[int], loc) -> _Slot:
-    """``slot`` if its value at the end of the body fits its type, else a retyped slot."""
+def _check_slot(
+    builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, claimed: set[int], loc, rotating: bool = False
+) -> _Slot:
+    """``slot`` if its value at the end of the body fits its type, else a retyped slot.
+    ``rotating``: the slot's variable is one of a cycle the body rotates through its arrays
+    (``rotations.py``): after the loop, the arrays take their final contents from the cycle."""
     end_type = static_type(end)
     if end_type is None:
         raise GraphBuildError(
@@ -549,7 +650,7 @@ def _check_slot(builder: GraphBuilder, slot: _Slot, end: Any, trace: _Trace, cla
         # The body updates the user's array in place: carry the array object itself, so every
         # name for it (and the caller, for an argument) sees the updates.
         return _Slot(slot.label, slot.origin, slot.init, slot.type, slot.name, slot.leaf, slot.number)
-    if updated_in_place and end is not slot.obj and slot.origin is not None and _seen_elsewhere(slot):
+    if updated_in_place and end is not slot.obj and slot.origin is not None and not rotating and _seen_elsewhere(slot):
         # Updated in place, then rebound: in eager code only the first iteration updates the
         # array object from before the loop, and any other name for it (or the caller, for an
         # argument) sees that update. The loop carries the variable's value only, so refuse.
@@ -687,7 +788,7 @@ def _predicate(builder: GraphBuilder, value: Any) -> Value:
 
 
 # --- emitting the op ----------------------------------------------------------------------------------
-def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, loc) -> None:
+def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, loc, rotations: list[Rotation]) -> None:
     slots = plan.slots
     yields = [value_in_block(builder, v, s.type, trace.body_block) for s, v in zip(slots, trace.end_values)]
     for slot, value in zip(slots, yields):
@@ -706,8 +807,7 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
             final[i] = Undefined(state.names[i])  # not used after the loop (static analysis)
     after_loop: dict[int, Any] = {}
     rebound: list[tuple[Tensor, _Slot, Any]] = []
-    for slot, end, arg, result, yielded in zip(slots, trace.ends, trace.body_block.args, op.results, yields):
-        result.name_hint = slot.label.split("[")[0]
+    for slot, end, arg, result, yielded in _named_results(op, plan, trace, yields, rotations):
         if yielded is arg and slot.number is not None and slot.type.weak:
             after_loop[id(slot)] = slot.number  # a Python number the body never changed stays one
             continue
@@ -723,12 +823,38 @@ def _emit(builder, state: LoopState, init: tuple, plan: _Plan, trace: _Trace, lo
         after_loop[id(slot)] = slot.obj
         slot.obj._value = result
         builder.log_mutation(slot.obj, slot.init)
+    _rotate(builder, plan, op, rotations, after_loop, loc)
     _refuse_overlapping_carried_views(op, plan, trace, yields, loc)
     _record_shared_memory(rebound, after_loop, plan, trace)
     _refuse_stale_views(rebound, after_loop, plan, trace, yields)
     for name, treedef in plan.structures.items():
         final[state.names.index(name)] = unflatten(treedef, [after_loop[id(s)] for s in plan.leaf_slots(name)])
     state.set(tuple(final))
+
+
+def _named_results(op: Op, plan: _Plan, trace: _Trace, yields: list, rotations: list[Rotation]) -> list[tuple]:
+    """Name each result of the loop after its variable; return (slot, value at the end of the
+    body, body argument, result, yielded value) for each slot but those of a rotation
+    (``_rotate``)."""
+    for slot, result in zip(plan.slots, op.results):
+        result.name_hint = slot.label.split("[")[0]
+    rotating = {name for rotation in rotations for name in rotation.names}
+    carried = zip(plan.slots, trace.ends, trace.body_block.args, op.results, yields)
+    return [entry for entry in carried if entry[0].name not in rotating]
+
+
+def _rotate(builder, plan: _Plan, op: Op, rotations: list[Rotation], after_loop: dict[int, Any], loc) -> None:
+    """The arrays of each rotation take their final contents, and its variables the tensors
+    naming one of them by the rotation's counter (``rotations.after_loop``)."""
+    result_of = {slot.name: result for slot, result in zip(plan.slots, op.results)}
+    for rotation in rotations:
+        members = [plan.leaf_slots(name)[0] for name in rotation.names]
+        origins = [base_array(slot.origin) for slot in members if slot.origin is not None]
+        assert len(origins) == len(members), "a rotation starts from arrays"
+        counter = result_of[rotation.label]
+        results = [result_of[name] for name in rotation.names]
+        for slot, tensor in zip(members, rotated_after_loop(builder, rotation, counter, origins, results, loc)):
+            after_loop[id(slot)] = tensor
 
 
 def _record_shared_memory(rebound: list, after_loop: dict[int, Any], plan: _Plan, trace: _Trace) -> None:
