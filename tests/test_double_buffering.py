@@ -404,6 +404,28 @@ def test_an_error_midway_leaves_the_arguments_as_eager_code_does(backend):
             same_value(a, e)
 
 
+def lu_rows(A):
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] /= A[k, k]
+            for j in range(k + 1, n):
+                A[i, j] -= A[i, k] * A[k, j]
+    return A
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_loop_nest_updating_its_argument_in_place_saves_no_copy_of_it(backend):
+    """Only swapped buffers are followed another way: a loop nest updating its argument through
+    inner loops still updates it in place, so a call keeps no copy for running the Python
+    function again (LU's converted call at 6 x 6 took 1.37 us with the copy, 0.81 us without)."""
+    static = converted(lu_rows, backend)
+    A = np.random.default_rng(4).random((6, 6)) + 6 * np.eye(6)
+    same_value(static(A.copy()), lu_rows(A.copy()))
+    (entry,) = [e for entries in static._cache.values() for e in entries]
+    assert entry.run == entry.executor.run
+
+
 def smoothed_energy(x, steps):
     a = x * 1.0
     b = np.zeros_like(a)

@@ -98,7 +98,10 @@ def _in_place_sources(
     if op.name == WHILE_LOOP:
         body = op.regions[1].block
         i = value.index
-        if _argument_updated(body.ops[-1].operands[i], body) is body.args[i]:
+        source = _argument_updated(body.ops[-1].operands[i], body)
+        if source is None or source is body.args[i]:
+            # Not a swap: the yield must be the argument's buffer, followed as any value is
+            # (through inner loops and ifs, which ``_argument_updated`` does not follow).
             return [(op.operands[i], targets), (body.ops[-1].operands[i], frozenset({body.args[i]}))]
         return _swapped_sources(op, i, written)
     if op.name == COND:
