@@ -11,11 +11,11 @@ user writing the kernel for Numba writes). Columns: the eager median (ms), each 
 as a ratio to eager (lower is faster), compiled dy2st over Numba, and the first call of the
 compiled tier (convert + build + compile, with an empty cache folder) and of Numba (compile), in
 seconds. The variants take turns of about 2 ms of calls on fresh copies of the arguments, each
-round starting from the next variant, so all ratios are measured under the same load. A turn's
-first call runs in the caches the variant before left (after the eager one, milliseconds of
-interpreter work); the medians leave those calls out, and the "cold c/nb" column is compiled over
-Numba on them alone. A variant that fails prints its error class; one whose result
-differs from eager prints MISMATCH. The last lines are the geometric means over the kernels every
+round starting from the next variant, so all ratios are measured under the same load; a turn has
+three calls at least. A turn's first call runs in the caches the variant before left (after the
+eager one, milliseconds of interpreter work); the medians leave those calls out, and the "cold
+c/nb" column is compiled over Numba on them alone. A variant that fails prints its error class;
+one whose result differs from eager prints MISMATCH. The last lines are the geometric means over the kernels every
 variant ran.
 """
 
@@ -45,6 +45,11 @@ import dy2st  # noqa: E402
 SECONDS_PER_KERNEL = 2.0
 TURN_SECONDS = 0.002
 MOST_REPEATS = 500
+# A turn has at least this many calls, so every variant has warm calls to take the median of:
+# with one call a turn (calls of a millisecond and more, the "medium" preset), every call of the
+# compiled variant ran right after the NumPy tier's and found its caches, trisolv 1.17x Numba's
+# time where back-to-back calls on fresh copies gave 1.00x.
+LEAST_CALLS_PER_TURN = 3
 VARIANTS = ("eager", "numpy", "compiled", "numba")
 
 
@@ -115,11 +120,11 @@ def _value_difference(actual: Any, expected: Any) -> str | None:
 
 def _medians(functions: dict[str, Callable[..., Any]], args: tuple[Any, ...]) -> dict[str, float]:
     """Median milliseconds per variant. The variants take turns, each round starting from the next
-    one; in its turn a variant runs calls on fresh copies for about ``TURN_SECONDS`` (one call at
-    least). A turn's first call finds the caches and branch predictors the previous variant left
-    (after the eager variant, milliseconds of interpreter work): its times are the ``_cold_ms``
-    medians. The others, as ``timeit`` measures, are the ``_ms`` medians (a variant with one call
-    per turn has only cold calls, its median is theirs)."""
+    one; in its turn a variant runs calls on fresh copies for about ``TURN_SECONDS``
+    (``LEAST_CALLS_PER_TURN`` calls at least). A turn's first call finds the caches and branch
+    predictors the previous variant left (after the eager variant, milliseconds of interpreter
+    work): its times are the ``_cold_ms`` medians. The others, as ``timeit`` measures, are the
+    ``_ms`` medians."""
     if not functions:
         return {}
     one_call = {}
@@ -128,7 +133,10 @@ def _medians(functions: dict[str, Callable[..., Any]], args: tuple[Any, ...]) ->
         begin = time.perf_counter()
         fn(*copies)
         one_call[name] = time.perf_counter() - begin
-    calls = {name: max(1, min(MOST_REPEATS, int(TURN_SECONDS / max(t, 1e-9)))) for name, t in one_call.items()}
+    calls = {
+        name: max(LEAST_CALLS_PER_TURN, min(MOST_REPEATS, int(TURN_SECONDS / max(t, 1e-9))))
+        for name, t in one_call.items()
+    }
     one_round = sum(calls[name] * one_call[name] for name in functions)
     rounds = max(3, min(MOST_REPEATS, int(SECONDS_PER_KERNEL / max(one_round, 1e-9))))
     warm: dict[str, list[float]] = {name: [] for name in functions}
@@ -144,7 +152,7 @@ def _medians(functions: dict[str, Callable[..., Any]], args: tuple[Any, ...]) ->
                 (warm if call else cold)[name].append(time.perf_counter() - begin)
     medians = {}
     for name in functions:
-        medians[f"{name}_ms"] = statistics.median(warm[name] or cold[name]) * 1e3
+        medians[f"{name}_ms"] = statistics.median(warm[name]) * 1e3
         medians[f"{name}_cold_ms"] = statistics.median(cold[name]) * 1e3
     return medians
 
