@@ -111,7 +111,7 @@ def _stored_producer(update: Op, readers: dict[Value, int], classes: BufferClass
         return None
     if result.dtype != array.type.dtype or IN_PLACE_UPDATE in producer.attrs:
         return None
-    if not _computes_elementwise_into(producer, region.shape, target):
+    if not _computes_elementwise_into(producer, _region_shape(region.shape, producer, update), target):
         return None
     block = update.parent
     assert isinstance(block, Block)
@@ -124,6 +124,17 @@ def _stored_producer(update: Op, readers: dict[Value, int], classes: BufferClass
             if indices.intersection(inner.results):
                 return None
     return producer
+
+
+def _region_shape(shape: tuple, producer: Op, update: Op) -> tuple:
+    """The shape of the part ``update`` stores into: that of an operand of ``producer`` reading
+    that very part where there is one (``C[i, :i + 1] += ...``). Its sizes are the ones the graph
+    shares with the values it is added to (a slice's data-dependent size, ``ops.indexing``), where
+    the rule of the update's region gives a size of its own."""
+    for operand in producer.operands:
+        if views_the_same_part(operand, update) and operand.type.ndim == len(shape):
+            return operand.type.shape
+    return shape
 
 
 def _computes_elementwise_into(producer: Op, region_shape: tuple, target: MemoryTarget) -> bool:

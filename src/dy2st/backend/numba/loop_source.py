@@ -64,7 +64,7 @@ from dy2st.backend.numba.support import (
     vector_extreme,
 )
 from dy2st.backend.numpy.lowering import defined_outside, loop_comparison
-from dy2st.ir.core import Block, Op, Value
+from dy2st.ir.core import UPDATE_MAY_OVERLAP, VALUE_IN_PLACE, WRITES_UPDATE, Block, Op, Value
 from dy2st.ir.opcodes import AS_PYTHON_NUMBER, COND, CONST, DIM, WHILE_LOOP
 from dy2st.ir.opdefs import get_op, overwritten_operand, reads_element, stores_element
 from dy2st.ir.printer import describe_op
@@ -103,6 +103,8 @@ class LoopSource(ScalarSource):
         self.buffers: dict[Value, tuple[Reuse, list[str]]] = {}
         # The ops making the arrays axis sums add up, computed inside the sums' loops instead.
         self.absorbed = {op for loop in loops for op in absorbed_ops(loop)}
+        # Updates whose fused group wrote the stored value into the part itself (``destination``).
+        self.stored_in_place: set[Op] = set()
         for loop in loops:
             for op in loop.walk():
                 for value in op.operands:
@@ -259,7 +261,12 @@ class LoopSource(ScalarSource):
     # --- arrays computed by loops of their own ------------------------------------------------
     def allocate_buffers(self, loop: Op, depth: int) -> None:
         """Before ``loop``: the buffers its body's products and element loops compute into."""
-        made = [value for op in owned_ops(loop) if op not in self.absorbed for value in _buffered_results(op)]
+        made = [
+            value
+            for op in owned_ops(loop)
+            if op not in self.absorbed and self.update_written_by(op) is None  # computed into its part
+            for value in _buffered_results(op)
+        ]
         for value, reuse in reuse_plans(loop, made).items():
             if reuse is Reuse.FRESH:
                 continue  # allocated where it is computed
@@ -370,7 +377,12 @@ class LoopSource(ScalarSource):
         inputs = [self.written_out(operand, depth) for operand in op.operands]
         sizes = [str(size) if isinstance(size, int) else f"{inputs[size[0]]}.shape[{size[1]}]" for size in plan.sizes]
         self.check_broadcast(op, plan, inputs, sizes, depth)
-        outputs = [self.destination(result, sizes, depth) for result in op.results]
+        update = self.update_written_by(op)
+        if update is not None:  # the part of the array the update stores into, as a view
+            outputs = [self.bind(depth, f"{self.name_of(update.operands[0])}[{self.checked_index(update, depth, 2)}]")]
+            self.stored_in_place.add(update)
+        else:
+            outputs = [self.destination(result, sizes, depth) for result in op.results]
         counters = [self.fresh("e") for _ in sizes]
         for axis, (counter, size) in enumerate(zip(counters, sizes)):
             self.line(depth + axis, f"for {counter} in range({size}):")
@@ -390,6 +402,21 @@ class LoopSource(ScalarSource):
         for result, value, out in zip(op.results, block.ops[-1].operands, outputs):
             self.line(inner, f"{out}[{element}] = {self.converted(value, representation(result))}")
             self.names[result] = out
+
+    def update_written_by(self, op: Op) -> Op | None:
+        """The update whose part of an array the fused group ``op`` computes its result into
+        (``update-destinations`` marked both: ``C[i, :i + 1] += ...``), with no other operand
+        that may share that part's memory; else None. Each element of the part is read, where the
+        group reads it, before it is written."""
+        if not op.attrs.get(WRITES_UPDATE) or op.attrs.get(UPDATE_MAY_OVERLAP) or len(op.results) != 1:
+            return None
+        readers = self.readers.get(op.results[0], [])
+        if len(readers) != 1 or not readers[0].attrs.get(VALUE_IN_PLACE) or readers[0].parent is not op.parent:
+            return None
+        update = readers[0]
+        if not stores_element(update) or update.operands[1] is not op.results[0]:
+            return None
+        return update
 
     def check_broadcast(self, op: Op, plan: ElementLoop, inputs: list[str], sizes: list[str], depth: int) -> None:
         """NumPy's ValueError where inputs whose sizes are symbolic differ at run time."""
@@ -716,6 +743,9 @@ class LoopSource(ScalarSource):
         """``A[index] = v`` in ``A``'s buffer: an element, or a part from a scalar or an array (a
         copy of it first where it may share memory with ``A``, which NumPy reads before writing)."""
         array, value = op.operands[0], op.operands[1]
+        if op in self.stored_in_place:  # the fused group computed the value into the part itself
+            self.names[op.results[0]] = self.name_of(array)
+            return
         index = self.checked_index(op, depth, first=2)
         if value.type.ndim:
             stored = self.name_of(value) + ("" if _fresh(value) else ".copy()")
