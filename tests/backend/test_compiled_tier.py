@@ -27,6 +27,7 @@ crc16 = BY_NAME["crc16"].function
 floyd_warshall = BY_NAME["floyd_warshall_elements"].function
 forward_substitution = BY_NAME["trisolv_elements"].function
 syrk_rows = BY_NAME["syrk"].function
+syr2k = BY_NAME["syr2k"].function
 
 numba = pytest.importorskip("numba")
 from kernels.solvers import cholesky  # noqa: E402
@@ -899,14 +900,6 @@ def test_machine_entry_skips_the_dispatcher_and_its_checked_form_refuses_what_it
 
 
 # --- updates whose value a fused group computes into the updated part --------------------------
-def rank_two_rows(alpha, C, A, B):
-    n, m = A.shape
-    for i in range(n):
-        for k in range(m):
-            C[i, : i + 1] += A[: i + 1, k] * alpha * B[i, k] + B[: i + 1, k] * alpha * A[i, k]
-    return C
-
-
 def shifted_row_update(C, A):
     n, m = A.shape
     for i in range(1, n):
@@ -915,15 +908,15 @@ def shifted_row_update(C, A):
     return C
 
 
-@pytest.mark.parametrize("fn", [rank_two_rows, shifted_row_update], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [syr2k, shifted_row_update], ids=lambda f: f.__name__)
 def test_an_update_inside_a_compiled_loop_is_computed_into_the_part_it_stores(fn):
     """``C[i, :i + 1] += ...`` (syr2k): the fused group's element loop writes each element of the
     row's part where it computes it: no buffer, no copy. Where the group reads another part of
     the row (``C[i, 1:i + 1] += C[i, :i] * a``), the value is made first, as NumPy makes it."""
     rng = np.random.default_rng(8)
     A, B, C = rng.random((9, 7)), rng.random((9, 7)), rng.random((9, 9))
-    args = (1.5, C, A, B) if fn is rank_two_rows else (C, A)
+    args = (1.5, 1.2, C, A, B) if fn is syr2k else (C, A)
     compiled_like_eager(fn, *args)
-    if fn is rank_two_rows:
-        source = dy2st.to_static(fn, backend="compiled").compiled_source(1.5, C.copy(), A, B)
+    if fn is syr2k:
+        source = dy2st.to_static(fn, backend="compiled").compiled_source(1.5, 1.2, C.copy(), A, B)
         assert "np.empty(" not in source and "] = v" in source, source
