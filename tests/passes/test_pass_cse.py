@@ -18,7 +18,8 @@ from pass_harness import (
     tensor_type,
 )
 
-from dy2st.passes.cse import CommonSubexpressionElimination, attr_key
+from dy2st.ir.attribute_keys import attr_key
+from dy2st.passes.cse import CommonSubexpressionElimination
 
 W = np.ones(3, np.float32)
 

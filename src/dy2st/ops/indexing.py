@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from dy2st.errors import DifferentiationError, GraphBuildError, UnsupportedOpError, build_error, user_location
+from dy2st.ir.attribute_keys import UnhashableAttribute, attr_key, attributes_key
 from dy2st.ir.core import Op, Value
 from dy2st.ir.emit import Emitter
-from dy2st.ir.opcodes import CONST
 from dy2st.ir.opdefs import OpDef, get_op, infer_types, register
 from dy2st.ir.symbolic import (
     DataDependentSize,
@@ -820,8 +820,8 @@ def slice_bounds_key(bounds: tuple[Any, ...], axis_size: Dim) -> tuple[Any, ...]
     """What the length of a slice with these bounds over an axis of ``axis_size`` depends on: the
     axis size, the static bounds, and of each tensor bound the expression computing it
     (``_expression_key``), so that ``i + 1`` written twice, two ops until CSE, is one bound."""
-    keys = (_expression_key(b, _EXPRESSION_DEPTH) if isinstance(b, Value) else _attr_key(b) for b in bounds)
-    return (_attr_key(axis_size), *keys)
+    keys = (_expression_key(b, _EXPRESSION_DEPTH) if isinstance(b, Value) else attr_key(b) for b in bounds)
+    return (attr_key(axis_size), *keys)
 
 
 # How deep a bound's expression is compared op by op; deeper, the value itself is the key.
@@ -830,38 +830,17 @@ _EXPRESSION_DEPTH = 6
 
 def _expression_key(value: Value, depth: int) -> Any:
     """A key equal for two values computed alike: the same pure op (no effect, no region) with
-    the same attributes on operands with equal keys, or the same value. A constant is its value's
-    bytes and dtype."""
+    strictly equal attributes (``ir.attribute_keys``, CSE's rule) on operands with equal keys, or
+    the same value."""
     owner = value.owner
     if depth == 0 or not isinstance(owner, Op) or owner.regions or get_op(owner.name).side_effect:
         return value
-    if owner.name == CONST:
-        constant = np.asarray(owner.attrs["value"])
-        return ("const", constant.dtype.str, constant.shape, constant.tobytes(), value.type.weak)
-    attrs = tuple((name, _attr_key(owner.attrs[name])) for name in sorted(owner.attrs))
-    operands = tuple(_expression_key(operand, depth - 1) for operand in owner.operands)
-    return (owner.name, owner.results.index(value), attrs, operands)
-
-
-def _attr_key(value: Any) -> Any:
-    """An exact, hashable key of an attribute: arrays and NumPy scalars by their bytes, floats by
-    their bits (0.0 is not -0.0), containers item by item; anything unhashable by its identity."""
-    if isinstance(value, (np.ndarray, np.generic)):
-        array = np.asarray(value)
-        return (type(value).__name__, array.dtype.str, array.shape, array.tobytes())
-    if isinstance(value, float):
-        return ("float", value.hex())
-    if isinstance(value, SymExpr):  # by its canonical text: comparing SymExprs decides by hints
-        return ("size", str(value))
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_attr_key(item) for item in value))
-    if isinstance(value, slice):
-        return ("slice", _attr_key(value.start), _attr_key(value.stop), _attr_key(value.step))
     try:
-        hash(value)
-    except TypeError:
-        return ("object", id(value))
-    return (type(value).__name__, value)
+        attrs = attributes_key(owner)
+    except UnhashableAttribute:
+        return value
+    operands = tuple(_expression_key(operand, depth - 1) for operand in owner.operands)
+    return (owner.name, owner.results.index(value), attrs, operands, value.type)
 
 
 def _index_write_back(parent: Tensor, new: Tensor, index_tensors: list[Tensor], attrs: dict[str, Any]) -> Tensor:

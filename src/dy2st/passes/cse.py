@@ -12,8 +12,8 @@ After: ``%2`` and ``%3`` are gone and ``%4 = add %1, %1``.
 
 Two ops are the same expression when they have the same opcode, the same operands (in either order
 for commutative ops such as ``add``), equal attributes and equal result types. Attributes compare
-strictly: arrays by dtype, shape and bytes, floats by their bits (so ``0.0`` and ``-0.0`` differ and
-a NaN equals itself), ``1`` and ``True`` differ.
+strictly (``ir.attribute_keys``): arrays by dtype, shape and bytes, floats by their bits (so ``0.0``
+and ``-0.0`` differ and a NaN equals itself), ``1`` and ``True`` differ.
 Ops with side effects or regions are never merged, nor ops that make a new array from their
 attributes alone (``np.zeros(3)`` twice is two arrays, which may be updated in place apart).
 Scoping follows dominance: a value computed in an enclosing block can stand in for one inside a
@@ -23,13 +23,10 @@ expressions.
 
 from __future__ import annotations
 
-import struct
 from collections import ChainMap
 from collections.abc import Hashable
-from typing import Any
 
-import numpy as np
-
+from dy2st.ir.attribute_keys import UnhashableAttribute, attributes_key
 from dy2st.ir.core import CONST, TERMINATORS, Block, Graph, Op, Value
 from dy2st.ir.opdefs import get_op
 from dy2st.passes.base import Pass
@@ -42,10 +39,6 @@ class CommonSubexpressionElimination(Pass):
 
     def run(self, graph: Graph) -> bool:
         return eliminate_common_subexpressions(graph)
-
-
-class _Unhashable(Exception):
-    """An attribute we cannot compare safely: the op is left alone."""
 
 
 def eliminate_common_subexpressions(graph: Graph) -> bool:
@@ -87,8 +80,8 @@ def expression_key(op: Op) -> Hashable | None:
     if get_op(op.name).side_effect:
         return None
     try:
-        attrs = _attributes_key(op)
-    except _Unhashable:
+        attrs = attributes_key(op)
+    except UnhashableAttribute:
         return None
     operands = tuple(op.operands)
     if get_op(op.name).commutative and len(operands) == 2 and not attrs:
@@ -100,37 +93,6 @@ def same_attributes(a: Op, b: Op, only: tuple[str, ...] | None = None) -> bool:
     """Do ``a`` and ``b`` have strictly equal attributes (see the module docstring), or equal
     attributes ``only``? False where one cannot be compared."""
     try:
-        return _attributes_key(a, only) == _attributes_key(b, only)
-    except _Unhashable:
+        return attributes_key(a, only) == attributes_key(b, only)
+    except UnhashableAttribute:
         return False
-
-
-def _attributes_key(op: Op, only: tuple[str, ...] | None = None) -> tuple:
-    items = op.attrs.items() if only is None else ((name, op.attrs.get(name)) for name in only)
-    return tuple(sorted((name, attr_key(value)) for name, value in items))
-
-
-def attr_key(value: Any) -> Hashable:
-    """A strict, hashable stand-in for an attribute value (see the module docstring)."""
-    if isinstance(value, np.ndarray):
-        return ("ndarray", value.dtype.str, value.shape, np.ascontiguousarray(value).tobytes())
-    if isinstance(value, np.generic):
-        return ("scalar", value.dtype.str, value.tobytes())
-    if isinstance(value, float):
-        return ("float", struct.pack("<d", value))
-    if isinstance(value, complex):
-        return ("complex", struct.pack("<dd", value.real, value.imag))
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(attr_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("dict", tuple(sorted((k, attr_key(v)) for k, v in value.items())))
-    if isinstance(value, slice):
-        return ("slice", attr_key(value.start), attr_key(value.stop), attr_key(value.step))
-    if isinstance(value, np.dtype):
-        return ("dtype", value.str)
-    try:
-        hash(value)
-    except TypeError:
-        raise _Unhashable(type(value).__name__) from None
-    # The type keeps 1, 1.0 and True apart, which Python's == would merge.
-    return (type(value).__qualname__, value)
