@@ -477,11 +477,11 @@ def _caller_arrays(builder: GraphBuilder, leaves: list[Any], arguments: list[Ten
     entries: list[Any] = []
     for leaf in leaves:
         rotated = builder.rotated_arrays.get(id(leaf))
-        if rotated is not None and rotated[0] is leaf:
-            candidates = tuple(index_of.get(id(array)) for array in rotated[2])
-            if any(index is not None for index in candidates) and _defined_in(rotated[1], builder.graph.body):
+        if rotated is not None and rotated.tensor is leaf:
+            candidates = tuple(index_of.get(id(array)) for array in rotated.named)
+            if any(index is not None for index in candidates) and _defined_in(rotated.counter, builder.graph.body):
                 entries.append((CALLER_ARRAY_FROM_OUTPUT, len(outputs), candidates))
-                outputs.append(rotated[1])
+                outputs.append(rotated.counter)
                 continue
         entries.append(index_of.get(id(leaf)) if isinstance(leaf, Tensor) else None)
     return tuple(entries)

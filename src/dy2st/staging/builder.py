@@ -8,7 +8,7 @@ import dataclasses
 import operator
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -59,6 +59,18 @@ def current_builder() -> GraphBuilder | None:
     return builders[-1] if builders else None
 
 
+class RotatedArray(NamedTuple):
+    """A variable naming one of several array objects, which one known only when the graph runs
+    (``GraphBuilder.rotated_arrays``)."""
+
+    tensor: Any  # the variable's tensor
+    counter: Value  # the 0-d int choosing the object
+    named: tuple[Any, ...]  # the object for each value of ``counter``
+    # Called after an in-place update of ``tensor``: gives the chosen object its new contents.
+    updated: Callable[[Any], None]
+    what: str  # what errors say about the variable
+
+
 class GraphBuilder:
     """Builds one ``Graph``. Use as a context manager to make it the current builder.
 
@@ -81,11 +93,9 @@ class GraphBuilder:
         # holds a weak reference to the stand-in (ids of dead tensors are reused) and the array.
         self.stand_ins: dict[int, tuple[Any, Any]] = {}
         # Tensors naming one of several array objects, which one known only when the graph runs:
-        # a variable a tensor loop rotated through buffers (``a, b = b, a``), by id. Each entry
-        # holds the tensor, the 0-d int value choosing the object, the object for each of its
-        # values, what to call after an in-place update of the tensor, which gives the chosen
-        # object its new contents, and what errors say about it (``runtime/control_flow/rotations.py``).
-        self.rotated_arrays: dict[int, tuple[Any, Value, tuple[Any, ...], Callable[[Any], None], str]] = {}
+        # a variable a tensor loop rotated through buffers (``a, b = b, a``), by the tensor's id
+        # (``runtime/control_flow/rotations.py``).
+        self.rotated_arrays: dict[int, RotatedArray] = {}
         self.guards: list[tuple[Any, Any]] = []
         self.mutation_logs: list[list[tuple[Any, Value]]] = []
         # The ``np.errstate`` settings of the user's open ``with np.errstate(...)`` blocks,

@@ -361,11 +361,11 @@ class Tensor:
             self._own, self._derived_from = new._value, parent._value
             return
         rotated = self._builder.rotated_arrays.get(id(self))
-        if rotated is not None and rotated[0] is self:
+        if rotated is not None and rotated.tensor is self:
             # One of several arrays, chosen when the graph runs: that one takes the update.
             self._builder.log_mutation(self, self._own)
             self._own = new._value
-            rotated[3](self)
+            rotated.updated(self)
             return
         swapped = self._swapped()
         if swapped is not None:
@@ -420,8 +420,8 @@ class Tensor:
         if not rotated:
             return None
         entry = rotated.get(id(self))
-        if entry is not None and entry[0] is self:
-            return entry[4]
+        if entry is not None and entry.tensor is self:
+            return entry.what
         shared = {id(array) for array, _ in self._shares}
         for tensor, _, _, _, what in rotated.values():
             if id(tensor) in shared:  # a loop's copy of the variable

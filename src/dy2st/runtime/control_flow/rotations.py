@@ -51,7 +51,7 @@ from dy2st.ir.core import COND, YIELD, Block, Region, Value
 from dy2st.ir.symbolic import same_forms
 from dy2st.runtime.control_flow.references import stood_in_for, variable_of, variables_reaching
 from dy2st.runtime.control_flow.truth import truth_value
-from dy2st.staging.builder import GraphBuilder
+from dy2st.staging.builder import GraphBuilder, RotatedArray
 from dy2st.staging.tensor import Tensor
 
 
@@ -134,31 +134,34 @@ def _continues(cycle: list[int], members: list) -> bool:
     if len(entries) != len(found):
         return False
     first = entries[0]
-    if any(entry[1] is not first[1] or {id(a) for a in entry[2]} != {id(a) for a in first[2]} for entry in entries):
+    if any(
+        entry.counter is not first.counter or {id(a) for a in entry.named} != {id(a) for a in first.named}
+        for entry in entries
+    ):
         return False
-    return all(later[2][0] is earlier[2][1] for earlier, later in zip(entries, entries[1:] + entries[:1]))
+    return all(later.named[0] is earlier.named[1] for earlier, later in zip(entries, entries[1:] + entries[:1]))
 
 
-def _rotated(array: Any) -> tuple | None:
+def _rotated(array: Any) -> RotatedArray | None:
     """The ``GraphBuilder.rotated_arrays`` entry of a variable an earlier loop swapped, if it is one."""
     if not isinstance(array, Tensor):
         return None
     entry = array._builder.rotated_arrays.get(id(array))
-    return entry if entry is not None and entry[0] is array else None
+    return entry if entry is not None and entry.tensor is array else None
 
 
 def first_count(array: Any) -> Any:
     """The counter a rotation starts from: 0, or, going on with an earlier loop's rotation, that
     loop's counter (its variables name the arrays it left them naming)."""
     entry = _rotated(array)
-    return np.int64(0) if entry is None else Tensor(entry[1], array._builder, scalar=True)
+    return np.int64(0) if entry is None else Tensor(entry.counter, array._builder, scalar=True)
 
 
 def base_array(origin: Tensor) -> Tensor:
     """The array a variable names at counter 0: the one it held before the loop, or, for a variable
     an earlier loop swapped, the one it named at that loop's counter 0."""
     entry = _rotated(origin)
-    return origin if entry is None else entry[2][0]
+    return origin if entry is None else entry.named[0]
 
 
 def swapped_arrays_to_carry(builder: GraphBuilder, names: tuple[str, ...], values: tuple) -> frozenset[int]:
@@ -170,11 +173,11 @@ def swapped_arrays_to_carry(builder: GraphBuilder, names: tuple[str, ...], value
     for value in values:
         entry = _rotated(value)
         if entry is not None:
-            groups.setdefault(id(entry[1]), (entry[1], []))[1].append(value)
+            groups.setdefault(id(entry.counter), (entry.counter, []))[1].append(value)
     carried: set[int] = set()
     captures = {id(tensor) for tensor in builder.capture_tensors.values()}
     for counter, members in groups.values():
-        group = [entry[0] for entry in builder.rotated_arrays.values() if entry[1] is counter]
+        group = [entry.tensor for entry in builder.rotated_arrays.values() if entry.counter is counter]
         owners = _variables_holding(group)
         arrays = builder.rotated_arrays[id(members[0])][2]
         if owners and all(_only_named_by(array, owners, captures) for array in arrays):
@@ -212,9 +215,9 @@ def _one_step_on(obj: Tensor, end: Any) -> Tensor | None:
     if not isinstance(end, Tensor) or end is obj:
         return None
     rotated = end._builder.rotated_arrays.get(id(end))
-    if rotated is None or rotated[0] is not end:
+    if rotated is None or rotated.tensor is not end:
         return end
-    named = rotated[2]
+    named = rotated.named
     return named[1] if named[0] is obj and len(named) > 1 else None
 
 
@@ -222,7 +225,7 @@ def _step_of(end: Any) -> Value | None:
     """The counter of the inner loop that rotated ``end`` (the steps one iteration takes), or
     None for one step."""
     rotated = end._builder.rotated_arrays.get(id(end))
-    return rotated[1] if rotated is not None and rotated[0] is end else None
+    return rotated.counter if rotated is not None and rotated.tensor is end else None
 
 
 def _steps_fit(cycle: list[int], members: list[tuple[str, Tensor, Tensor | None, Any]]) -> bool:
@@ -231,7 +234,7 @@ def _steps_fit(cycle: list[int], members: list[tuple[str, Tensor, Tensor | None,
     for k in cycle:
         end = members[k][3]
         rotated = end._builder.rotated_arrays.get(id(end))
-        if rotated is not None and rotated[0] is end and {id(o) for o in rotated[2]} != objects:
+        if rotated is not None and rotated.tensor is end and {id(o) for o in rotated.named} != objects:
             return False
     return True
 
@@ -322,7 +325,7 @@ def _join(
 
     for tensor, step, what in zip(variables, steps, whats):
         named = tuple(origins[(step + p) % order] for p in range(order))
-        builder.rotated_arrays[id(tensor)] = (tensor, counter, named, updated, what)
+        builder.rotated_arrays[id(tensor)] = RotatedArray(tensor, counter, named, updated, what)
     assign()
 
 
@@ -337,7 +340,7 @@ def branch_rotations(objects: list[tuple[Any, Any]]) -> list[tuple[list[int], tu
     for index, pair in enumerate(objects):
         entry = next((_rotated(obj) for obj in pair if _rotated(obj) is not None), None)
         if entry is not None:
-            groups.setdefault(frozenset(id(array) for array in entry[2]), []).append(index)
+            groups.setdefault(frozenset(id(array) for array in entry.named), []).append(index)
     found = []
     for members in groups.values():
         named = [_named_by(objects[i]) for i in members]
@@ -350,7 +353,7 @@ def branch_rotations(objects: list[tuple[Any, Any]]) -> list[tuple[list[int], tu
 def _named_by(pair: tuple[Any, Any]) -> tuple[Tensor, ...]:
     """The arrays a swapped variable names, counter by counter (either side's entry)."""
     entry = next(e for e in (_rotated(obj) for obj in pair) if e is not None)
-    return entry[2]
+    return entry.named
 
 
 def _side_counter(objects: list[Any], named: list[tuple[Tensor, ...]]) -> Any:
@@ -358,13 +361,13 @@ def _side_counter(objects: list[Any], named: list[tuple[Tensor, ...]]) -> Any:
     constant at which each names the array it holds there; None if neither."""
     entries = [_rotated(obj) for obj in objects]
     if all(entry is not None for entry in entries):
-        counters = {id(entry[1]) for entry in entries if entry is not None}
+        counters = {id(entry.counter) for entry in entries if entry is not None}
         first = entries[0]
         same_order = all(
-            entry is not None and len(entry[2]) == len(names) and all(x is y for x, y in zip(entry[2], names))
+            entry is not None and len(entry.named) == len(names) and all(x is y for x, y in zip(entry.named, names))
             for entry, names in zip(entries, named)
         )
-        return first[1] if len(counters) == 1 and same_order and first is not None else None
+        return first.counter if len(counters) == 1 and same_order and first is not None else None
     if any(entry is not None for entry in entries):
         return None
     for p in range(len(named[0])):
